@@ -1,0 +1,1 @@
+"""Streamlit pages of the calculator; app.py is the entry point."""

@@ -1,0 +1,1 @@
+"""CommAtlas front door: the ``commatlas`` command and the docs page generator."""

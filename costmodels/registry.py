@@ -1,0 +1,31 @@
+"""The registry of cost models, keyed by the id of the record that names each one."""
+
+from __future__ import annotations
+
+from costmodels.model import CostModel
+
+_MODELS: dict[str, CostModel] = {}
+
+
+def register(model: CostModel) -> CostModel:
+    """Add a model; ids are unique (a second registration under one id is a bug)."""
+    if model.id in _MODELS:
+        raise ValueError(f"cost model {model.id!r} is registered twice")
+    _MODELS[model.id] = model
+    return model
+
+
+def get(model_id: str) -> CostModel:
+    """The cost model for a record id; KeyError lists the known ids."""
+    try:
+        return _MODELS[model_id]
+    except KeyError:
+        raise KeyError(f"no cost model {model_id!r}; known: {sorted(_MODELS)}") from None
+
+
+def ids() -> list[str]:
+    return sorted(_MODELS)
+
+
+def all_models() -> list[CostModel]:
+    return [_MODELS[i] for i in ids()]

@@ -1,0 +1,70 @@
+"""Every symbol the cost formulas use, with its meaning and SI unit.
+
+All formulas are in SI: seconds, bytes, bytes per second. Each symbol is a positive sympy
+``Symbol`` so simplification may assume positivity. ``SYMBOLS`` maps the plain name used as a
+keyword argument of ``CostModel.evaluate`` (``p``, ``n``, ``alpha`` ...) to its :class:`SymbolInfo`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+
+@dataclass(frozen=True)
+class SymbolInfo:
+    """A formula symbol: the sympy object, what it means and its SI unit (a pint string)."""
+
+    symbol: sp.Symbol
+    meaning: str
+    unit: str  # pint-parsable; "dimensionless" for counts
+
+    @property
+    def name(self) -> str:
+        return self.symbol.name
+
+    @property
+    def latex(self) -> str:
+        return sp.latex(self.symbol)
+
+
+def _sym(name: str, latex_name: str, meaning: str, unit: str, integer: bool = False) -> SymbolInfo:
+    symbol = sp.Symbol(latex_name, positive=True, integer=integer or None)
+    return SymbolInfo(symbol, meaning, unit)
+
+
+_ALL = {
+    "p": _sym("p", "p", "number of workers (ranks that compute gradients)", "dimensionless", True),
+    "n": _sym("n", "n", "message size: bytes of the dense gradient or tensor", "byte"),
+    "alpha": _sym("alpha", "alpha", "latency per message (start-up time)", "second"),
+    "beta": _sym("beta", "beta", "transfer time per byte (inverse bandwidth)", "second / byte"),
+    "gamma": _sym("gamma", "gamma", "reduction (summation) time per byte", "second / byte"),
+    "S": _sym(
+        "S", "S", "number of parameter-server shards (server processes)", "dimensionless", True
+    ),
+    "k": _sym("k", "k", "number of selected (non-zero) elements per worker", "dimensionless", True),
+    "w_v": _sym("w_v", "w_v", "bytes per transmitted value (4 for fp32)", "byte"),
+    "w_i": _sym("w_i", "w_i", "bytes per transmitted index (4 for int32)", "byte"),
+}
+
+SYMBOLS: dict[str, SymbolInfo] = {key: info for key, info in _ALL.items()}
+BY_SYMBOL: dict[sp.Symbol, str] = {info.symbol: key for key, info in SYMBOLS.items()}
+
+p = SYMBOLS["p"].symbol
+n = SYMBOLS["n"].symbol
+alpha = SYMBOLS["alpha"].symbol
+beta = SYMBOLS["beta"].symbol
+gamma = SYMBOLS["gamma"].symbol
+S = SYMBOLS["S"].symbol
+k = SYMBOLS["k"].symbol
+w_v = SYMBOLS["w_v"].symbol
+w_i = SYMBOLS["w_i"].symbol
+
+
+def key_of(symbol: sp.Symbol) -> str:
+    """The keyword name of a formula symbol; raises KeyError naming unknown symbols."""
+    try:
+        return BY_SYMBOL[symbol]
+    except KeyError:
+        raise KeyError(f"symbol {symbol} is not declared in costmodels.symbols") from None

@@ -1,0 +1,166 @@
+"""Load every record under ``records/<level>/<id>.yaml`` and check the links between them.
+
+Problems are collected for all files at once (never only the first), each as one
+:class:`Problem` naming the file, the field and why, so ``commatlas validate`` can print them all.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from taxonomy.schema import Record
+
+RECORDS_DIR = Path(__file__).parent / "records"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with one record file."""
+
+    file: Path
+    field: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.field}: {self.why}"
+
+
+@dataclass
+class Taxonomy:
+    """All records, keyed by id, plus the problems found while loading them."""
+
+    records: dict[str, Record] = field(default_factory=dict)
+    files: dict[str, Path] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+class TaxonomyError(ValueError):
+    """Raised by :func:`load_taxonomy` (strict mode) with every problem in its message."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+def _parse_file(path: Path) -> tuple[Record | None, list[Problem]]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        return None, [Problem(path, "<yaml>", f"not valid YAML: {exc}".replace("\n", " "))]
+    if not isinstance(data, dict):
+        return None, [Problem(path, "<root>", "a record must be a YAML mapping")]
+    try:
+        return Record.model_validate(data), []
+    except ValidationError as exc:
+        problems = [
+            Problem(path, ".".join(str(part) for part in err["loc"]) or "<root>", err["msg"])
+            for err in exc.errors()
+        ]
+        return None, problems
+
+
+def _check_location(path: Path, root: Path, record: Record) -> list[Problem]:
+    problems = []
+    if path.stem != record.id:
+        problems.append(
+            Problem(path, "id", f"id {record.id!r} differs from file stem {path.stem!r}")
+        )
+    folder = path.parent.name if path.parent != root else "<records root>"
+    if folder != record.level:
+        problems.append(
+            Problem(path, "level", f"level {record.level!r} but the file lies in {folder!r}/")
+        )
+    return problems
+
+
+def _check_reference_impl(target: str) -> str | None:
+    """Return why ``module:object`` does not resolve, or None when it does."""
+    module_name, _, attr_path = target.partition(":")
+    try:
+        obj: object = importlib.import_module(module_name)
+    except ImportError as exc:
+        return f"module {module_name!r} cannot be imported ({exc})"
+    for attr in attr_path.split("."):
+        if not hasattr(obj, attr):
+            return f"{module_name!r} has no object {attr_path!r}"
+        obj = getattr(obj, attr)
+    if not callable(obj):
+        return f"{target!r} is not callable"
+    return None
+
+
+def _check_links(tax: Taxonomy, cost_model_ids: Iterable[str]) -> list[Problem]:
+    known_models = set(cost_model_ids)
+    names: dict[str, str] = {}
+    problems: list[Problem] = []
+    for rid, rec in sorted(tax.records.items()):
+        path = tax.files[rid]
+        for label in [rec.name, *rec.aliases]:
+            key = label.casefold()
+            if key in names and names[key] != rid:
+                problems.append(
+                    Problem(path, "aliases", f"{label!r} is already used by {names[key]!r}")
+                )
+            names.setdefault(key, rid)
+        for i, rel in enumerate(rec.related):
+            if rel.id not in tax.records:
+                problems.append(Problem(path, f"related.{i}.id", f"no record {rel.id!r}"))
+            elif rel.id == rid:
+                problems.append(
+                    Problem(path, f"related.{i}.id", "a record cannot relate to itself")
+                )
+        if rec.cost_model is not None and rec.cost_model not in known_models:
+            problems.append(Problem(path, "cost_model", f"no cost model {rec.cost_model!r}"))
+        if rec.reference_impl is not None:
+            why = _check_reference_impl(rec.reference_impl)
+            if why:
+                problems.append(Problem(path, "reference_impl", why))
+    return problems
+
+
+def _default_cost_model_ids() -> list[str]:
+    import costmodels  # local import: costmodels imports nothing from taxonomy at module level
+
+    return costmodels.ids()
+
+
+def collect(
+    root: Path = RECORDS_DIR, cost_model_ids: Callable[[], Iterable[str]] = _default_cost_model_ids
+) -> Taxonomy:
+    """Load all records below ``root``; never raises for bad records, returns the problems."""
+    tax = Taxonomy()
+    if not root.is_dir():
+        tax.problems.append(Problem(root, "<folder>", "records folder does not exist"))
+        return tax
+    for path in sorted(root.rglob("*.yaml")):
+        record, problems = _parse_file(path)
+        tax.problems.extend(problems)
+        if record is None:
+            continue
+        tax.problems.extend(_check_location(path, root, record))
+        if record.id in tax.records:
+            first = tax.files[record.id]
+            tax.problems.append(Problem(path, "id", f"duplicate id, also defined in {first}"))
+            continue
+        tax.records[record.id] = record
+        tax.files[record.id] = path
+    tax.problems.extend(_check_links(tax, cost_model_ids()))
+    return tax
+
+
+def load_taxonomy(root: Path = RECORDS_DIR) -> Taxonomy:
+    """Load and check all records; raise :class:`TaxonomyError` listing every problem."""
+    tax = collect(root)
+    if tax.problems:
+        raise TaxonomyError(tax.problems)
+    return tax

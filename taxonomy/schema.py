@@ -1,0 +1,139 @@
+"""Pydantic models for one taxonomy record and its parts.
+
+A record is one technique of distributed deep-learning communication. Its shape is fixed in
+DESIGN.md ("Contracts other parts rely on"); ``extra="forbid"`` makes a misspelt field an error
+rather than silently dropped data.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+KEBAB = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+KebabId = Annotated[str, StringConstraints(pattern=KEBAB)]
+NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+Level = Literal["algorithm", "framework", "infrastructure"]
+Relation = Literal["improves", "generalises", "alternative", "uses", "specialises", "part-of"]
+
+# Survey A (Shi et al. 2021) has three levels; survey B (Liang et al. 2024) has four layers plus
+# its LLM case study. A placement is "<level or section>/<sub-topic>".
+SURVEY_A_LEVELS = ("learning-algorithm", "system-architecture", "network-infrastructure")
+SURVEY_B_SECTIONS = (
+    "model-synchronization",
+    "data-compression",
+    "resource-allocation-training",
+    "resource-allocation-inference",
+    "infrastructures",
+    "llm-case-study",
+)
+
+DOI_PATTERN = re.compile(r"^10\.\d{4,9}/\S+$")
+ARXIV_PATTERN = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Citation(_Strict):
+    """A publication, checked against a public source when ``verified`` is true."""
+
+    title: NonEmpty
+    authors: list[NonEmpty] = Field(min_length=1)
+    venue: NonEmpty
+    year: int = Field(ge=1950, le=2100)
+    doi: str | None = None
+    arxiv: str | None = None
+    url: str | None = None
+    verified: bool
+    # What was checked and where, or why it could not be confirmed.
+    verification_note: str | None = None
+
+    @field_validator("doi")
+    @classmethod
+    def _doi_shape(cls, value: str | None) -> str | None:
+        if value is not None and not DOI_PATTERN.match(value):
+            raise ValueError(f"{value!r} is not a DOI (expected '10.<registrant>/<suffix>')")
+        return value
+
+    @field_validator("arxiv")
+    @classmethod
+    def _arxiv_shape(cls, value: str | None) -> str | None:
+        if value is not None and not ARXIV_PATTERN.match(value):
+            raise ValueError(f"{value!r} is not an arXiv id (expected 'YYMM.NNNNN')")
+        return value
+
+    @model_validator(mode="after")
+    def _has_identifier(self) -> Citation:
+        if not (self.doi or self.arxiv or self.url):
+            raise ValueError("a citation needs a doi, an arxiv id or a url")
+        if not self.verified and not self.verification_note:
+            raise ValueError("an unverified citation must say what could not be confirmed")
+        return self
+
+
+class Placement(_Strict):
+    """Where each survey places the technique (None when a survey does not cover it)."""
+
+    A: str | None = None
+    B: str | None = None
+    # How the placement was established (which part of which survey, or what is unconfirmed).
+    note: str | None = None
+
+    @field_validator("A")
+    @classmethod
+    def _survey_a(cls, value: str | None) -> str | None:
+        if value is not None and value.split("/")[0] not in SURVEY_A_LEVELS:
+            raise ValueError(f"survey A placement must start with one of {SURVEY_A_LEVELS}")
+        return value
+
+    @field_validator("B")
+    @classmethod
+    def _survey_b(cls, value: str | None) -> str | None:
+        if value is not None and value.split("/")[0] not in SURVEY_B_SECTIONS:
+            raise ValueError(f"survey B placement must start with one of {SURVEY_B_SECTIONS}")
+        return value
+
+
+class Related(_Strict):
+    id: KebabId
+    relation: Relation
+
+
+class Record(_Strict):
+    """One technique: what it is, where it sits, who proposed it, and what executes it."""
+
+    id: KebabId
+    name: NonEmpty
+    aliases: list[NonEmpty] = []
+    level: Level
+    category: list[KebabId] = Field(min_length=1)
+    placement: Placement
+    summary: NonEmpty
+    lossless: bool
+    properties: dict[str, str | int | float | bool] = {}
+    citations: list[Citation] = Field(min_length=1)
+    related: list[Related] = []
+    # A cost-model id (costmodels.get) or null when no formula exists yet.
+    cost_model: KebabId | None = None
+    # "package.module:object" of the reference implementation, or null.
+    reference_impl: Annotated[str, StringConstraints(pattern=r"^[\w.]+:[\w.]+$")] | None = None
+
+    @field_validator("summary")
+    @classmethod
+    def _summary_length(cls, value: str) -> str:
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", value.strip()) if s]
+        if not 3 <= len(sentences) <= 6:
+            raise ValueError(f"a summary has 3-6 sentences, this one has {len(sentences)}")
+        return value

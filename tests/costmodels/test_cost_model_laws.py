@@ -1,0 +1,116 @@
+"""Sanity laws every cost model obeys, checked over random inputs (hypothesis).
+
+- units: each time is in seconds and each volume in bytes (pint check of the sympy expression);
+- more bandwidth (smaller beta) or less latency is never slower;
+- one worker alone costs nothing, unless a variant says otherwise (separate servers);
+- no time or volume is negative.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import costmodels
+from costmodels.model import CostModelError
+from costmodels.symbols import alpha, n
+
+VARIANTS = [(m.id, v) for m in costmodels.all_models() for v in m.variants]
+
+positive = st.floats(min_value=1e-12, max_value=1e3, allow_nan=False, allow_infinity=False)
+counts = st.integers(min_value=1, max_value=4096)
+
+
+def _values(draw, p: int) -> dict[str, float]:
+    return {
+        "p": p,
+        "n": draw(st.floats(min_value=1, max_value=1e12)),
+        "alpha": draw(positive),
+        "beta": draw(positive),
+        "gamma": draw(positive),
+        "S": draw(st.integers(min_value=1, max_value=p)),
+        "k": draw(counts),
+        "w_v": draw(st.sampled_from([1, 2, 4, 8])),
+        "w_i": draw(st.sampled_from([4, 8])),
+    }
+
+
+@st.composite
+def cluster_values(draw) -> dict[str, float]:
+    return _values(draw, draw(counts))
+
+
+@pytest.mark.parametrize("model_id", costmodels.ids())
+def test_units_are_seconds_and_bytes(model_id: str) -> None:
+    costmodels.get(model_id).check_units()
+
+
+def test_unit_check_rejects_mixed_dimensions() -> None:
+    bad = costmodels.CostModel(
+        id="bad",
+        title="bad",
+        variants={"v": costmodels.Variant(time=alpha + n, bytes_sent={"rank": n})},
+        source="none",
+    )
+    with pytest.raises(CostModelError, match="different dimensions"):
+        bad.check_units()
+
+
+@pytest.mark.parametrize(("model_id", "variant"), VARIANTS)
+@settings(max_examples=150, deadline=None)
+@given(values=cluster_values(), factor=st.floats(min_value=1.0, max_value=1e3))
+def test_more_bandwidth_or_less_latency_is_never_slower(
+    model_id: str, variant: str, values: dict, factor: float
+) -> None:
+    model = costmodels.get(model_id)
+    base = float(model.evaluate(variant, **values))
+    faster_link = float(model.evaluate(variant, **{**values, "beta": values["beta"] / factor}))
+    lower_latency = float(model.evaluate(variant, **{**values, "alpha": values["alpha"] / factor}))
+    assert base >= 0
+    assert faster_link <= base * (1 + 1e-12)
+    assert lower_latency <= base * (1 + 1e-12)
+
+
+@pytest.mark.parametrize(("model_id", "variant"), VARIANTS)
+@settings(max_examples=50, deadline=None)
+@given(values=cluster_values())
+def test_one_worker_costs_nothing(model_id: str, variant: str, values: dict) -> None:
+    model = costmodels.get(model_id)
+    single = {**values, "p": 1, "S": 1}
+    seconds = float(model.evaluate(variant, **single))
+    if model.variant(variant).free_at_one_worker:
+        assert seconds == 0.0
+        # The first role always exists; others (a colocated PS's plain workers) need S < p.
+        assert float(model.evaluate_volume(variant, **single)) == 0.0
+    else:
+        assert seconds > 0.0  # e.g. separate servers: the gradient still leaves the worker
+
+
+@pytest.mark.parametrize(("model_id", "variant"), VARIANTS)
+@settings(max_examples=50, deadline=None)
+@given(values=cluster_values())
+def test_volumes_are_non_negative(model_id: str, variant: str, values: dict) -> None:
+    model = costmodels.get(model_id)
+    for role in model.variant(variant).bytes_sent:
+        assert float(model.evaluate_volume(variant, role, **values)) >= 0.0
+
+
+def test_evaluate_errors_name_the_problem() -> None:
+    model = costmodels.get("ring-allreduce")
+    with pytest.raises(CostModelError, match=r"missing value\(s\) for \['alpha'"):
+        model.evaluate(p=2, n=1, beta=1, gamma=1)
+    with pytest.raises(CostModelError, match="unknown argument"):
+        model.evaluate(p=2, n=1, alpha=1, beta=1, gamma=1, bandwidth=3)
+    with pytest.raises(CostModelError, match="must be finite and non-negative"):
+        model.evaluate(p=2, n=-1, alpha=1, beta=1, gamma=1)
+    with pytest.raises(CostModelError, match="no variant 'tree'"):
+        model.evaluate("tree", p=2, n=1, alpha=1, beta=1, gamma=1)
+    with pytest.raises(KeyError, match="no cost model 'nope'"):
+        costmodels.get("nope")
+
+
+def test_latex_renders_every_variant() -> None:
+    for model_id, variant in VARIANTS:
+        text = costmodels.get(model_id).latex(variant)
+        assert "\\alpha" in text and "\\beta" in text
