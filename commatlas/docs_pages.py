@@ -110,8 +110,8 @@ def record_page(record: Record) -> str:
         lines += [f"*Also known as*: {', '.join(record.aliases)}", ""]
     lines += [record.summary, "", "## Where it sits", ""]
     lines += [f"- Category: {' › '.join(record.category)}"]
-    lines += [f"- Survey A (Shi et al. 2021): {record.placement.A or 'not placed'}"]
-    lines += [f"- Survey B (Liang et al. 2024): {record.placement.B or 'not placed'}"]
+    lines += [f"- Survey A (Shi et al. 2021): {record.placement.A or 'no placement claimed'}"]
+    lines += [f"- Survey B (Liang et al. 2024): {record.placement.B or 'no placement claimed'}"]
     if record.placement.note:
         lines += [f"- Basis: {record.placement.note}"]
     lines += ["", "## Properties", "", "| Property | Value |", "|---|---|"]
