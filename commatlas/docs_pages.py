@@ -104,19 +104,21 @@ def _citation_line(citation) -> str:
 def record_page(record: Record) -> str:
     """The Markdown of one record's page."""
     tags = [LEVEL_TITLES[record.level], "lossless" if record.lossless else "lossy"]
-    tags += [f"survey {s}" for s in ("A", "B") if getattr(record.placement, s)]
+    mentioned = record.placement.mentioned
+    tags += [f"in survey {s}" for s in ("A", "B") if getattr(mentioned, s) == "confirmed"]
     lines = [f"# {record.name}", "", " · ".join(f"`{t}`" for t in tags), ""]
     if record.aliases:
         lines += [f"*Also known as*: {', '.join(record.aliases)}", ""]
     lines += [record.summary, "", "## Where it sits", ""]
     lines += [f"- Category: {' › '.join(record.category)}"]
-    lines += [f"- Survey A (Shi et al. 2021): {record.placement.A or 'no placement claimed'}"]
-    lines += [f"- Survey B (Liang et al. 2024): {record.placement.B or 'no placement claimed'}"]
+    for survey, label in (("A", "Shi et al. 2021"), ("B", "Liang et al. 2024")):
+        slot = getattr(record.placement, survey) or "outside its scope"
+        lines += [f"- Survey {survey} ({label}): {slot} (discussed: {getattr(mentioned, survey)})"]
     if record.placement.note:
         lines += [f"- Basis: {record.placement.note}"]
     lines += ["", "## Properties", "", "| Property | Value |", "|---|---|"]
     lines += [f"| lossless | {record.lossless} |"]
-    lines += [f"| {key.replace('_', ' ')} | {value} |" for key, value in record.properties.items()]
+    lines += [f"| {key.replace('_', ' ')} | {value} |" for key, value in record.properties.as_dict().items()]
     lines += [""]
     if record.cost_model:
         lines += _cost_model_section(record.cost_model)

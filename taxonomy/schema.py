@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 KEBAB = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+SNAKE = r"^[a-z0-9]+(?:_[a-z0-9]+)*$"
 KebabId = Annotated[str, StringConstraints(pattern=KEBAB)]
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
@@ -83,11 +84,28 @@ class Citation(_Strict):
         return self
 
 
+Mention = Literal["confirmed", "unconfirmed", "not-covered"]
+
+
+class Mentions(_Strict):
+    """Whether each survey is known to discuss the technique (not just to have a slot for it)."""
+
+    A: Mention = "unconfirmed"
+    B: Mention = "unconfirmed"
+
+
 class Placement(_Strict):
-    """Where each survey places the technique (None when a survey does not cover it)."""
+    """Where the technique sits in each survey's taxonomy, and whether each survey discusses it.
+
+    ``A``/``B`` give the slot in that survey's structure (None: outside its scope); ``mentioned``
+    says whether the survey text is known to cover the technique itself: "confirmed" (seen in the
+    survey, its benchmark code or a summary of it), "unconfirmed" (fits the scope, not checked
+    against the full text) or "not-covered".
+    """
 
     A: str | None = None
     B: str | None = None
+    mentioned: Mentions = Mentions()
     # How the placement was established (which part of which survey, or what is unconfirmed).
     note: str | None = None
 
@@ -106,6 +124,37 @@ class Placement(_Strict):
         return value
 
 
+Scalar = str | int | float | bool
+
+
+class Properties(BaseModel):
+    """Filterable facts. The named keys have fixed meanings; other scalar keys are allowed."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    synchronization: Literal["bsp", "asp", "ssp", "local", "decentralized", "n/a"] | None = None
+    communicates: str | None = None  # what travels: dense gradients, top-k pairs, activations...
+    collective: str | None = None  # all-reduce, all-gather, push/pull, all-to-all, p2p, n/a
+    compression: Literal["quantization", "sparsification", "low-rank", "hybrid", "none"] | None = None
+    bits: float | None = None  # bits per transmitted element, for quantizers
+    compression_ratio: str | None = None
+    needs_error_feedback: bool | None = None
+    unbiased: bool | None = None
+    typical_scale: str | None = None  # e.g. "8-1024 GPUs", "thousands of GPUs"
+
+    @model_validator(mode="after")
+    def _extras_are_scalars(self) -> Properties:
+        for key, value in (self.model_extra or {}).items():
+            if not re.match(SNAKE, key):
+                raise ValueError(f"property name {key!r} must be snake_case")
+            if not isinstance(value, Scalar):
+                raise ValueError(f"property {key!r} must be a string, number or boolean")
+        return self
+
+    def as_dict(self) -> dict[str, Scalar]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
 class Related(_Strict):
     id: KebabId
     relation: Relation
@@ -122,7 +171,7 @@ class Record(_Strict):
     placement: Placement
     summary: NonEmpty
     lossless: bool
-    properties: dict[str, str | int | float | bool] = {}
+    properties: Properties = Properties()
     citations: list[Citation] = Field(min_length=1)
     related: list[Related] = []
     # A cost-model id (costmodels.get) or null when no formula exists yet.
