@@ -1,6 +1,7 @@
 """The ``commatlas`` command: argument parsing only; the work lives in the packages.
 
-Subcommands: ``validate``, ``formula ID``, ``app``, ``docs generate|build|serve``.
+Subcommands: ``validate``, ``formula ID``, ``app``, ``docs generate|build|serve``, and for the
+knowledge base ``export``, ``search`` and ``show`` (commatlas/kb_commands.py).
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from commatlas.kb_commands import add_parsers as add_kb_parsers
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -139,6 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     docs.add_argument("--site-dir", default=str(REPO_ROOT / "site"))
     docs.add_argument("--port", type=int, default=8000)
     docs.set_defaults(run=_docs)
+
+    add_kb_parsers(sub)
     return parser
 
 

@@ -20,6 +20,7 @@ import costmodels
 from taxonomy import Record, load_taxonomy
 from taxonomy.loader import RECORDS_DIR
 
+LOSSLESS = {True: "yes", False: "no", None: "n/a"}
 LEVEL_TITLES = {
     "algorithm": "Learning algorithm",
     "framework": "System architecture and frameworks",
@@ -103,7 +104,9 @@ def _citation_line(citation) -> str:
 
 def record_page(record: Record) -> str:
     """The Markdown of one record's page."""
-    tags = [LEVEL_TITLES[record.level], "lossless" if record.lossless else "lossy"]
+    tags = [LEVEL_TITLES[record.level]]
+    if record.lossless is not None:
+        tags.append("lossless" if record.lossless else "lossy")
     mentioned = record.placement.mentioned
     tags += [f"in survey {s}" for s in ("A", "B") if getattr(mentioned, s) == "confirmed"]
     lines = [f"# {record.name}", "", " · ".join(f"`{t}`" for t in tags), ""]
@@ -118,7 +121,10 @@ def record_page(record: Record) -> str:
         lines += [f"- Basis: {record.placement.note}"]
     lines += ["", "## Properties", "", "| Property | Value |", "|---|---|"]
     lines += [f"| lossless | {record.lossless} |"]
-    lines += [f"| {key.replace('_', ' ')} | {value} |" for key, value in record.properties.as_dict().items()]
+    lines += [
+        f"| {key.replace('_', ' ')} | {value} |"
+        for key, value in record.properties.as_dict().items()
+    ]
     lines += [""]
     if record.cost_model:
         lines += _cost_model_section(record.cost_model)
@@ -137,23 +143,28 @@ def record_page(record: Record) -> str:
 
 
 def index_page(records: list[Record]) -> str:
-    lines = ["# Techniques", "", "Every record of the knowledge base, by level.", ""]
+    executable = sum(1 for r in records if r.cost_model or r.reference_impl)
+    lines = [
+        "# Techniques",
+        "",
+        f"{len(records)} records; {executable} with a cost formula or reference code. Grouped by",
+        "level, then by the first element of the category path.",
+        "",
+    ]
     for level, title in LEVEL_TITLES.items():
         members = [r for r in records if r.level == level]
         if not members:
             continue
-        lines += [
-            f"## {title}",
-            "",
-            "| Technique | Lossless | Formula | Code |",
-            "|---|---|---|---|",
-        ]
-        for r in sorted(members, key=lambda rec: rec.name):
-            lines.append(
-                f"| [{r.name}]({r.id}.md) | {'yes' if r.lossless else 'no'} | "
-                f"{'yes' if r.cost_model else '—'} | {'yes' if r.reference_impl else '—'} |"
-            )
-        lines += [""]
+        lines += [f"## {title}", ""]
+        for group in sorted({r.category[0] for r in members}):
+            lines += [f"### {group.replace('-', ' ').capitalize()}", ""]
+            lines += ["| Technique | Lossless | Formula | Code |", "|---|---|---|---|"]
+            for r in sorted((m for m in members if m.category[0] == group), key=lambda m: m.name):
+                lines.append(
+                    f"| [{r.name}]({r.id}.md) | {LOSSLESS[r.lossless]} | "
+                    f"{'yes' if r.cost_model else '—'} | {'yes' if r.reference_impl else '—'} |"
+                )
+            lines += [""]
     return "\n".join(lines)
 
 

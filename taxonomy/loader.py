@@ -105,12 +105,16 @@ def _check_links(tax: Taxonomy, cost_model_ids: Iterable[str]) -> list[Problem]:
     problems: list[Problem] = []
     for rid, rec in sorted(tax.records.items()):
         path = tax.files[rid]
+        own: set[str] = set()
         for label in [rec.name, *rec.aliases]:
             key = label.casefold()
-            if key in names and names[key] != rid:
+            if key in own:
+                problems.append(Problem(path, "aliases", f"{label!r} repeats this record's name"))
+            elif key in names:
                 problems.append(
                     Problem(path, "aliases", f"{label!r} is already used by {names[key]!r}")
                 )
+            own.add(key)
             names.setdefault(key, rid)
         for i, rel in enumerate(rec.related):
             if rel.id not in tax.records:

@@ -125,6 +125,7 @@ class Placement(_Strict):
 
 
 Scalar = str | int | float | bool
+Compression = Literal["quantization", "sparsification", "low-rank", "hybrid", "none"]
 
 
 class Properties(BaseModel):
@@ -135,7 +136,7 @@ class Properties(BaseModel):
     synchronization: Literal["bsp", "asp", "ssp", "local", "decentralized", "n/a"] | None = None
     communicates: str | None = None  # what travels: dense gradients, top-k pairs, activations...
     collective: str | None = None  # all-reduce, all-gather, push/pull, all-to-all, p2p, n/a
-    compression: Literal["quantization", "sparsification", "low-rank", "hybrid", "none"] | None = None
+    compression: Compression | None = None
     bits: float | None = None  # bits per transmitted element, for quantizers
     compression_ratio: str | None = None
     needs_error_feedback: bool | None = None
@@ -170,7 +171,9 @@ class Record(_Strict):
     category: list[KebabId] = Field(min_length=1)
     placement: Placement
     summary: NonEmpty
-    lossless: bool
+    # True: leaves synchronous SGD's updates unchanged (up to summation order); False: approximates
+    # or delays them; None: not applicable (hardware, measurement studies, training runs).
+    lossless: bool | None
     properties: Properties = Properties()
     citations: list[Citation] = Field(min_length=1)
     related: list[Related] = []
