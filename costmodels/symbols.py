@@ -46,6 +46,28 @@ _ALL = {
     "k": _sym("k", "k", "number of selected (non-zero) elements per worker", "dimensionless", True),
     "w_v": _sym("w_v", "w_v", "bytes per transmitted value (4 for fp32)", "byte"),
     "w_i": _sym("w_i", "w_i", "bytes per transmitted index (4 for int32)", "byte"),
+    # Hierarchical clusters: p = g * (p / g) ranks, g per node; intra-node link parameters.
+    "g": _sym("g", "g", "ranks per node (size of the inner group)", "dimensionless", True),
+    "alpha_intra": _sym(
+        "alpha_intra", "alpha_intra", "latency per message inside a node", "second"
+    ),
+    "beta_intra": _sym(
+        "beta_intra", "beta_intra", "transfer time per byte inside a node", "second / byte"
+    ),
+    # Compression.
+    "d": _sym("d", "d", "number of elements of the tensor", "dimensionless", True),
+    "b": _sym("b", "b", "bits per transmitted element", "bit"),
+    "s": _sym("s", "s", "number of quantization levels", "dimensionless", True),
+    "r": _sym("r", "r", "rank of a low-rank approximation", "dimensionless", True),
+    "rows": _sym("rows", "rows", "rows of a gradient viewed as a matrix", "dimensionless", True),
+    "cols": _sym("cols", "cols", "columns of a gradient viewed as a matrix", "dimensionless", True),
+    "gamma_c": _sym(
+        "gamma_c", "gamma_c", "compress + decompress compute time per dense byte", "second / byte"
+    ),
+    # Schedules.
+    "H": _sym(
+        "H", "H", "local steps between synchronisations (local SGD period)", "dimensionless", True
+    ),
 }
 
 SYMBOLS: dict[str, SymbolInfo] = {key: info for key, info in _ALL.items()}
@@ -60,6 +82,17 @@ S = SYMBOLS["S"].symbol
 k = SYMBOLS["k"].symbol
 w_v = SYMBOLS["w_v"].symbol
 w_i = SYMBOLS["w_i"].symbol
+g = SYMBOLS["g"].symbol
+alpha_intra = SYMBOLS["alpha_intra"].symbol
+beta_intra = SYMBOLS["beta_intra"].symbol
+d = SYMBOLS["d"].symbol
+b = SYMBOLS["b"].symbol
+s = SYMBOLS["s"].symbol
+r = SYMBOLS["r"].symbol
+rows = SYMBOLS["rows"].symbol
+cols = SYMBOLS["cols"].symbol
+gamma_c = SYMBOLS["gamma_c"].symbol
+H = SYMBOLS["H"].symbol
 
 
 def key_of(symbol: sp.Symbol) -> str:

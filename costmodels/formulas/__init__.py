@@ -1,7 +1,15 @@
 """Closed-form cost formulas, one module per technique; importing this registers them all."""
 
-from costmodels.formulas import parameter_server, ring_allreduce, topk_sparsification
+from costmodels.formulas import (
+    collectives,
+    compression,
+    parameter_server,
+    ring_allreduce,
+    topk_sparsification,
+)
 from costmodels.registry import register
 
 for _module in (ring_allreduce, parameter_server, topk_sparsification):
     register(_module.MODEL)
+for _model in [*collectives.MODELS, *compression.MODELS]:
+    register(_model)

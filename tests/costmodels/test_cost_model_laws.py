@@ -19,26 +19,40 @@ from costmodels.symbols import alpha, n
 VARIANTS = [(m.id, v) for m in costmodels.all_models() for v in m.variants]
 
 positive = st.floats(min_value=1e-12, max_value=1e3, allow_nan=False, allow_infinity=False)
-counts = st.integers(min_value=1, max_value=4096)
 
-
-def _values(draw, p: int) -> dict[str, float]:
+def _values(draw, nodes: int, per_node: int) -> dict[str, float]:
+    """One consistent draw of every symbol: p = g * nodes, S <= p, k <= d, r <= min(rows, cols)."""
+    p = nodes * per_node
+    d = draw(st.integers(min_value=1, max_value=10**9))
+    rows = draw(st.integers(min_value=1, max_value=65536))
+    cols = draw(st.integers(min_value=1, max_value=65536))
     return {
         "p": p,
+        "g": per_node,
         "n": draw(st.floats(min_value=1, max_value=1e12)),
         "alpha": draw(positive),
         "beta": draw(positive),
         "gamma": draw(positive),
+        "alpha_intra": draw(positive),
+        "beta_intra": draw(positive),
+        "gamma_c": draw(positive),
         "S": draw(st.integers(min_value=1, max_value=p)),
-        "k": draw(counts),
+        "d": d,
+        "k": draw(st.integers(min_value=1, max_value=min(d, 4096))),
         "w_v": draw(st.sampled_from([1, 2, 4, 8])),
         "w_i": draw(st.sampled_from([4, 8])),
+        "b": draw(st.sampled_from([1, 2, 4, 8, 16, 32])),
+        "s": draw(st.integers(min_value=1, max_value=256)),
+        "rows": rows,
+        "cols": cols,
+        "r": draw(st.integers(min_value=1, max_value=min(rows, cols, 64))),
+        "H": draw(st.integers(min_value=1, max_value=100)),
     }
 
 
 @st.composite
 def cluster_values(draw) -> dict[str, float]:
-    return _values(draw, draw(counts))
+    return _values(draw, draw(st.integers(1, 512)), draw(st.sampled_from([1, 2, 4, 8])))
 
 
 @pytest.mark.parametrize("model_id", costmodels.ids())
@@ -65,11 +79,10 @@ def test_more_bandwidth_or_less_latency_is_never_slower(
 ) -> None:
     model = costmodels.get(model_id)
     base = float(model.evaluate(variant, **values))
-    faster_link = float(model.evaluate(variant, **{**values, "beta": values["beta"] / factor}))
-    lower_latency = float(model.evaluate(variant, **{**values, "alpha": values["alpha"] / factor}))
     assert base >= 0
-    assert faster_link <= base * (1 + 1e-12)
-    assert lower_latency <= base * (1 + 1e-12)
+    for knob in ("beta", "alpha", "beta_intra", "alpha_intra"):
+        better = float(model.evaluate(variant, **{**values, knob: values[knob] / factor}))
+        assert better <= base * (1 + 1e-12), knob
 
 
 @pytest.mark.parametrize(("model_id", "variant"), VARIANTS)
@@ -77,7 +90,7 @@ def test_more_bandwidth_or_less_latency_is_never_slower(
 @given(values=cluster_values())
 def test_one_worker_costs_nothing(model_id: str, variant: str, values: dict) -> None:
     model = costmodels.get(model_id)
-    single = {**values, "p": 1, "S": 1}
+    single = {**values, "p": 1, "S": 1, "g": 1}
     seconds = float(model.evaluate(variant, **single))
     if model.variant(variant).free_at_one_worker:
         assert seconds == 0.0

@@ -1,0 +1,8 @@
+"""Gradient-compression cost models, one module per record.
+
+``MODELS`` lists every CostModel defined in this package; costmodels.formulas registers them.
+"""
+
+from costmodels.model import CostModel
+
+MODELS: list[CostModel] = []
