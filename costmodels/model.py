@@ -8,6 +8,7 @@ The volume terms are what the reference implementations' measured wire bytes are
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -44,7 +45,7 @@ class CostModel:
     variants: Mapping[str, Variant]
     source: str  # the publication the formula follows (full citation text)
     assumptions: tuple[str, ...] = ()
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _cache: dict[sp.Expr, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.variants:
@@ -99,11 +100,12 @@ class CostModel:
 
     # --- numbers ------------------------------------------------------------------------------
     def _function(self, expr: sp.Expr) -> tuple[list[str], Any]:
-        key = sp.srepr(expr)
-        if key not in self._cache:
+        # Keyed by the expression itself: sympy caches its hash, so a lookup costs nanoseconds
+        # (an srepr key would rebuild the expression's text on every evaluation).
+        if expr not in self._cache:
             args = sorted(expr.free_symbols, key=lambda s: s.name)
-            self._cache[key] = ([key_of(s) for s in args], sp.lambdify(args, expr, "numpy"))
-        return self._cache[key]
+            self._cache[expr] = ([key_of(s) for s in args], sp.lambdify(args, expr, "numpy"))
+        return self._cache[expr]
 
     def _call(self, expr: sp.Expr, values: Mapping[str, Any]) -> np.ndarray:
         unknown = sorted(set(values) - set(SYMBOLS))
@@ -115,6 +117,12 @@ class CostModel:
         missing = [name for name in names if name not in values]
         if missing:
             raise CostModelError(f"{self.id}: missing value(s) for {missing}")
+        scalars = [values[name] for name in names]
+        if all(type(v) in (int, float) for v in scalars):  # hot path of the schedulers
+            for name, v in zip(names, scalars, strict=True):
+                if not 0 <= v < math.inf:
+                    raise CostModelError(f"{self.id}: {name} must be finite and non-negative")
+            return np.asarray(float(function(*scalars)))
         arrays = [np.asarray(values[name], dtype=float) for name in names]
         for name, array in zip(names, arrays, strict=True):
             if np.any(~np.isfinite(array)) or np.any(array < 0):

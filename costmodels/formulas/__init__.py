@@ -3,13 +3,14 @@
 from costmodels.formulas import (
     collectives,
     compression,
+    local_sgd,
     parameter_server,
     ring_allreduce,
     topk_sparsification,
 )
 from costmodels.registry import register
 
-for _module in (ring_allreduce, parameter_server, topk_sparsification):
+for _module in (ring_allreduce, parameter_server, topk_sparsification, local_sgd):
     register(_module.MODEL)
 for _model in [*collectives.MODELS, *compression.MODELS]:
     register(_model)

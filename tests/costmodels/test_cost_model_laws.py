@@ -20,6 +20,7 @@ VARIANTS = [(m.id, v) for m in costmodels.all_models() for v in m.variants]
 
 positive = st.floats(min_value=1e-12, max_value=1e3, allow_nan=False, allow_infinity=False)
 
+
 def _values(draw, nodes: int, per_node: int) -> dict[str, float]:
     """One consistent draw of every symbol: p = g * nodes, S <= p, k <= d, r <= min(rows, cols)."""
     p = nodes * per_node

@@ -1,0 +1,188 @@
+"""``commatlas predict | compare | validate-models``: the cost models from the command line.
+
+The flags and JSON keys of ``predict`` are a contract (issue 4): iteration_time_s,
+throughput_samples_per_s, scaling_efficiency, compute_s, communication_s,
+exposed_communication_s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from costmodels.units import UnitParseError, parse_bandwidth, parse_time
+
+DEFAULT_DATA = Path(__file__).resolve().parents[1] / "costmodels" / "data"
+
+
+def _cluster(args: argparse.Namespace, nodes: int | None = None):
+    from costmodels.predict import Cluster
+
+    return Cluster(
+        nodes=nodes or args.nodes,
+        gpus_per_node=args.gpus_per_node,
+        intra_bandwidth_Bps=parse_bandwidth(args.intra, "--intra"),
+        intra_latency_s=parse_time(args.intra_latency, "--intra-latency"),
+        inter_bandwidth_Bps=parse_bandwidth(args.inter, "--inter"),
+        inter_latency_s=parse_time(args.inter_latency, "--inter-latency"),
+    )
+
+
+def _method(args: argparse.Namespace):
+    from costmodels.predict import Method
+
+    return Method(
+        architecture=args.architecture, schedule=args.schedule, collective=args.collective,
+        ps_servers=args.ps_servers, ps_placement=args.ps_placement, compression=args.compression,
+    )  # fmt: skip
+
+
+def _step_time(args: argparse.Namespace, workload) -> float:
+    if args.step_time is not None:
+        return args.step_time
+    profile = workload.profile("fp32")
+    if profile is None:
+        raise ValueError(f"--step-time is needed: {workload.name} has no measured profile")
+    # The measured H200 fp32 step, scaled linearly to this batch size.
+    return (profile.fwd_s + profile.bwd_s) * args.batch_size / profile.batch_size
+
+
+def predict_command(args: argparse.Namespace) -> int:
+    from costmodels.predict import predict
+    from costmodels.workloads import get_workload
+
+    try:
+        workload = get_workload(args.workload)
+        step = _step_time(args, workload)
+        result = predict(workload, args.batch_size, step, _cluster(args), _method(args))
+    except (ValueError, UnitParseError) as exc:
+        print(f"commatlas predict: {exc}", file=sys.stderr)
+        return 2
+    out = result.as_json()
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for key, value in out.items():
+            print(f"{key:28s} {value:.6g}" if isinstance(value, float) else f"{key:28s} {value}")
+    return 0
+
+
+COMPARE_METHODS = [
+    ("allreduce", "bsp", "ring", "none"),
+    ("allreduce", "wfbp", "ring", "none"),
+    ("allreduce", "fusion", "ring", "none"),
+    ("allreduce", "mg-wfbp", "ring", "none"),
+    ("allreduce", "bytescheduler", "ring", "none"),
+    ("allreduce", "wfbp", "hierarchical", "none"),
+    ("allreduce", "wfbp", "double-binary-tree", "none"),
+    ("ps", "bsp", "ring", "none"),
+    ("ps", "wfbp", "ring", "none"),
+    ("ps", "bytescheduler", "ring", "none"),
+    ("allreduce", "wfbp", "ring", "fp16"),
+    ("allreduce", "wfbp", "ring", "topk:0.01"),
+    ("allreduce", "wfbp", "ring", "powersgd:4"),
+]
+
+
+def compare_command(args: argparse.Namespace) -> int:
+    from costmodels.predict import Method, predict
+    from costmodels.workloads import get_workload
+
+    try:
+        workload = get_workload(args.workload)
+        step = _step_time(args, workload)
+        rows = []
+        for nodes in args.node_counts:
+            cluster = _cluster(args, nodes)
+            for arch, schedule, collective, compression in COMPARE_METHODS:
+                method = Method(arch, schedule, collective, compression=compression)
+                rows.append(predict(workload, args.batch_size, step, cluster, method).as_json())
+    except (ValueError, UnitParseError) as exc:
+        print(f"commatlas compare: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    print(f"{'method':36s} {'workers':>7s} {'iter ms':>9s} {'samples/s':>10s} {'eff':>5s}")
+    for row in sorted(rows, key=lambda r: (r["workers"], r["iteration_time_s"])):
+        print(
+            f"{row['method']:36s} {row['workers']:7d} {1e3 * row['iteration_time_s']:9.2f} "
+            f"{row['throughput_samples_per_s']:10.1f} {row['scaling_efficiency']:5.2f}"
+        )
+    return 0
+
+
+def validate_models_command(args: argparse.Namespace) -> int:
+    from costmodels.validation import read_rows, validate
+
+    try:
+        calibrations, checked, mape = validate(read_rows(Path(args.data)))
+    except (OSError, ValueError) as exc:
+        print(f"commatlas validate-models: {exc}", file=sys.stderr)
+        return 2
+    rows = [
+        {"dnn": c.row.dnn, "method": c.row.method, "network": c.row.network, "gpus": c.row.gpus,
+         "measured": c.row.measured, "predicted": c.predicted, "error": c.error,
+         "used_for_fit": c.used_for_fit}
+        for c in checked
+    ]  # fmt: skip
+    if args.json:
+        fits = [vars(cal) for cal in calibrations]
+        print(json.dumps({"rows": rows, "mape": mape, "calibration": fits}))
+        return 0
+    for cal in calibrations:
+        print(
+            f"{cal.network}: inter {1 / cal.beta / 1e9:.3f} GB/s, {cal.alpha * 1e6:.1f} us; "
+            f"intra {1 / cal.beta_intra / 1e9:.3f} GB/s, {cal.alpha_intra * 1e6:.1f} us"
+        )
+    print(
+        f"{'dnn':10s} {'method':18s} {'gpus':>4s} {'measured':>9s} {'predicted':>9s} {'error':>7s}"
+    )
+    for r in rows:
+        mark = " (fit)" if r["used_for_fit"] else ""
+        print(
+            f"{r['dnn']:10s} {r['method']:18s} {r['gpus']:4d} {r['measured']:9.1f} "
+            f"{r['predicted']:9.1f} {100 * r['error']:+6.1f}%{mark}"
+        )
+    print(f"MAPE over rows not used for the fit: {mape:.1f}%")
+    return 0
+
+
+def _cluster_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workload", required=True, help="e.g. resnet50, bert-large, gpt2-medium")
+    parser.add_argument("--batch-size", type=int, required=True, help="samples per GPU")
+    parser.add_argument("--step-time", type=float, help="measured single-GPU iteration seconds")
+    parser.add_argument("--gpus-per-node", type=int, default=8)
+    parser.add_argument("--intra", default="100 GB/s", help="intra-node bandwidth per GPU")
+    parser.add_argument("--intra-latency", default="2 us")
+    parser.add_argument("--inter", default="100 Gbit/s", help="inter-node bandwidth per GPU")
+    parser.add_argument("--inter-latency", default="5 us")
+    parser.add_argument("--json", action="store_true")
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    pred = sub.add_parser("predict", help="predict one iteration for a workload and cluster")
+    _cluster_flags(pred)
+    pred.add_argument("--nodes", type=int, required=True)
+    pred.add_argument("--architecture", choices=["allreduce", "ps"], default="allreduce")
+    pred.add_argument(
+        "--schedule", default="wfbp",
+        choices=["bsp", "wfbp", "fusion", "mg-wfbp", "bytescheduler", "local-sgd"],
+    )  # fmt: skip
+    pred.add_argument("--collective", default="ring")
+    pred.add_argument("--ps-servers", type=int)
+    pred.add_argument("--ps-placement", choices=["separate", "colocated"], default="separate")
+    pred.add_argument("--compression", default="none", help="e.g. topk:0.01, qsgd:8, fp16")
+    pred.set_defaults(run=predict_command)
+
+    comp = sub.add_parser("compare", help="predict many methods and node counts as a table")
+    _cluster_flags(comp)
+    comp.add_argument("--node-counts", type=int, nargs="+", default=[1, 2, 4, 8])
+    comp.set_defaults(run=compare_command)
+
+    val = sub.add_parser("validate-models", help="calibrate on BSP rows, predict measured runs")
+    val.add_argument("--data", default=str(DEFAULT_DATA / "paper-a-measured-10gbe.csv"))
+    val.add_argument("--json", action="store_true")
+    val.set_defaults(run=validate_models_command)

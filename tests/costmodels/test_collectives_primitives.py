@@ -1,0 +1,254 @@
+"""All-gather, reduce-scatter, broadcast, reduce and all-to-all against explicit schedules.
+
+Each schedule moves labelled blocks between ranks round by round, and the test checks that it
+really performs the collective (every rank ends with the right blocks or sums, nothing added
+twice) before pricing it: a round costs alpha + beta * (most bytes a rank sends or receives in
+it) + gamma * (most bytes a rank adds in it). Powers of two are also checked against the forms
+in Thakur, Rabenseifner and Gropp (IJHPCA 2005).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import costmodels
+
+ALPHA, BETA, GAMMA = 7e-6, 2.5e-10, 3e-11
+PS = [1, 2, 3, 4, 5, 7, 8, 16]
+N = 6.4e7
+Round = list[tuple[int, int, int, int]]  # (source, destination, blocks sent, blocks added)
+
+
+def price(rounds: list[Round], block: float) -> float:
+    total = 0.0
+    for messages in filter(None, rounds):
+        out: dict[int, int] = {}
+        inn: dict[int, int] = {}
+        added: dict[int, int] = {}
+        for src, dst, blocks, adds in messages:
+            out[src] = out.get(src, 0) + blocks
+            inn[dst] = inn.get(dst, 0) + blocks
+            added[dst] = added.get(dst, 0) + adds
+        link = max(max(out.values()), max(inn.values()))
+        total += ALPHA + BETA * link * block + GAMMA * max(added.values()) * block
+    return total
+
+
+def model_time(model_id: str, variant: str, p: int) -> float:
+    model = costmodels.get(model_id)
+    return float(model.evaluate(variant, p=p, n=N, alpha=ALPHA, beta=BETA, gamma=GAMMA))
+
+
+def volume(model_id: str, variant: str, p: int) -> float:
+    return float(costmodels.get(model_id).evaluate_volume(variant, p=p, n=N))
+
+
+def blocks_sent(rounds: list[Round], rank: int) -> int:
+    return sum(b for messages in rounds for src, _, b, _ in messages if src == rank)
+
+
+# --- all-gather -------------------------------------------------------------------------------
+def allgather_ring(p: int) -> list[Round]:
+    have = [{r} for r in range(p)]
+    rounds = []
+    for step in range(p - 1):
+        rounds.append([(r, (r + 1) % p, 1, 0) for r in range(p)])
+        for r in range(p):
+            have[(r + 1) % p].add((r - step) % p)
+    assert all(h == set(range(p)) for h in have)
+    return rounds
+
+
+def allgather_doubling(p: int) -> list[Round]:
+    """Recursive doubling for 2**k ranks; Bruck's dissemination otherwise."""
+    have = [{r} for r in range(p)]
+    rounds, distance = [], 1
+    while distance < p:
+        if p & (p - 1) == 0:
+            pairs = [(r ^ distance, r) for r in range(p)]  # (source, destination)
+        else:
+            pairs = [((r + distance) % p, r) for r in range(p)]
+        sends = []
+        for src, dst in pairs:
+            # Bruck: the source's first min(d, p - d) blocks (counting from itself) are new to dst.
+            new = have[src] - have[dst]
+            if p & (p - 1):
+                new = {(src + i) % p for i in range(min(distance, p - distance))}
+                assert new <= have[src] and not new & have[dst]
+            sends.append((src, dst, new))
+        rounds.append([(s, d, len(b), 0) for s, d, b in sends])
+        for _, dst, new in sends:
+            have[dst] |= new
+        distance *= 2
+    assert all(h == set(range(p)) for h in have)
+    return rounds
+
+
+@pytest.mark.parametrize("p", PS)
+@pytest.mark.parametrize(
+    ("variant", "schedule"), [("ring", allgather_ring), ("recursive-doubling", allgather_doubling)]
+)
+def test_allgather_matches_schedule(p: int, variant: str, schedule) -> None:
+    rounds = schedule(p)
+    assert model_time("allgather", variant, p) == pytest.approx(price(rounds, N / p), rel=1e-12)
+    assert volume("allgather", variant, p) == pytest.approx(blocks_sent(rounds, 0) * N / p)
+
+
+# --- reduce-scatter ---------------------------------------------------------------------------
+def reduce_scatter_ring(p: int) -> list[Round]:
+    sums = [{b: {r} for b in range(p)} for r in range(p)]
+    rounds = []
+    for step in range(p - 1):
+        rounds.append([(r, (r + 1) % p, 1, 1) for r in range(p)])
+        moved = [(r, (r - step - 1) % p, set(sums[r][(r - step - 1) % p])) for r in range(p)]
+        for r, b, part in moved:
+            assert not sums[(r + 1) % p][b] & part
+            sums[(r + 1) % p][b] |= part
+    assert all(sums[r][r] == set(range(p)) for r in range(p))
+    return rounds
+
+
+def reduce_scatter_halving(p: int) -> list[Round]:
+    """Recursive halving for 2**k ranks; the reverse of Bruck's dissemination otherwise."""
+    # sums[r][offset]: contributions in rank r's partial sum of block (r + offset) % p.
+    sums = [{o: {r} for o in range(p)} for r in range(p)]
+    rounds = []
+    top = 1 << max(p - 1, 0).bit_length()
+    distance = top // 2
+    while distance >= 1:
+        sends = []
+        for r in range(p):
+            # Keep offsets below `distance`; hand the rest to the rank they are `distance` nearer.
+            moving = [o for o in list(sums[r]) if o >= distance]
+            dst = (r + distance) % p
+            sends.append((r, dst, {o - distance: sums[r].pop(o) for o in moving}))
+        rounds.append([(r, dst, len(part), len(part)) for r, dst, part in sends])
+        for _, dst, part in sends:
+            for o, contributions in part.items():
+                assert not sums[dst][o] & contributions
+                sums[dst][o] |= contributions
+        distance //= 2
+    assert all(sums[r] == {0: set(range(p))} for r in range(p))
+    return rounds
+
+
+@pytest.mark.parametrize("p", PS)
+@pytest.mark.parametrize(
+    ("variant", "schedule"),
+    [("ring", reduce_scatter_ring), ("recursive-halving", reduce_scatter_halving)],
+)
+def test_reduce_scatter_matches_schedule(p: int, variant: str, schedule) -> None:
+    rounds = schedule(p)
+    expected = price(rounds, N / p)
+    assert model_time("reduce-scatter", variant, p) == pytest.approx(expected, rel=1e-12)
+    assert volume("reduce-scatter", variant, p) == pytest.approx(blocks_sent(rounds, 0) * N / p)
+
+
+# --- broadcast and reduce ---------------------------------------------------------------------
+def binomial(p: int) -> list[list[tuple[int, int]]]:
+    """(parent, child) pairs per round of a binomial tree rooted at 0, largest distance first."""
+    rounds, distance = [], 1 << max(p - 1, 0).bit_length()
+    while distance > 1:
+        distance //= 2
+        rounds.append([(r, r + distance) for r in range(0, p, 2 * distance) if r + distance < p])
+    return rounds
+
+
+def subtree(p: int, child: int) -> int:
+    """Ranks below and including `child` in the binomial tree: child .. child + lowbit - 1."""
+    return min(child & -child, p - child)
+
+
+@pytest.mark.parametrize("p", PS)
+def test_broadcast_matches_schedule(p: int) -> None:
+    tree = binomial(p)
+    whole = [[(a, b, p, 0) for a, b in pairs] for pairs in tree]  # n = p blocks
+    assert model_time("broadcast", "binomial-tree", p) == pytest.approx(price(whole, N / p))
+    assert volume("broadcast", "binomial-tree", p) == pytest.approx(blocks_sent(whole, 0) * N / p)
+    reached = {0} | {b for pairs in tree for _, b in pairs}
+    assert reached == set(range(p))
+    # Scatter: a child receives the blocks of its whole subtree; then a ring all-gather.
+    scatter = [[(a, b, subtree(p, b), 0) for a, b in pairs] for pairs in tree]
+    rounds = scatter + allgather_ring(p)
+    assert model_time("broadcast", "scatter-allgather", p) == pytest.approx(price(rounds, N / p))
+    assert volume("broadcast", "scatter-allgather", p) == pytest.approx(
+        blocks_sent(rounds, 0) * N / p
+    )
+
+
+@pytest.mark.parametrize("p", PS)
+def test_reduce_matches_schedule(p: int) -> None:
+    tree = binomial(p)[::-1]  # the broadcast tree run backwards: children send to parents
+    whole = [[(b, a, p, p) for a, b in pairs] for pairs in tree]
+    assert model_time("reduce", "binomial-tree", p) == pytest.approx(price(whole, N / p))
+    assert volume("reduce", "binomial-tree", p) == pytest.approx(
+        blocks_sent(whole, p - 1) * N / p if p > 1 else 0.0
+    )
+    gather = [[(b, a, subtree(p, b), 0) for a, b in pairs] for pairs in tree]
+    rounds = reduce_scatter_halving(p) + gather
+    assert model_time("reduce", "reduce-scatter-gather", p) == pytest.approx(price(rounds, N / p))
+    assert volume("reduce", "reduce-scatter-gather", p) == pytest.approx(
+        blocks_sent(rounds, 0) * N / p
+    )
+
+
+# --- all-to-all -------------------------------------------------------------------------------
+def alltoall_pairwise(p: int) -> list[Round]:
+    got = [set() for _ in range(p)]
+    rounds = []
+    for step in range(1, p):
+        rounds.append([(r, (r + step) % p, 1, 0) for r in range(p)])
+        for r in range(p):
+            got[(r + step) % p].add(r)
+    assert all(got[r] | {r} == set(range(p)) for r in range(p))
+    return rounds
+
+
+def alltoall_bruck(p: int) -> list[Round]:
+    # slots[r][j] = (source, destination) of the block at position j on rank r, after rotation.
+    slots = [[(r, (r + j) % p) for j in range(p)] for r in range(p)]
+    rounds, bit = [], 1
+    while bit < p:
+        moving = [j for j in range(p) if j & bit]
+        rounds.append([(r, (r + bit) % p, len(moving), 0) for r in range(p)])
+        new = [list(s) for s in slots]
+        for r in range(p):
+            for j in moving:
+                new[(r + bit) % p][j] = slots[r][j]
+        slots, bit = new, bit * 2
+    assert all(dst == r for r in range(p) for _, dst in slots[r])
+    return rounds
+
+
+@pytest.mark.parametrize("p", PS)
+def test_alltoall_matches_schedule(p: int) -> None:
+    pairwise = alltoall_pairwise(p)
+    assert model_time("alltoall", "pairwise", p) == pytest.approx(price(pairwise, N / p))
+    assert volume("alltoall", "pairwise", p) == pytest.approx(blocks_sent(pairwise, 0) * N / p)
+    bruck = alltoall_bruck(p)
+    simulated, formula = price(bruck, N / p), model_time("alltoall", "bruck", p)
+    if p & (p - 1) == 0:  # exact for powers of two ...
+        assert formula == pytest.approx(simulated, rel=1e-12)
+    else:  # ... and an upper bound otherwise, as the model says
+        assert simulated < formula
+
+
+@pytest.mark.parametrize("p", [2, 4, 8, 16, 1024])
+def test_power_of_two_forms_match_thakur(p: int) -> None:
+    lg, share = math.log2(p), (p - 1) / p * N
+    expected = {
+        ("allgather", "ring"): (p - 1) * ALPHA + share * BETA,
+        ("allgather", "recursive-doubling"): lg * ALPHA + share * BETA,
+        ("reduce-scatter", "ring"): (p - 1) * ALPHA + share * (BETA + GAMMA),
+        ("reduce-scatter", "recursive-halving"): lg * ALPHA + share * (BETA + GAMMA),
+        ("broadcast", "binomial-tree"): lg * (ALPHA + N * BETA),
+        ("broadcast", "scatter-allgather"): (lg + p - 1) * ALPHA + 2 * share * BETA,
+        ("reduce", "binomial-tree"): lg * (ALPHA + N * BETA + N * GAMMA),
+        ("reduce", "reduce-scatter-gather"): 2 * lg * ALPHA + 2 * share * BETA + share * GAMMA,
+        ("alltoall", "pairwise"): (p - 1) * ALPHA + share * BETA,
+        ("alltoall", "bruck"): lg * ALPHA + N / 2 * lg * BETA,
+    }
+    for (model_id, variant), seconds in expected.items():
+        assert model_time(model_id, variant, p) == pytest.approx(seconds, rel=1e-12), variant
