@@ -89,14 +89,14 @@ def _docs(args: argparse.Namespace) -> int:
 
     from mkdocs.exceptions import MkDocsException
 
-    from commatlas.docs_pages import write_record_pages
+    from commatlas.docs_pages import write_generated_pages
 
     # mkdocs reports warnings (which fail a strict build) through logging.
     logging.basicConfig(level=logging.INFO, format="%(levelname)-7s - %(message)s")
 
     config_file = REPO_ROOT / "mkdocs.yml"
     if args.action == "generate":
-        for path in write_record_pages(REPO_ROOT / "docs" / "records"):
+        for path in write_generated_pages(REPO_ROOT / "docs"):
             print(path)
         return 0
     if args.action == "build":

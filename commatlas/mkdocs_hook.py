@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from commatlas.docs_pages import write_record_pages
+from commatlas.docs_pages import write_generated_pages
 
 
 def on_pre_build(config) -> None:
-    write_record_pages(Path(config["docs_dir"]) / "records")
+    write_generated_pages(Path(config["docs_dir"]))

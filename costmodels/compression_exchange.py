@@ -86,9 +86,12 @@ def _parse(spec: str, d: float) -> tuple[str, str | None, str | None, dict[str, 
         return "qsgd", None, KERNEL_OF["qsgd"], {"b": number}
     if name == "powersgd":
         rows, cols = square_view(d)
-        if number != int(number) or not 1 <= number <= min(rows, cols):
-            raise _bad(spec, f"rank must be an integer 1-{min(rows, cols)} for this tensor")
-        return "powersgd", None, KERNEL_OF["powersgd"], {"r": number, "rows": rows, "cols": cols}
+        if number != int(number) or number < 1:
+            raise _bad(spec, "rank must be a positive integer")
+        # A tensor too small for the rank keeps full rank (min(rows, cols)): PyTorch's
+        # PowerSGD hook likewise leaves small tensors uncompressed.
+        rank = min(number, rows, cols)
+        return "powersgd", None, KERNEL_OF["powersgd"], {"r": rank, "rows": rows, "cols": cols}
     raise _bad(spec)
 
 

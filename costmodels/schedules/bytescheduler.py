@@ -70,7 +70,8 @@ def forward_shares(gradients: Sequence[Gradient], forward_s: float) -> list[floa
         return [forward_s / len(gradients)] * len(gradients)
     previous, shares = 0.0, []
     for grad in gradients:
-        shares.append(forward_s * (grad.ready_s - previous) / total)
+        # Ratio first: with tiny (even subnormal) ready times the product would underflow.
+        shares.append((grad.ready_s - previous) / total * forward_s)
         previous = grad.ready_s
     return shares
 

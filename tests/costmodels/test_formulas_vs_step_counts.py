@@ -153,3 +153,13 @@ def test_evaluate_broadcasts_arrays() -> None:
     assert out.shape == (3, 2)
     assert out[2, 1] == pytest.approx(ring_by_steps(4, 1e6)[0])
     assert math.isclose(out[0, 0], 0.0, abs_tol=0.0)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 8, 64])
+def test_colocated_ps_with_one_shard_per_worker_moves_what_ring_moves(p: int) -> None:
+    """Theory (BytePS, OSDI 2020, Sec. 2): colocated PS with S = p sends 2(p-1)/p n per machine,
+    exactly ring all-reduce's volume."""
+    n = 6.4e7
+    host = costmodels.get("parameter-server").evaluate_volume("colocated", "host", p=p, S=p, n=n)
+    ring = costmodels.get("ring-allreduce").evaluate_volume(p=p, n=n)
+    assert host == pytest.approx(ring, abs=1e-6)

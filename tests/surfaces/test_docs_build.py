@@ -73,3 +73,10 @@ def test_record_without_links_says_so() -> None:
     )
     text = record_page(record)
     assert "No cost model yet." in text and "No reference implementation yet." in text
+
+
+def test_validation_page_is_computed_at_build(site: Path) -> None:
+    html = (site / "generated" / "validation" / "index.html").read_text()
+    text = re.sub(r"<[^>]+>", "", html)
+    assert re.search(r"MAPE over the \d+ predicted rows: \d+\.\d%", text)
+    assert text.count("ResNet-50") >= 28  # every ResNet-50 row of the measured table
