@@ -40,13 +40,20 @@ def _method(args: argparse.Namespace):
 
 
 def _step_time(args: argparse.Namespace, workload) -> float:
+    """--step-time, else the measured H200 fp32 step scaled to this batch and GPU.
+
+    The GPU scaling is the ratio of peak fp32 rates (costmodels.hardware): a first-order
+    estimate that ignores memory-bound layers; pass --step-time when you have a measurement.
+    """
     if args.step_time is not None:
         return args.step_time
+    from costmodels.hardware import get_gpu
+
     profile = workload.profile("fp32")
     if profile is None:
         raise ValueError(f"--step-time is needed: {workload.name} has no measured profile")
-    # The measured H200 fp32 step, scaled linearly to this batch size.
-    return (profile.fwd_s + profile.bwd_s) * args.batch_size / profile.batch_size
+    speed = get_gpu("h200").fp32_tflops / get_gpu(args.gpu).fp32_tflops
+    return (profile.fwd_s + profile.bwd_s) * args.batch_size / profile.batch_size * speed
 
 
 def predict_command(args: argparse.Namespace) -> int:
@@ -154,6 +161,7 @@ def _cluster_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workload", required=True, help="e.g. resnet50, bert-large, gpt2-medium")
     parser.add_argument("--batch-size", type=int, required=True, help="samples per GPU")
     parser.add_argument("--step-time", type=float, help="measured single-GPU iteration seconds")
+    parser.add_argument("--gpu", default="h200", help="GPU preset used when --step-time is absent")
     parser.add_argument("--gpus-per-node", type=int, default=8)
     parser.add_argument("--intra", default="100 GB/s", help="intra-node bandwidth per GPU")
     parser.add_argument("--intra-latency", default="2 us")

@@ -106,3 +106,17 @@ def test_compare_cli_lists_every_method(capsys) -> None:
     rows = json.loads(capsys.readouterr().out)
     assert {r["workers"] for r in rows} == {8, 16}
     assert len({r["method"] for r in rows}) == len(rows) // 2
+
+
+def test_step_time_from_the_gpu_preset(capsys) -> None:
+    """Without --step-time: the H200 profile's step, scaled by batch and by peak fp32 rate."""
+    from costmodels.hardware import get_gpu
+
+    argv = ["predict", "--workload", "resnet50", "--batch-size", "32", "--nodes", "1",
+            "--gpus-per-node", "1", "--gpu", "v100", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    profile = RESNET.profile("fp32")
+    ratio = get_gpu("h200").fp32_tflops / get_gpu("v100").fp32_tflops
+    expected = (profile.fwd_s + profile.bwd_s) * 32 / profile.batch_size * ratio
+    assert out["iteration_time_s"] == pytest.approx(expected, rel=1e-9)
