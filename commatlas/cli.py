@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from commatlas.kb_commands import add_parsers as add_kb_parsers
+from commatlas.llm_commands import add_parsers as add_llm_parsers
 from commatlas.predict_commands import add_parsers as add_predict_parsers
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -146,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_kb_parsers(sub)
     add_predict_parsers(sub)
+    add_llm_parsers(sub)
     return parser
 
 

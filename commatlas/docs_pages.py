@@ -203,15 +203,18 @@ def write_record_pages(out_dir: Path, records_root: Path = RECORDS_DIR) -> list[
 
 
 def write_generated_pages(docs_dir: Path) -> list[Path]:
-    """Every generated page: one per record under records/, and generated/validation.md."""
+    """Every generated page: one per record under records/, and the validation pages."""
+    from commatlas.megatron_page import megatron_page
     from commatlas.validation_page import validation_page
 
     written = write_record_pages(Path(docs_dir) / "records")
-    target = Path(docs_dir) / "generated" / "validation.md"
-    text = validation_page()
-    if not target.is_file() or target.read_text(encoding="utf-8") != text:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(".partial")
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(target)  # whole or not at all
-    return [*written, target]
+    pages = {"validation.md": validation_page(), "validation-llm.md": megatron_page()}
+    for name, text in pages.items():
+        target = Path(docs_dir) / "generated" / name
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_suffix(".partial")
+            partial.write_text(text, encoding="utf-8")
+            partial.replace(target)  # whole or not at all
+        written.append(target)
+    return written

@@ -68,6 +68,11 @@ _ALL = {
     "H": _sym(
         "H", "H", "local steps between synchronisations (local SGD period)", "dimensionless", True
     ),
+    # Pipelines.
+    "m": _sym("m", "m", "micro-batches per pipeline per step", "dimensionless", True),
+    "v": _sym("v", "v", "virtual pipeline stages per GPU (interleaving)", "dimensionless", True),
+    "t_f": _sym("t_f", "t_f", "forward time of one micro-batch on one stage", "second"),
+    "t_b": _sym("t_b", "t_b", "backward time of one micro-batch on one stage", "second"),
 }
 
 SYMBOLS: dict[str, SymbolInfo] = {key: info for key, info in _ALL.items()}
@@ -93,6 +98,10 @@ rows = SYMBOLS["rows"].symbol
 cols = SYMBOLS["cols"].symbol
 gamma_c = SYMBOLS["gamma_c"].symbol
 H = SYMBOLS["H"].symbol
+m = SYMBOLS["m"].symbol
+v = SYMBOLS["v"].symbol
+t_f = SYMBOLS["t_f"].symbol
+t_b = SYMBOLS["t_b"].symbol
 
 
 def key_of(symbol: sp.Symbol) -> str:

@@ -3,6 +3,7 @@
 from costmodels.formulas import (
     collectives,
     compression,
+    llm,
     local_sgd,
     parameter_server,
     ring_allreduce,
@@ -12,5 +13,5 @@ from costmodels.registry import register
 
 for _module in (ring_allreduce, parameter_server, topk_sparsification, local_sgd):
     register(_module.MODEL)
-for _model in [*collectives.MODELS, *compression.MODELS]:
+for _model in [*collectives.MODELS, *compression.MODELS, *llm.MODELS]:
     register(_model)

@@ -48,6 +48,10 @@ def _values(draw, nodes: int, per_node: int) -> dict[str, float]:
         "cols": cols,
         "r": draw(st.integers(min_value=1, max_value=min(rows, cols, 64))),
         "H": draw(st.integers(min_value=1, max_value=100)),
+        "m": draw(st.integers(min_value=1, max_value=64)),
+        "v": draw(st.integers(min_value=1, max_value=4)),
+        "t_f": draw(positive),
+        "t_b": draw(positive),
     }
 
 

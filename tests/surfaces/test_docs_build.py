@@ -80,3 +80,9 @@ def test_validation_page_is_computed_at_build(site: Path) -> None:
     text = re.sub(r"<[^>]+>", "", html)
     assert re.search(r"MAPE over the \d+ predicted rows: \d+\.\d%", text)
     assert text.count("ResNet-50") >= 28  # every ResNet-50 row of the measured table
+
+
+def test_megatron_validation_page_is_computed_at_build(site: Path) -> None:
+    html = (site / "generated" / "validation-llm" / "index.html").read_text()
+    text = re.sub(r"<[^>]+>", "", html)
+    assert re.search(r"Mean absolute error over 10 rows: \d+\.\d%", text)

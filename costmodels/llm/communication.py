@@ -1,0 +1,287 @@
+"""Communication of one training step per parallel dimension: TP, PP, DP (ZeRO/FSDP), CP, EP.
+
+Notation: b micro-batch, s sequence, h hidden, L layers, t/p/d/c/e the TP/PP/DP/CP/EP degrees,
+m micro-batches per pipeline, v model chunks per device. Activations are bf16 (2 bytes). Every
+number is seconds per step spent by one GPU of the busiest pipeline stage; per micro-batch, the
+TP, PP, CP and EP terms are that value over m.
+
+Placement (Megatron-LM's order): rank = tp + t (cp + c (dp + d pp)). A group runs on the
+intra-node link when all its members share a node, else on the inter-node link; an all-reduce of
+a group with several members in each of several nodes is hierarchical (costmodels.collective_time
+"hierarchical"). Collectives are ring (Thakur et al. 2005); a rank sends and receives at once.
+
+* TP (Shoeybi et al. 2019, arXiv:1909.08053; per-layer count in Narayanan et al. SC'21 Sec. 3.2,
+  "8bsh(t-1)/t per layer per device for each microbatch"): 2 all-reduces of b(s/c)h x 2 bytes
+  forward and 2 backward per layer and micro-batch; full recomputation repeats the forward two
+  (Rajbhandari et al. 2020, Sec. 8: "two all-reduce for forward re-computation"). Sequence
+  parallelism (Korthikanti et al. 2022, arXiv:2205.05198, Sec. 4.2.2) replaces each all-reduce
+  by a reduce-scatter + all-gather, "the communication bandwidth ... are the same". Exposed.
+* PP (Narayanan et al. Sec. 3.2, 4.1, 2.2.2): per micro-batch and boundary b s h elements forward
+  and the same backward; we price b(s/c)h x 2 bytes. With the scatter/gather optimisation (default
+  when t > 1) a GPU sends 1/t of it and the receiver all-gathers over the TP group ("reduced to
+  bsh/t"); with sequence parallelism the boundary tensor is already 1/t. The interleaved schedule
+  multiplies the transfers by v ("the amount of communication also increases by v"). A middle
+  stage sends 2 m v messages per step, each alpha + bytes beta. Exposed.
+* DP over the d*c ranks holding the same weights (CP ranks replicate the weights). ZeRO volumes
+  (Rajbhandari et al. SC'20, arXiv:1910.02054, Sec. 7): stage 0 all-reduce; stages 1-2
+  reduce-scatter of gradients + all-gather of bf16 parameters (= all-reduce volume); stage 3
+  (~FSDP) two all-gathers + one reduce-scatter (3 Psi = 1.5x), here per micro-batch as ZeRO-3
+  and FSDP regather and reduce for every micro-batch. Overlap: the gradient reduction of stages
+  0-2 with the last micro-batch's backward, exposed = max(0, comm - t_b); ZeRO-3/FSDP prefetch
+  with all the step's compute, exposed = max(0, comm - m (t_f + t_b)); the all-gather after the
+  optimizer (stages 1-2) is exposed.
+* CP (Megatron-Core "Context Parallel Package" docs; Liu et al. 2023, Ring Attention,
+  arXiv:2310.01889): per layer and micro-batch an all-gather of the sequence's K and V forward,
+  and backward another all-gather of K, V (only a chunk is kept) and a reduce-scatter of dK, dV;
+  full recomputation adds one all-gather. Ring point-to-point, overlapped with attention compute:
+  exposed = max(0, comm - attention share of m (t_f + t_b)).
+* EP (GShard, Lepikhin et al. 2020, arXiv:2006.16668): every layer is MoE when experts > 1; per
+  layer and micro-batch a dispatch and a combine all-to-all forward and their two transposes
+  backward (+2 with full recomputation) of tokens x top_k x h x 2 bytes, tokens = b s/c (/t with
+  sequence parallelism, as Megatron-Core's token dispatcher holds S/TP*B local tokens). Exposed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from costmodels.collective_time import allreduce_time
+from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
+from costmodels.registry import get
+
+BF16 = 2  # bytes per activation or parameter element on the wire
+
+
+@dataclass(frozen=True)
+class CommBreakdown:
+    """Seconds per step per dimension (one GPU of the busiest stage) and the hidden parts."""
+
+    tp: float
+    pp: float
+    dp: float
+    cp: float
+    ep: float
+    dp_hidden: float = 0.0  # overlapped with the backward (ZeRO 0-2) or all compute (ZeRO-3)
+    cp_hidden: float = 0.0  # overlapped with attention compute (ring exchange)
+
+    @property
+    def total(self) -> float:
+        return self.tp + self.pp + self.dp + self.cp + self.ep
+
+    @property
+    def hidden(self) -> float:
+        return self.dp_hidden + self.cp_hidden
+
+    @property
+    def exposed(self) -> float:
+        """Communication time that adds to the step (total minus what overlaps compute)."""
+        return self.total - self.hidden
+
+    def exposed_of(self, dim: str) -> float:
+        hidden = {"dp": self.dp_hidden, "cp": self.cp_hidden}.get(dim, 0.0)
+        return float(getattr(self, dim)) - hidden
+
+
+@dataclass(frozen=True)
+class GroupSpan:
+    """Where a communication group sits: its size, nodes spanned and members per node."""
+
+    size: int
+    nodes: int
+    per_node: int  # members in each node (0 when groups are spread unevenly)
+
+
+def group_span(stride: int, size: int, world: int, gpus_per_node: int) -> GroupSpan:
+    """The worst group of ranks {base + k*stride, k < size} over all groups of the world."""
+    block = stride * size
+    if world % block:
+        raise ValueError(f"group of {size} with stride {stride} does not tile {world} ranks")
+    worst = GroupSpan(size, 1, size)
+    for start in range(0, world, block):
+        for base in range(start, start + stride):
+            counts: dict[int, int] = {}
+            for k in range(size):
+                node = (base + k * stride) // gpus_per_node
+                counts[node] = counts.get(node, 0) + 1
+            even = len(set(counts.values())) == 1
+            span = GroupSpan(size, len(counts), size // len(counts) if even else 0)
+            if (span.nodes, -span.per_node) > (worst.nodes, -worst.per_node):
+                worst = span
+    return worst
+
+
+def _link(span: GroupSpan, cluster: LLMCluster) -> dict[str, float]:
+    if span.nodes == 1:
+        return {"alpha": cluster.intra_latency_s, "beta": 1 / cluster.intra_bandwidth_Bps}
+    return {"alpha": cluster.inter_latency_s, "beta": 1 / cluster.inter_bandwidth_Bps}
+
+
+def allreduce_s(n_bytes: float, span: GroupSpan, cluster: LLMCluster) -> float:
+    """Ring all-reduce inside a node or over single-member nodes; hierarchical otherwise."""
+    if span.size == 1 or n_bytes == 0:
+        return 0.0
+    if span.nodes > 1 and span.per_node > 1:
+        return float(
+            allreduce_time(
+                "hierarchical", p=span.size, g=span.per_node, n=n_bytes, gamma=0.0,
+                alpha=cluster.inter_latency_s, beta=1 / cluster.inter_bandwidth_Bps,
+                alpha_intra=cluster.intra_latency_s, beta_intra=1 / cluster.intra_bandwidth_Bps,
+            )
+        )  # fmt: skip
+    return float(allreduce_time("ring", p=span.size, n=n_bytes, gamma=0.0, **_link(span, cluster)))
+
+
+def collective_s(kind: str, n_bytes: float, span: GroupSpan, cluster: LLMCluster) -> float:
+    """One ring all-gather / reduce-scatter or pairwise all-to-all of n bytes per rank."""
+    if span.size == 1 or n_bytes == 0:
+        return 0.0
+    model_id, variant = {"all-gather": ("allgather", "ring"),
+                         "reduce-scatter": ("reduce-scatter", "ring"),
+                         "all-to-all": ("alltoall", "pairwise")}[kind]  # fmt: skip
+    values = dict(p=span.size, n=n_bytes, gamma=0.0, **_link(span, cluster))
+    return float(get(model_id).evaluate(variant, **values))
+
+
+# --- parameters one GPU holds (the DP volume) ---------------------------------------------------
+def layer_parameters(shape: TransformerShape) -> tuple[int, int]:
+    """(dense, expert) parameters of one layer. GPT style (no gated MLP): biases and LayerNorm
+    weight + bias, 12h^2 + 13h per layer as in Narayanan et al. Eq. 2; gated (Llama) style: no
+    biases, two RMSNorm weights. MoE: the router (h x experts) is dense, the experts' MLPs not."""
+    h, f = shape.hidden, shape.ffn_size
+    kv = shape.kv_head_count * (h // shape.heads)
+    biased = not shape.gated_mlp
+    attention = 2 * h * h + 2 * h * kv + (2 * h + 2 * kv if biased else 0)
+    mlp = (3 if shape.gated_mlp else 2) * h * f + (f + h if biased else 0)
+    norms = 4 * h if biased else 2 * h
+    if shape.experts == 1:
+        return attention + mlp + norms, 0
+    return attention + norms + h * shape.experts, shape.experts * mlp
+
+
+def stage_parameters_per_gpu(shape: TransformerShape, layout: Layout) -> tuple[float, float]:
+    """(dense, expert) parameters on one GPU of the busiest stage, split by t (and experts by e).
+
+    The first stage adds the input embedding (V h, plus s h learned positions GPT style), the last
+    stage the output layer (V h; Megatron keeps a copy of tied embeddings there). The final norm
+    is left out, as in Narayanan et al.'s Eq. 2. Replicated norms
+    and row-parallel biases are divided by t too (a few h per layer; approximation).
+    """
+    dense, expert = layer_parameters(shape)
+    layers = shape.layers / layout.pp
+    first = shape.vocab * shape.hidden + (0 if shape.gated_mlp else shape.seq_len * shape.hidden)
+    # Tied embeddings are one tensor when one stage holds both ends, a copy on the last otherwise.
+    last = shape.vocab * shape.hidden if (layout.pp > 1 or not shape.tied_embeddings) else 0
+    edge = first + last if layout.pp == 1 else max(first, last)
+    return (layers * dense + edge) / layout.tp, layers * expert / (layout.tp * layout.ep)
+
+
+# --- per dimension ------------------------------------------------------------------------------
+def _spans(layout: Layout, cluster: LLMCluster) -> dict[str, GroupSpan]:
+    t, c, d, p, e = layout.tp, layout.cp, layout.dp, layout.pp, layout.ep
+    if (c * d) % e:
+        raise ValueError(f"ep={e} must divide the cp x dp = {c * d} ranks it is carved from")
+    world, gpn = layout.gpus, cluster.gpus_per_node
+    return {
+        "tp": group_span(1, t, world, gpn),
+        "cp": group_span(t, c, world, gpn),
+        "dp": group_span(t, c * d, world, gpn),  # CP ranks hold the same weights
+        "ep": group_span(t, e, world, gpn),  # EP beside CP inside the cp x dp ranks
+        "edp": group_span(t * e, c * d // e, world, gpn),  # replicas of one expert shard
+        "pp": group_span(t * c * d, p, world, gpn),
+    }
+
+
+def _pp_seconds(layout: Layout, cluster: LLMCluster, act: float, spans: dict, sg: bool) -> float:
+    if layout.pp == 1:
+        return 0.0
+    link = _link(spans["pp"], cluster)
+    if layout.sequence_parallel:
+        sent, gather = act / layout.tp, 0.0  # boundary tensor already sharded along s
+    elif sg and layout.tp > 1:
+        sent = act / layout.tp
+        gather = collective_s("all-gather", act, spans["tp"], cluster)
+    else:
+        sent, gather = act, 0.0
+    v = layout.interleave if layout.schedule == "interleaved" else 1
+    transfers = 2 * layout.micro_batches * v  # one activation out, one gradient out
+    return transfers * (link["alpha"] + sent * link["beta"] + gather)
+
+
+def communication_breakdown(
+    shape: TransformerShape,
+    layout: Layout,
+    cluster: LLMCluster,
+    *,
+    fwd_s_per_microbatch: float = 0.0,
+    bwd_s_per_microbatch: float = 0.0,
+    grad_bytes: int = 2,
+    pp_scatter_gather: bool = True,
+) -> CommBreakdown:
+    """Seconds per training step per parallel dimension, with the parts hidden under compute.
+
+    ``fwd_s_per_microbatch``/``bwd_s_per_microbatch``: one micro-batch's compute on the stage
+    (the overlap windows; 0 leaves all communication exposed). ``grad_bytes``: 2 for bf16
+    gradient reduction, 4 for Megatron's ``--accumulate-allreduce-grads-in-fp32``.
+    """
+    spans = _spans(layout, cluster)
+    m, layers = layout.micro_batches, shape.layers / layout.pp
+    full = layout.recompute == "full"
+    act = layout.micro_batch * shape.seq_len / layout.cp * shape.hidden * BF16
+
+    if layout.sequence_parallel:
+        tp_one = collective_s("reduce-scatter", act, spans["tp"], cluster) + collective_s(
+            "all-gather", act, spans["tp"], cluster
+        )
+    else:
+        tp_one = allreduce_s(act, spans["tp"], cluster)
+    tp = m * layers * (6 if full else 4) * tp_one
+
+    pp = _pp_seconds(layout, cluster, act, spans, pp_scatter_gather)
+
+    dense, expert = stage_parameters_per_gpu(shape, layout)
+    grads = [(dense, spans["dp"]), (expert, spans["edp"])]
+    if layout.zero == 0:
+        reduce = sum(allreduce_s(grad_bytes * n, s, cluster) for n, s in grads)
+        gather = 0.0
+    else:
+        reduce = sum(collective_s("reduce-scatter", grad_bytes * n, s, cluster) for n, s in grads)
+        gather = sum(collective_s("all-gather", BF16 * n, s, cluster) for n, s in grads)
+    if layout.zero == 3:
+        dp = m * (reduce + 2 * gather)
+        window = m * (fwd_s_per_microbatch + bwd_s_per_microbatch)
+        dp_hidden = min(dp, window)
+    else:
+        dp = reduce + gather
+        dp_hidden = min(reduce, bwd_s_per_microbatch)
+
+    kv = 2 * layout.micro_batch * shape.seq_len * BF16 * (shape.hidden // shape.heads)
+    kv *= max(1.0, shape.kv_head_count / layout.tp)  # KV heads split by TP, at least one each
+    cp_gather = collective_s("all-gather", kv, spans["cp"], cluster)
+    cp_reduce = collective_s("reduce-scatter", kv, spans["cp"], cluster)
+    cp = m * layers * ((3 if full else 2) * cp_gather + cp_reduce)
+    cp_hidden = min(cp, _attention_share(shape) * m * (fwd_s_per_microbatch + bwd_s_per_microbatch))
+
+    ep = 0.0
+    if shape.experts > 1:
+        tokens = layout.micro_batch * shape.seq_len / layout.cp
+        tokens /= layout.tp if layout.sequence_parallel else 1
+        routed = tokens * shape.top_k * shape.hidden * BF16
+        ep = (
+            m
+            * layers
+            * (6 if full else 4)
+            * collective_s("all-to-all", routed, spans["ep"], cluster)
+        )
+    return CommBreakdown(tp, pp, dp, cp, ep, dp_hidden=dp_hidden, cp_hidden=cp_hidden)
+
+
+def _attention_share(shape: TransformerShape) -> float:
+    """Attention-core FLOPs (QK^T and AV, 4 s h per token) over the layer's forward FLOPs.
+
+    For GPT this is (s/6h)/(1 + s/6h), the split of Narayanan et al.'s per-layer count
+    24bsh^2 + 4bs^2h; the same ratio holds for backward (both double). CP shrinks both parts.
+    """
+    dense, expert = layer_parameters(shape)
+    active = dense + (expert * shape.top_k / shape.experts if shape.experts > 1 else 0)
+    core = 4 * shape.seq_len * shape.hidden
+    return core / (2 * active + core)

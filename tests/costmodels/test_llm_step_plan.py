@@ -1,0 +1,181 @@
+"""Step time, planner and the Megatron-LM validation (issue 5).
+
+Formulas are checked against counts written out here (parameters tensor by tensor, GEMM FLOPs
+matrix by matrix), the planner against a brute-force loop, and the whole model against
+Narayanan et al. SC'21 Table 1 with a stated tolerance.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import pytest
+
+from costmodels.hardware import GPU, get_gpu
+from costmodels.llm.compute import compute_seconds, flops_per_step
+from costmodels.llm.megatron_table import (
+    A100_PEAK_FLOPS,
+    SEQ_LEN,
+    TABLE_1,
+    VOCAB,
+    layout_for,
+    paper_flops_per_iteration,
+    paper_parameter_count,
+    validate_megatron,
+)
+from costmodels.llm.planner import enumerate_layouts, plan
+from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
+from costmodels.llm.step import predict_step
+
+# --- the published table ------------------------------------------------------------------------
+
+
+def gpt_parameters_by_tensor(layers: int, h: int, vocab: int, seq: int) -> int:
+    per_layer = (
+        3 * h * h + 3 * h  # fused QKV weight and bias
+        + h * h + h  # attention output projection
+        + 4 * h * h + 4 * h  # MLP fc1 (h -> 4h)
+        + 4 * h * h + h  # MLP fc2 (4h -> h)
+        + 2 * 2 * h  # two LayerNorms, weight and bias
+    )  # fmt: skip
+    return layers * per_layer + vocab * h + seq * h  # + token and position embeddings (tied)
+
+
+@pytest.mark.parametrize("run", TABLE_1, ids=lambda r: f"{r.params_billion}B")
+def test_table_rows_are_self_consistent(run) -> None:
+    count = gpt_parameters_by_tensor(run.layers, run.hidden, VOCAB, SEQ_LEN)
+    assert count == pytest.approx(paper_parameter_count(run.layers, run.hidden), rel=1e-12)
+    assert count / 1e9 == pytest.approx(run.params_billion, abs=0.05)  # printed to 0.1 B
+    assert run.tp * run.pp * run.dp == run.gpus and run.global_batch % run.dp == 0
+    # Percent of peak and aggregate follow from the per-GPU TFLOP/s, up to the printed rounding.
+    assert 100 * run.tflops_per_gpu / 312 == pytest.approx(run.percent_of_peak, abs=0.6)
+    slack = 0.5 * run.gpus / 1e3 + 0.05  # per-GPU value printed to 1 TFLOP/s
+    assert run.tflops_per_gpu * run.gpus / 1e3 == pytest.approx(run.aggregate_pflops, abs=slack)
+
+
+@pytest.mark.parametrize("run", TABLE_1[::3], ids=lambda r: f"{r.params_billion}B")
+def test_paper_flops_equal_a_gemm_count(run) -> None:
+    b, s, n_layers, h, v = run.global_batch, SEQ_LEN, run.layers, run.hidden, VOCAB
+    layer_fwd = 2 * (3 * h * h + h * h + 8 * h * h) * s + 2 * 2 * s * s * h  # weights + QK^T, AV
+    logit_fwd = 2 * s * h * v
+    # full recomputation: layers run forward twice + backward (2 forwards); logits 3 forwards
+    count = b * (4 * n_layers * layer_fwd + 3 * logit_fwd)
+    assert paper_flops_per_iteration(run) == pytest.approx(count, rel=1e-12)
+    assert flops_per_step(run.shape, b, "full").hardware == pytest.approx(count, rel=1e-12)
+
+
+def test_megatron_validation_error_bound() -> None:
+    """Measured when written: mean |error| 13.9 %; rows from 7.5B up within 11 %. The small
+    models are over-predicted (+49 %, +29 %) because compute.py's GEMM efficiency (an estimate)
+    is high for h/t = 2304-3072 and non-GEMM kernels are not modelled. Bounds hold that."""
+    rows, mean_abs = validate_megatron()
+    assert len(rows) == len(TABLE_1)
+    assert mean_abs < 0.16
+    for row in rows:
+        assert row.published_tflops == row.run.tflops_per_gpu
+        assert abs(row.error) < (0.12 if row.run.params_billion >= 7.5 else 0.55), row
+        assert row.predicted_tflops * 1e12 < A100_PEAK_FLOPS  # never above peak
+
+
+def test_validation_layouts_follow_the_paper() -> None:
+    for run in TABLE_1:
+        layout = layout_for(run)
+        assert (layout.tp, layout.pp, layout.dp) == (run.tp, run.pp, run.dp)
+        assert layout.recompute == "full" and layout.micro_batch == 1 and layout.zero == 0
+        assert (run.layers // run.pp) % layout.interleave == 0
+
+
+# --- step ---------------------------------------------------------------------------------------
+
+SMALL = TransformerShape(layers=8, hidden=1024, heads=16, seq_len=512, vocab=8192)
+
+
+def cluster(bandwidth: float = 300e9, inter: float = 25e9, latency: float = 2e-6) -> LLMCluster:
+    return LLMCluster(get_gpu("a100-80gb"), 8, bandwidth, inter, latency, latency)
+
+
+def test_single_gpu_step_is_pure_compute() -> None:
+    layout = Layout(tp=1, pp=1, dp=1, global_batch=8, micro_batch=2)
+    step = predict_step(SMALL, layout, cluster())
+    hw = flops_per_step(SMALL, 8, "none").hardware
+    assert step.iteration_time_s == pytest.approx(
+        compute_seconds(hw, get_gpu("a100"), SMALL, layout)
+    )
+    assert step.bubble_fraction == 0 and step.exposed_comm_s == 0
+    assert step.tflops_per_gpu == pytest.approx(hw / step.iteration_time_s / 1e12)
+
+
+@pytest.mark.parametrize(("pp", "v", "m"), [(4, 1, 8), (4, 2, 8), (2, 4, 4)])
+def test_pipeline_time_without_communication(pp: int, v: int, m: int) -> None:
+    """With free links the step is (m + (p-1)/v) micro-batches of the slowest (last) stage."""
+    free = cluster(1e30, 1e30, 0.0)
+    layout = Layout(tp=1, pp=pp, dp=1, global_batch=m, interleave=v, recompute="full")
+    step = predict_step(SMALL, layout, free)
+    flops = flops_per_step(SMALL, m, "full")
+    logits = 6 * m * SMALL.seq_len * SMALL.hidden * SMALL.vocab  # fwd + bwd of 2hV per token
+    last_stage = (flops.hardware - logits) / pp + logits
+    t_stage = compute_seconds(last_stage, get_gpu("a100"), SMALL, layout)
+    assert step.iteration_time_s == pytest.approx(t_stage / m * (m + (pp - 1) / v), rel=1e-9)
+    assert step.bubble_fraction == pytest.approx((pp - 1) / (v * m))
+
+
+def test_step_laws() -> None:
+    layout = Layout(tp=4, pp=2, dp=2, global_batch=16, micro_batch=1, zero=1, recompute="full")
+    slow, fast = predict_step(SMALL, layout, cluster()), predict_step(SMALL, layout, cluster(3e12))
+    assert fast.iteration_time_s <= slow.iteration_time_s  # more bandwidth is never slower
+    assert slow.model_flops_utilization < slow.hardware_flops_utilization <= 1
+    assert slow.tflops_per_gpu == pytest.approx(slow.hardware_flops_utilization * 312)
+    assert slow.tp_comm_s > 0 and slow.pp_comm_s > 0 and slow.dp_comm_s > 0
+    # interleave > 1 implies the interleaved schedule whatever the Layout says
+    a = predict_step(SMALL, replace(layout, interleave=2), cluster())
+    b = predict_step(SMALL, replace(layout, interleave=2, schedule="interleaved"), cluster())
+    assert a == b
+
+
+# --- planner ------------------------------------------------------------------------------------
+
+TINY = TransformerShape(layers=4, hidden=256, heads=4, seq_len=128, vocab=1000)
+
+
+def brute_force(shape, gpus, clu, batch) -> list[Layout]:
+    """Every combination, filtered by the rules as the issue states them."""
+    out = []
+    for tp, pp, dp, mb, v, zero, sp, rc in itertools.product(
+        range(1, gpus + 1), range(1, gpus + 1), range(1, gpus + 1), (1, 2, 4, 8),
+        range(1, shape.layers + 1), (0, 1, 2, 3), (False, True), ("none", "selective", "full"),
+    ):  # fmt: skip
+        if tp * pp * dp != gpus or shape.heads % tp or tp > clu.gpus_per_node:
+            continue
+        if shape.layers % pp or (shape.layers // pp) % v or batch % (dp * mb):
+            continue
+        m = batch // (dp * mb)
+        if v > 1 and (pp == 1 or m % pp):  # interleaving: m a multiple of pp (SC'21 §2.2.2)
+            continue
+        if (dp == 1 and zero) or (tp == 1 and sp):  # duplicates of zero=0 / sp=False
+            continue
+        out.append(Layout(tp=tp, pp=pp, dp=dp, global_batch=batch, micro_batch=mb,
+                          interleave=v, zero=zero, sequence_parallel=sp, recompute=rc,
+                          schedule="interleaved" if v > 1 else "1f1b"))  # fmt: skip
+    return out
+
+
+def test_planner_matches_brute_force() -> None:
+    # A GPU small enough that some layouts do not fit: 24 MiB usable as 90 % of the memory.
+    tiny_gpu = GPU("tiny", 312.0, 312.0, 19.5, 24 / 0.9 / 1024, 2e12, "test")
+    clu = LLMCluster(tiny_gpu, 4, 300e9, 25e9)
+    expected = brute_force(TINY, 8, clu, 16)
+    assert sorted(map(repr, enumerate_layouts(TINY, 8, clu, 16))) == sorted(map(repr, expected))
+    predictions = {repr(lay): predict_step(TINY, lay, clu) for lay in expected}
+    fitting = [lay for lay in expected if predictions[repr(lay)].fits]
+    assert 0 < len(fitting) < len(expected)
+    ranked = plan(TINY, 8, clu, 16)
+    assert sorted(repr(c.layout) for c in ranked) == sorted(map(repr, fitting))
+    times = [c.prediction.iteration_time_s for c in ranked]
+    assert times == sorted(times)
+    assert times[0] == min(predictions[repr(lay)].iteration_time_s for lay in fitting)
+
+
+def test_planner_rejects_bad_gpu_count() -> None:
+    with pytest.raises(ValueError, match="gpus"):
+        list(enumerate_layouts(TINY, 0, cluster(), 16))
