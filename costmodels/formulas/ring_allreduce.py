@@ -8,11 +8,24 @@ Every step costs one message latency and n/p bytes; only the reduce-scatter half
 
 from __future__ import annotations
 
+import sympy as sp
+
 from costmodels.model import CostModel, Variant
 from costmodels.symbols import alpha, beta, gamma, n, p
 
-TIME = 2 * (p - 1) * alpha + 2 * (p - 1) / p * n * beta + (p - 1) / p * n * gamma
-BYTES_SENT_PER_RANK = 2 * (p - 1) / p * n
+
+def ring_allreduce_time(message: sp.Expr) -> sp.Expr:
+    """Seconds of a ring all-reduce of ``message`` bytes among p ranks (the formula above)."""
+    return 2 * (p - 1) * alpha + 2 * (p - 1) / p * message * beta + (p - 1) / p * message * gamma
+
+
+def ring_allreduce_bytes(message: sp.Expr) -> sp.Expr:
+    """Bytes one rank sends in a ring all-reduce of ``message`` bytes (p divides it evenly)."""
+    return 2 * (p - 1) / p * message
+
+
+TIME = ring_allreduce_time(n)
+BYTES_SENT_PER_RANK = ring_allreduce_bytes(n)
 
 MODEL = CostModel(
     id="ring-allreduce",

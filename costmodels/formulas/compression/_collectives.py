@@ -14,21 +14,14 @@ from __future__ import annotations
 
 import sympy as sp
 
+from costmodels.formulas.ring_allreduce import ring_allreduce_bytes, ring_allreduce_time
 from costmodels.symbols import alpha, beta, gamma, gamma_c, p
+
+__all__ = ["ring_allreduce_bytes", "ring_allreduce_time"]  # re-exported for the models here
 
 # 1 when there is someone to talk to (p >= 2), 0 for a single worker: a lone worker skips
 # compression, which keeps the project's law "p = 1 costs nothing" true for these models.
 ACTIVE = sp.Min(1, p - 1)
-
-
-def ring_allreduce_time(message: sp.Expr) -> sp.Expr:
-    """Seconds of a ring all-reduce of ``message`` bytes (Patarasuk and Yuan 2009)."""
-    return 2 * (p - 1) * alpha + 2 * (p - 1) / p * message * beta + (p - 1) / p * message * gamma
-
-
-def ring_allreduce_bytes(message: sp.Expr) -> sp.Expr:
-    """Bytes one rank sends in a ring all-reduce of ``message`` bytes."""
-    return 2 * (p - 1) / p * message
 
 
 def ring_allgather_time(payload: sp.Expr, summed_per_payload: sp.Expr) -> sp.Expr:

@@ -9,13 +9,13 @@ al., SC'20, Section 7).
 
 from __future__ import annotations
 
+from costmodels.formulas.collectives._steps import ring_allgather, ring_reduce_scatter
 from costmodels.model import CostModel, Variant
 from costmodels.symbols import alpha, beta, gamma, n, p
 
-
-def ring_phases(phases: int, reductions: int = 1):
-    """``phases`` ring collectives of (p-1) steps of n/p bytes; ``reductions`` of them add."""
-    return phases * (p - 1) * (alpha + n / p * beta) + reductions * (p - 1) / p * n * gamma
+# Reduce-scatter the gradients, then all-gather parameters once (stages 1-2) or twice (stage 3).
+TWO_PHASES = ring_reduce_scatter(p, n, alpha, beta, gamma) + ring_allgather(p, n, alpha, beta)
+THREE_PHASES = TWO_PHASES + ring_allgather(p, n, alpha, beta)
 
 
 ZERO = CostModel(
@@ -23,12 +23,12 @@ ZERO = CostModel(
     title="ZeRO data parallelism: traffic per step by stage",
     variants={
         "stage-1-2": Variant(
-            time=ring_phases(2),
+            time=TWO_PHASES,
             bytes_sent={"rank": 2 * (p - 1) / p * n},
             description="reduce-scatter gradients + all-gather parameters",
         ),
         "stage-3": Variant(
-            time=ring_phases(3),
+            time=THREE_PHASES,
             bytes_sent={"rank": 3 * (p - 1) / p * n},
             description="parameters gathered for forward and again for backward",
         ),
@@ -48,12 +48,12 @@ FSDP = CostModel(
     title="PyTorch FSDP: traffic per step",
     variants={
         "full-shard": Variant(
-            time=ring_phases(3),
+            time=THREE_PHASES,
             bytes_sent={"rank": 3 * (p - 1) / p * n},
             description="all-gather forward, all-gather backward, reduce-scatter gradients",
         ),
         "shard-grad-op": Variant(
-            time=ring_phases(2),
+            time=TWO_PHASES,
             bytes_sent={"rank": 2 * (p - 1) / p * n},
             description="parameters kept after forward: one all-gather, one reduce-scatter",
         ),

@@ -11,27 +11,23 @@ an all-gather of the same total volume. n below is the activation size b*s*h*w i
 
 from __future__ import annotations
 
+from costmodels.formulas.collectives._steps import ring_allgather, ring_reduce_scatter
+from costmodels.formulas.ring_allreduce import ring_allreduce_bytes, ring_allreduce_time
 from costmodels.model import CostModel, Variant
 from costmodels.symbols import alpha, beta, gamma, n, p
-
-
-def ring_allreduce(messages: int):
-    """``messages`` ring all-reduces of n bytes among p ranks."""
-    return messages * (2 * (p - 1) * alpha + 2 * (p - 1) / p * n * beta + (p - 1) / p * n * gamma)
-
 
 TP = CostModel(
     id="megatron-tp",
     title="Megatron tensor parallelism: activation all-reduces per layer",
     variants={
         "per-layer": Variant(
-            time=ring_allreduce(4),
-            bytes_sent={"rank": 4 * 2 * (p - 1) / p * n},
+            time=4 * ring_allreduce_time(n),
+            bytes_sent={"rank": 4 * ring_allreduce_bytes(n)},
             description="2 all-reduces forward + 2 backward of n = b*s*h*w bytes, ring",
         ),
         "per-layer-full-recompute": Variant(
-            time=ring_allreduce(6),
-            bytes_sent={"rank": 6 * 2 * (p - 1) / p * n},
+            time=6 * ring_allreduce_time(n),
+            bytes_sent={"rank": 6 * ring_allreduce_bytes(n)},
             description="the forward all-reduces run again when activations are recomputed",
         ),
     },
@@ -53,8 +49,8 @@ SEQUENCE_PARALLEL = CostModel(
     title="Sequence parallelism: reduce-scatter + all-gather instead of all-reduce",
     variants={
         "per-layer": Variant(
-            time=4 * (p - 1) * (alpha + n / p * beta + n / p * gamma)
-            + 4 * (p - 1) * (alpha + n / p * beta),
+            time=4 * ring_reduce_scatter(p, n, alpha, beta, gamma)
+            + 4 * ring_allgather(p, n, alpha, beta),
             bytes_sent={"rank": 8 * (p - 1) / p * n},
             description="4 reduce-scatters + 4 all-gathers of n bytes per layer (ring)",
         )
