@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 
 import costmodels
-from reference_impls.registry import registered
+from reference_impls.registry import entries, registered
 from taxonomy import load_taxonomy
 
 RECORDS = load_taxonomy().records.values()
@@ -26,8 +26,27 @@ def test_every_cost_model_is_named_by_exactly_one_record() -> None:
 
 def test_every_reference_impl_is_named_by_exactly_one_record() -> None:
     named = Counter(r.reference_impl for r in RECORDS if r.reference_impl)
-    assert set(named) == registered()
     assert all(count == 1 for count in named.values()), named
+    assert set(named) <= registered(), set(named) - registered()
+    by_id = {r.id: r for r in RECORDS}
+    for target, entry in entries().items():
+        if target in named:
+            owner = next(r for r in RECORDS if r.reference_impl == target)
+            assert entry.record in (None, owner.id), (target, entry.record, owner.id)
+            continue
+        # Not a record's primary entry point: it must declare a record that has one.
+        assert entry.record in by_id, f"{target} is named by no record and declares none"
+        assert by_id[entry.record].reference_impl, f"{entry.record} has no primary impl"
+
+
+def test_declared_variants_exist_in_the_cost_model() -> None:
+    by_id = {r.id: r for r in RECORDS}
+    for target, entry in entries().items():
+        record_id = entry.record or next(r.id for r in RECORDS if r.reference_impl == target)
+        model_id = by_id[record_id].cost_model
+        if entry.variant is not None:
+            assert model_id, f"{target} declares {entry.variant} but {record_id} has no model"
+            assert entry.variant in costmodels.get(model_id).variants, (target, entry.variant)
 
 
 def test_cost_model_ids_equal_their_record_ids() -> None:

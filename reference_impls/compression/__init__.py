@@ -1,9 +1,23 @@
-"""Gradient compressors behind one interface, error feedback, the exchange and a DDP hook."""
+"""Gradient compressors behind one interface, error feedback, the exchange and a DDP hook.
 
-from reference_impls.compression.base import Compressor
+``get(record_id, **config)`` builds any compressor; ``allreduce_compressed`` averages through it.
+"""
+
+from reference_impls.compression.base import Aggregated, Compressor
+from reference_impls.compression.catalog import available, get, register_compressor
 from reference_impls.compression.ddp_hook import ddp_comm_hook
 from reference_impls.compression.error_feedback import ErrorFeedback
-from reference_impls.compression.exchange import compressed_allreduce
+from reference_impls.compression.exchange import allreduce_compressed
 from reference_impls.compression.topk import TopK
 
-__all__ = ["Compressor", "ErrorFeedback", "TopK", "compressed_allreduce", "ddp_comm_hook"]
+__all__ = [
+    "Aggregated",
+    "Compressor",
+    "ErrorFeedback",
+    "TopK",
+    "allreduce_compressed",
+    "available",
+    "ddp_comm_hook",
+    "get",
+    "register_compressor",
+]

@@ -2,24 +2,46 @@
 
 ``compress(tensor, name) -> (payload, ctx)`` turns a gradient into the tensors that travel;
 ``decompress(payload, ctx) -> tensor`` rebuilds a dense tensor of the original shape. A compressor
-also declares how its payload may be combined across ranks (``"allreduce"`` when payloads of
-different ranks can be summed element-wise, ``"allgather"`` when they must be gathered and
-decompressed one by one), whether it is unbiased, and how many bytes its payload has.
+declares how payloads of different ranks are combined:
+
+- ``"allreduce"``: payloads can be summed element-wise (fp16, PowerSGD's factors ...);
+- ``"allgather"``: payloads are gathered and decompressed one by one (top-k, QSGD ...);
+- ``"custom"``: the method has its own message pattern (gTop-k's tree merge, PowerSGD's two
+  rounds, signSGD's majority vote); the compressor overrides :meth:`Compressor.aggregate`.
+  For these, ``compress``/``decompress`` still describe what *one* rank's compression does
+  to its tensor with no communication (used by error feedback and the statistical tests).
+
+It also declares whether it is unbiased (E[decompress(compress(g))] == g) and its wire bytes.
+:meth:`Compressor.aggregate` is the one entry point the exchange, the DDP hook and error feedback
+call: it returns the sum over ranks and this rank's own decompressed contribution.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import torch
+import torch.distributed as dist
 
-Communication = Literal["allreduce", "allgather"]
+from reference_impls.collectives.ring import ring_allgather, ring_allreduce
+
+Communication = Literal["allreduce", "allgather", "custom"]
 Payload = tuple[torch.Tensor, ...]
 
 
+class Aggregated(NamedTuple):
+    """What :meth:`Compressor.aggregate` returns."""
+
+    #: sum over the ranks of the group of each rank's decompressed contribution
+    total: torch.Tensor
+    #: this rank's own decompressed contribution (what error feedback subtracts)
+    local: torch.Tensor
+
+
 class Compressor(ABC):
-    """Base class: stateless unless wrapped (see :class:`ErrorFeedback`)."""
+    """Base class. Stateful compressors keep state per tensor ``name`` and override
+    :meth:`state_dict` / :meth:`load_state_dict`."""
 
     #: how payloads from different ranks are combined
     communication: Communication
@@ -31,7 +53,7 @@ class Compressor(ABC):
         """Return the tensors to send and the context needed to decompress them.
 
         ``name`` identifies the tensor across iterations (a parameter or DDP bucket); stateful
-        wrappers key their state by it, stateless compressors ignore it.
+        compressors key their state by it, stateless compressors ignore it.
         """
 
     @abstractmethod
@@ -40,4 +62,39 @@ class Compressor(ABC):
 
     @abstractmethod
     def wire_bytes(self, numel: int, dtype: torch.dtype) -> int:
-        """Bytes of the payload for a tensor of ``numel`` elements of ``dtype``."""
+        """Bytes of one rank's payload for a tensor of ``numel`` elements of ``dtype``."""
+
+    def aggregate(
+        self, tensor: torch.Tensor, name: str = "", group: dist.ProcessGroup | None = None
+    ) -> Aggregated:
+        """Compress, exchange and decompress: the sum over ranks and this rank's contribution.
+
+        Default for ``"allreduce"`` (ring all-reduce of every payload part, then one decompress)
+        and ``"allgather"`` (ring all-gather of every part, decompress each rank's payload and
+        sum in rank order, so the result is bitwise identical on every rank). ``"custom"``
+        compressors override this method.
+        """
+        payload, ctx = self.compress(tensor, name)
+        local = self.decompress(payload, ctx).view(tensor.shape)
+        if self.communication == "allreduce":
+            summed = tuple(part.clone() for part in payload)
+            for part in summed:
+                ring_allreduce(part, group)
+            return Aggregated(self.decompress(summed, ctx).view(tensor.shape), local)
+        if self.communication == "allgather":
+            gathered = [ring_allgather(part.contiguous(), group) for part in payload]
+            total = torch.zeros_like(tensor)
+            for r in range(dist.get_world_size(group)):
+                total += self.decompress(tuple(g[r] for g in gathered), ctx).view(tensor.shape)
+            return Aggregated(total, local)
+        raise NotImplementedError(
+            f"{type(self).__name__}: communication={self.communication!r} needs its own aggregate()"
+        )
+
+    def state_dict(self) -> dict[str, Any]:
+        """Per-tensor state to checkpoint (empty for stateless compressors)."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state:
+            raise ValueError(f"{type(self).__name__} is stateless; got state keys {list(state)}")

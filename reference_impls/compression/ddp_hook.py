@@ -1,8 +1,8 @@
 """Register any compressor as a PyTorch DDP communication hook.
 
 DDP hands the hook one flat gradient bucket at a time; the hook compresses it (error-feedback
-state is keyed by the bucket's index), exchanges it with :func:`compressed_allreduce`, divides by
-the world size (DDP averages gradients) and returns a completed future.
+state is keyed by the bucket's index), averages it with :func:`allreduce_compressed` (DDP
+averages gradients) and returns a completed future.
 
 Example::
 
@@ -19,7 +19,7 @@ import torch
 import torch.distributed as dist
 
 from reference_impls.compression.base import Compressor
-from reference_impls.compression.exchange import compressed_allreduce
+from reference_impls.compression.exchange import allreduce_compressed
 
 
 def ddp_comm_hook(
@@ -29,8 +29,7 @@ def ddp_comm_hook(
 
     def hook(state: Any, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
         grad = bucket.buffer()
-        compressed_allreduce(grad, compressor, name=f"bucket{bucket.index()}", group=group)
-        grad.div_(dist.get_world_size(group))
+        allreduce_compressed(grad, compressor, group, name=f"bucket{bucket.index()}")
         future: torch.futures.Future[torch.Tensor] = torch.futures.Future()
         future.set_result(grad)
         return future

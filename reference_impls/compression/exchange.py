@@ -1,10 +1,14 @@
-"""Combine compressed payloads across ranks: the communication half of every compressor.
+"""Average (or sum) a tensor across ranks through a compressor: the contract's one entry point.
 
-All-gather compressors (top-k, random-k ...): every rank's payload travels to every rank by ring
-all-gather and each rank decompresses and sums the p payloads. A rank sends (p-1) times its
-payload's bytes. The result is the same sum on every rank (summed in rank order, so bitwise
-identical everywhere). All-reduce-compatible compressors are summed in compressed form with ring
-all-reduce.
+``allreduce_compressed(tensor, compressor, group=None)`` replaces ``tensor`` in place by the mean
+over ranks of what each rank's compressor lets through, picking the message pattern the
+compressor declares (ring all-reduce of payloads, ring all-gather of payloads, or the method's own
+pattern); see :meth:`reference_impls.compression.base.Compressor.aggregate`.
+
+Example::
+
+    from reference_impls.compression import allreduce_compressed, get
+    allreduce_compressed(grad, get("qsgd", levels=16))     # grad becomes the average estimate
 """
 
 from __future__ import annotations
@@ -12,26 +16,27 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
-from reference_impls.collectives.ring import ring_allgather, ring_allreduce
 from reference_impls.compression.base import Compressor
 
 
-def compressed_allreduce(
+def allreduce_compressed(
     tensor: torch.Tensor,
     compressor: Compressor,
-    name: str = "",
     group: dist.ProcessGroup | None = None,
+    *,
+    name: str = "",
+    average: bool = True,
 ) -> None:
-    """Replace ``tensor`` in place by the sum over ranks of decompress(compress(tensor))."""
-    payload, ctx = compressor.compress(tensor, name)
-    if compressor.communication == "allreduce":
-        for part in payload:
-            ring_allreduce(part, group)
-        total = compressor.decompress(payload, ctx)
-    else:
-        gathered = [ring_allgather(part.contiguous(), group) for part in payload]
-        p = dist.get_world_size(group)
-        total = torch.zeros_like(tensor)
-        for r in range(p):
-            total += compressor.decompress(tuple(g[r] for g in gathered), ctx)
+    """Replace ``tensor`` in place by the mean (``average=False``: sum) over ranks through
+    ``compressor``. ``name`` keys the compressor's per-tensor state (error feedback, momentum)."""
+    if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point():
+        raise TypeError("allreduce_compressed: tensor must be a floating-point torch.Tensor")
+    if not isinstance(compressor, Compressor):
+        raise TypeError(
+            "allreduce_compressed: compressor must be a Compressor, "
+            f"got {type(compressor).__name__}"
+        )
+    total = compressor.aggregate(tensor, name, group).total
+    if average:
+        total = total / dist.get_world_size(group)
     tensor.copy_(total.view(tensor.shape))

@@ -15,7 +15,7 @@ Communication cost: supports differ across ranks, so payloads are all-gathered: 
 Example::
 
     ef_topk = ErrorFeedback(TopK(ratio=0.01))
-    compressed_allreduce(grad, ef_topk)       # grad becomes the sum of every rank's top-k
+    allreduce_compressed(grad, ef_topk)       # grad becomes the mean of every rank's top-k
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from reference_impls.compression.base import Compressor, Payload
+from reference_impls.compression.catalog import register_compressor
 from reference_impls.registry import reference_impl
 
 
@@ -35,6 +36,7 @@ class TopKContext:
     dtype: torch.dtype
 
 
+@register_compressor("topk-sparsification")
 @reference_impl
 class TopK(Compressor):
     """Keep the k largest-magnitude entries of a tensor."""
