@@ -1,4 +1,7 @@
-"""CommAtlas calculator: the Streamlit entry point and navigation (run: ``commatlas app``)."""
+"""CommAtlas calculator: the Streamlit entry point and navigation (run: ``commatlas app``).
+
+One page per question a user brings (app_pages/*.py); the first listed page is the default.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +11,23 @@ import streamlit as st
 
 PAGES = Path(__file__).parent / "app_pages"
 
+#: (file in app_pages/, title, url path) in menu order
+MENU = [
+    ("compare.py", "Compare methods", "compare"),
+    ("communication.py", "Communication time", "communication"),
+    ("collectives.py", "Collectives", "collectives"),
+    ("compression.py", "Compression break-even", "compression"),
+    ("llm_planner.py", "LLM planner", "llm"),
+    ("calibrate.py", "Calibrate", "calibrate"),
+    ("knowledge_base.py", "Knowledge base", "knowledge-base"),
+]
+
 st.set_page_config(page_title="CommAtlas calculator", layout="wide")
+present = [entry for entry in MENU if (PAGES / entry[0]).exists()]
 navigation = st.navigation(
-    [st.Page(PAGES / "communication.py", title="Communication time", default=True)]
+    [
+        st.Page(PAGES / file, title=title, url_path=url, default=index == 0)
+        for index, (file, title, url) in enumerate(present)
+    ]
 )
 navigation.run()

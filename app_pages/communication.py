@@ -12,7 +12,17 @@ import pandas as pd
 import streamlit as st
 
 import costmodels
-from app_pages.url_state import initial, write_back
+from app_pages.query_inputs import (
+    Field,
+    boolean,
+    choice,
+    float_between,
+    int_between,
+    seed,
+    show_problems,
+    text,
+    write_back,
+)
 from costmodels.compare import Scenario, technique_curves, worker_counts
 from costmodels.units import UnitParseError, parse_bandwidth, parse_time
 from costmodels.workloads import NAMED_WORKLOADS, parameter_count
@@ -33,27 +43,25 @@ DEFAULTS = {
 }
 
 
-def _choice(options: list[str]):
-    def cast(value: str) -> str:
-        if value not in options:
-            raise ValueError(value)
-        return value
-
-    return cast
+FIELDS = [
+    Field("workload", DEFAULTS["workload"], choice([*NAMED_WORKLOADS, CUSTOM])),
+    Field("params", DEFAULTS["params"], text(40)),
+    Field("nodes", DEFAULTS["nodes"], int_between(1, 4096)),
+    Field("gpus", DEFAULTS["gpus"], int_between(1, 64)),
+    Field("bw", DEFAULTS["bw"], text(60)),
+    Field("lat", DEFAULTS["lat"], text(60)),
+    Field("red", DEFAULTS["red"], text(60)),
+    Field("prec", DEFAULTS["prec"], choice(list(PRECISIONS))),
+    Field("ratio", DEFAULTS["ratio"], float_between(1e-5, 1.0)),
+    Field("log", DEFAULTS["log"], boolean),
+]
 
 
 def sidebar() -> dict:
+    # seed() also replaces a value another page left under the same key (e.g. its workload
+    # menu has other entries), which would otherwise break this page's widgets.
+    problems = seed(FIELDS)
     workloads = [*NAMED_WORKLOADS, CUSTOM]
-    initial("workload", DEFAULTS["workload"], _choice(workloads))
-    initial("params", DEFAULTS["params"], str)
-    initial("nodes", DEFAULTS["nodes"], int)
-    initial("gpus", DEFAULTS["gpus"], int)
-    initial("bw", DEFAULTS["bw"], str)
-    initial("lat", DEFAULTS["lat"], str)
-    initial("red", DEFAULTS["red"], str)
-    initial("prec", DEFAULTS["prec"], _choice(list(PRECISIONS)))
-    initial("ratio", DEFAULTS["ratio"], float)
-    initial("log", DEFAULTS["log"], lambda v: {"True": True, "False": False}[v])
     bar = st.sidebar
     bar.header("Model and cluster")
     bar.selectbox("Workload", workloads, key="workload")
@@ -69,7 +77,8 @@ def sidebar() -> dict:
         "Top-k ratio", min_value=1e-5, max_value=1.0, step=0.001, format="%.4f", key="ratio"
     )
     bar.checkbox("Logarithmic time axis", key="log", help="p = 1 (no communication) is hidden")
-    write_back(list(DEFAULTS))
+    write_back(FIELDS)
+    show_problems(problems)
     return dict(st.session_state)
 
 

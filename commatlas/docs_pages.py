@@ -17,6 +17,7 @@ from pathlib import Path
 import sympy as sp
 
 import costmodels
+from reference_impls.registry import ImplEntry, implementations_of
 from taxonomy import Record, load_taxonomy
 from taxonomy.loader import RECORDS_DIR
 
@@ -60,14 +61,15 @@ def _cost_model_section(model_id: str) -> list[str]:
     return lines
 
 
-def _reference_section(target: str) -> list[str]:
-    obj = _resolve(target)
+def _implementation_block(entry: ImplEntry, heading: str) -> list[str]:
+    obj = _resolve(entry.target)
     signature = f"{obj.__name__}{inspect.signature(obj)}"  # type: ignore[attr-defined]
     source_file = Path(inspect.getsourcefile(obj) or "")  # type: ignore[arg-type]
+    variant = f" (cost-model variant `{entry.variant}`)" if entry.variant else ""
     return [
-        "## Reference implementation",
+        heading,
         "",
-        f"`{target}`",
+        f"`{entry.target}`{variant}",
         "",
         "```python",
         signature,
@@ -84,6 +86,19 @@ def _reference_section(target: str) -> list[str]:
         "    ```",
         "",
     ]
+
+
+def _reference_section(record: Record) -> list[str]:
+    """The record's primary entry point, then every other entry point registered for it."""
+    found = implementations_of(record.id, record.reference_impl)
+    if not found:  # named in YAML but not registered: still show it
+        found = [ImplEntry(record.reference_impl or "")]
+    lines = ["## Reference implementation", ""]
+    if len(found) == 1:
+        return lines + _implementation_block(found[0], "")[1:]
+    for entry in found:
+        lines += _implementation_block(entry, f"### {entry.target.rsplit(':', 1)[1]}")
+    return lines
 
 
 def _citation_line(citation) -> str:
@@ -131,7 +146,7 @@ def record_page(record: Record) -> str:
     else:
         lines += ["## Cost model", "", "No cost model yet.", ""]
     if record.reference_impl:
-        lines += _reference_section(record.reference_impl)
+        lines += _reference_section(record)
     else:
         lines += ["## Reference implementation", "", "No reference implementation yet.", ""]
     lines += ["## Citations", "", *[_citation_line(c) for c in record.citations], ""]

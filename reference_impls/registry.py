@@ -2,8 +2,9 @@
 
 A record names one primary entry point in its ``reference_impl`` field. A record may have more
 implementations than that (a cost model's variants: binary and double binary tree under
-``tree-allreduce``; GPipe and 1F1B pipelines): each is registered here with the record id and the
-variant it implements, so the docs can list them and the tests can hold each against its variant.
+``tree-allreduce``; column- and row-parallel layers under ``megatron-tp``): each is registered
+here with the record id and the variant it implements, so the docs can list them and the tests
+can hold each against its variant.
 
 Usage::
 
@@ -61,8 +62,10 @@ def reference_impl(obj=None, *, record=None, variant=None):  # type: ignore[no-u
 
 def _import_all() -> None:
     import reference_impls.collectives  # noqa: F401
-    import reference_impls.compression  # noqa: F401
+    import reference_impls.compression
     import reference_impls.parameter_server  # noqa: F401
+
+    reference_impls.compression.available()  # imports every compressor module
 
     for package in ("optimizers", "scheduling", "parallel"):
         try:

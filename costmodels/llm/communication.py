@@ -43,6 +43,7 @@ a group with several members in each of several nodes is hierarchical (costmodel
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from costmodels.collective_time import allreduce_time
@@ -91,6 +92,7 @@ class GroupSpan:
     per_node: int  # members in each node (0 when groups are spread unevenly)
 
 
+@functools.lru_cache(maxsize=4096)  # O(world) per call and called with repeating arguments
 def group_span(stride: int, size: int, world: int, gpus_per_node: int) -> GroupSpan:
     """The worst group of ranks {base + k*stride, k < size} over all groups of the world."""
     block = stride * size

@@ -18,7 +18,10 @@ S_j = bytes of tensors 1..j. Let E[j] be the earliest time the stream can finish
 
 Why it is exact: a plan's finishing time is max(prefix end, r_j) + comm(...), non-decreasing in
 the prefix end, so an optimal plan may always use an optimal plan for its prefix. This holds for
-any comm function, not only alpha + beta * n. Cost: O(L^2) calls of comm. Since WFBP, every
+any comm function, not only alpha + beta * n. Cost: O(L^2) calls of comm at worst; in practice
+far fewer, because the scan over i runs from j-1 downwards and stops once r_j + comm(S_j - S_i)
+exceeds the best finish found (every smaller i sends more bytes after r_j, so it cannot do better
+when comm is non-decreasing in the message size, as every cost model here is). Since WFBP, every
 fusion threshold and BSP's single message (which leaves at backward end >= r_L) are all
 contiguous plans, T_mg <= min(T_wfbp, T_fusion, T_bsp).
 """
@@ -38,6 +41,7 @@ def mg_wfbp_plan(
     """The optimal contiguous groups (ready order) by the recurrence in the module docstring.
 
     Ties go to the plan whose last group starts earliest in the list (fewer, larger messages).
+    Assumes ``comm`` is non-decreasing in the message size (the early stop relies on it).
     """
     grads = list(gradients)
     prefix = [0.0]
@@ -48,9 +52,12 @@ def mg_wfbp_plan(
     for j in range(1, len(grads) + 1):
         ready = forward_s + grads[j - 1].ready_s
         best, best_i = float("inf"), 0
-        for i in range(j):
-            finish = max(end[i], ready) + message_seconds(comm, prefix[j] - prefix[i])
-            if finish < best:
+        for i in range(j - 1, -1, -1):
+            seconds = message_seconds(comm, prefix[j] - prefix[i])
+            if ready + seconds > best:  # smaller i: bigger message, so never better
+                break
+            finish = max(end[i], ready) + seconds
+            if finish <= best:  # "<=" while walking down keeps the earliest start on ties
                 best, best_i = finish, i
         end[j], cut[j] = best, best_i
     groups: list[list[Gradient]] = []

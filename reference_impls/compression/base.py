@@ -33,7 +33,9 @@ Payload = tuple[torch.Tensor, ...]
 class Aggregated(NamedTuple):
     """What :meth:`Compressor.aggregate` returns."""
 
-    #: sum over the ranks of the group of each rank's decompressed contribution
+    #: the combined result over the group: for linear methods the sum over ranks of each rank's
+    #: ``local``; non-linear methods define their own (signSGD: p times the majority vote;
+    #: gTop-k: the top-k of the merged sparse sums)
     total: torch.Tensor
     #: this rank's own decompressed contribution (what error feedback subtracts)
     local: torch.Tensor

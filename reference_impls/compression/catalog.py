@@ -44,6 +44,12 @@ def available() -> list[str]:
     return sorted(_FACTORIES)
 
 
+def factories() -> dict[str, Callable[..., Compressor]]:
+    """Record id -> the factory :func:`get` calls."""
+    _import_all()
+    return dict(_FACTORIES)
+
+
 def get(name: str, *, error_feedback: bool = False, **config: Any) -> Compressor:
     """The compressor implementing record ``name``, built with ``config``.
 

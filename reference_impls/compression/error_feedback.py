@@ -38,6 +38,8 @@ class ErrorFeedback(Compressor):
             raise TypeError(
                 f"ErrorFeedback: inner must be a Compressor, got {type(inner).__name__}"
             )
+        if isinstance(inner, ErrorFeedback):
+            raise TypeError("ErrorFeedback: inner already has error feedback; wrap it only once")
         self.inner = inner
         self.communication = inner.communication
         self.residuals: dict[str, torch.Tensor] = {}
@@ -63,8 +65,8 @@ class ErrorFeedback(Compressor):
     def decompress(self, payload: Payload, ctx: Any) -> torch.Tensor:
         return self.inner.decompress(payload, ctx)
 
-    def wire_bytes(self, numel: int, dtype: torch.dtype) -> int:
-        return self.inner.wire_bytes(numel, dtype)
+    def wire_bytes(self, numel: int, dtype: torch.dtype, **shape_info: Any) -> int:
+        return self.inner.wire_bytes(numel, dtype, **shape_info)
 
     def aggregate(
         self, tensor: torch.Tensor, name: str = "", group: dist.ProcessGroup | None = None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
+from reference_impls.comm.checks import check_same_layout
 from reference_impls.compression.base import Compressor
 
 
@@ -36,6 +37,7 @@ def allreduce_compressed(
             "allreduce_compressed: compressor must be a Compressor, "
             f"got {type(compressor).__name__}"
         )
+    check_same_layout(tensor, group, "allreduce_compressed")  # no-op unless COMMATLAS_CHECKS=1
     total = compressor.aggregate(tensor, name, group).total
     if average:
         total = total / dist.get_world_size(group)

@@ -170,6 +170,38 @@ def test_mg_wfbp_equals_brute_force_over_all_contiguous_plans(work) -> None:
     )
 
 
+def _full_scan_plan(grads, forward: float, comm) -> list[list[str]]:
+    """The recurrence with every i tried (no early stop), ties to the smallest i."""
+    prefix = [0.0]
+    for grad in grads:
+        prefix.append(prefix[-1] + grad.bytes)
+    end, cut = [0.0] * (len(grads) + 1), [0] * (len(grads) + 1)
+    for j in range(1, len(grads) + 1):
+        ready = forward + grads[j - 1].ready_s
+        finishes = [max(end[i], ready) + comm(prefix[j] - prefix[i]) for i in range(j)]
+        end[j] = min(finishes)
+        cut[j] = finishes.index(end[j])
+    groups, j = [], len(grads)
+    while j > 0:
+        groups.append([g.name for g in grads[cut[j] : j]])
+        j = cut[j]
+    return groups[::-1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(work=workloads(max_tensors=30), integer_sizes=st.booleans())
+def test_mg_wfbp_early_stop_gives_the_full_scan_plan(work, integer_sizes: bool) -> None:
+    """The downward scan with its early stop picks exactly the plan of the plain O(L^2) scan,
+    ties included (integer sizes and zero beta make ties common)."""
+    grads, forward, _, alpha, beta = work
+    if integer_sizes:
+        grads = [Gradient(g.name, float(int(g.bytes) % 4), g.ready_s) for g in grads]
+        beta = 0.0 if beta < 5e-9 else 1.0
+    comm = linear(alpha, beta)
+    plan = [[g.name for g in group] for group in mg_wfbp_plan(grads, forward, comm)]
+    assert plan == _full_scan_plan(grads, forward, comm)
+
+
 @pytest.mark.parametrize("count", [1, 2, 5, 10, 12])
 def test_mg_wfbp_brute_force_on_fixed_lists(count: int) -> None:
     """Deterministic lists up to L = 12 (2048 plans), with sizes spanning five decades."""

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+from typing import TYPE_CHECKING
+
 import torch
 
-import costmodels
-from taxonomy import load_taxonomy
+if TYPE_CHECKING:
+    import costmodels
 
 
 def small_ints(rank: int, numel: int, dtype: torch.dtype, salt: int = 0) -> torch.Tensor:
@@ -19,8 +22,15 @@ def normals(rank: int, numel: int, salt: int = 0) -> torch.Tensor:
     return torch.randn(numel, generator=generator, dtype=torch.float32)
 
 
+@functools.cache
 def model_of(record_id: str) -> costmodels.CostModel:
-    """The cost model a record links to: the tests follow the record, not a hard-coded id."""
+    """The cost model a record links to: the tests follow the record, not a hard-coded id.
+
+    Imported here, not at module level: spawned ranks import this module too and never need it.
+    """
+    import costmodels
+    from taxonomy import load_taxonomy
+
     record = load_taxonomy().records[record_id]
     assert record.cost_model is not None
     return costmodels.get(record.cost_model)

@@ -30,7 +30,8 @@ def ddp_worker(rank: int, world: int) -> dict:
     for label, hook in [
         ("plain", None),
         ("topk-1.0", ddp_comm_hook(TopK(ratio=1.0))),
-        ("topk-0.25-ef", ddp_comm_hook(ErrorFeedback(TopK(ratio=0.25)))),
+        ("topk-0.25-ef", ddp_comm_hook(ErrorFeedback(TopK(ratio=0.25)), per_parameter=False)),
+        ("topk-0.25-per-param", ddp_comm_hook(TopK(ratio=0.25))),
     ]:
         model = DistributedDataParallel(_model(), bucket_cap_mb=25)
         if hook is not None:
@@ -61,6 +62,16 @@ def test_ddp_hook_matches_plain_ddp_and_topk_math() -> None:
     averaged = sum(compressor.decompress(*compressor.compress(b)) for b in buckets) / world
     got = torch.cat([g.reshape(-1) for g in _grads_in_bucket_order(per_rank[0]["topk-0.25-ef"])])
     torch.testing.assert_close(got, averaged, rtol=1e-6, atol=1e-6)
+    # Per parameter (the default): top-k of the weight and of the bias separately.
+    per_param = [
+        [
+            compressor.decompress(*compressor.compress(g))
+            for g in _grads_in_bucket_order(per_rank[r]["local"])
+        ]
+        for r in range(world)
+    ]
+    expected = torch.cat([(per_param[0][i] + per_param[1][i]) / world for i in (1, 0)])
+    torch.testing.assert_close(per_rank[0]["topk-0.25-per-param"], expected, rtol=1e-6, atol=1e-6)
 
 
 def _grads_in_bucket_order(flat: torch.Tensor) -> list[torch.Tensor]:

@@ -1,4 +1,4 @@
-"""The calculator page with Streamlit's AppTest: numbers shown equal the formulas by hand.
+"""The Communication-time page with Streamlit's AppTest: numbers shown equal the formulas by hand.
 
 The expected values are computed here from the printed formulas (not through costmodels), so a
 wrong expression, a wrong unit conversion or a wrong input binding all fail the test.
@@ -13,11 +13,14 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).parents[2] / "app.py")
+ROOT = Path(__file__).parents[2]
+APP = str(ROOT / "app.py")
+PAGE = str(ROOT / "app_pages" / "communication.py")
 
 
 def run_app(**query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
+    """The page script itself (app.py opens on Compare; the navigation test covers app.py)."""
+    at = AppTest.from_file(PAGE, default_timeout=60)
     for key, value in query.items():
         at.query_params[key] = value
     at.run()
@@ -114,6 +117,22 @@ def test_unknown_url_values_fall_back_to_defaults() -> None:
     at = run_app(workload="NoSuchNet", nodes="many")
     assert at.sidebar.selectbox(key="workload").value == "ResNet-50"
     assert at.sidebar.number_input(key="nodes").value == 4
+    (warning,) = at.warning
+    assert "workload='NoSuchNet' ignored" in warning.value
+    assert "nodes='many' ignored" in warning.value
+
+
+def test_reached_through_the_navigation_after_compare() -> None:
+    """A value Compare left under a shared key (its workload menu differs) must not break it."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert at.title[0].value == "Compare methods"
+    at.sidebar.selectbox(key="workload").set_value("Custom: per-layer list").run()
+    at.switch_page("app_pages/communication.py").run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Communication time vs number of workers"
+    assert at.sidebar.selectbox(key="workload").value == "ResNet-50"
+    assert len(at.dataframe[0].value) == 4
 
 
 @pytest.mark.parametrize(

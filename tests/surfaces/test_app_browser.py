@@ -1,4 +1,5 @@
-"""The calculator in Debian's Chromium (Playwright): change an input, see chart and URL change.
+"""The Communication-time page in Debian's Chromium (Playwright): change an input, see the chart
+and the URL change (the other pages have test_app_browser_<page>.py).
 
 Chromium comes from `apt-get install chromium` (scripts/test.sh does it on CI); Playwright never
 downloads a browser here. Without chromium the test skips locally and fails on CI (CI=true).
@@ -34,7 +35,7 @@ def test_change_nodes_updates_chart_and_url() -> None:
         )
         try:
             page = browser.new_page(viewport={"width": 1300, "height": 1000})
-            page.goto(url)
+            page.goto(url + "/communication")
             chart = page.locator(CHART)
             expect(chart).to_be_visible(timeout=60_000)
             expect(page.get_by_text("32 workers (4 nodes x 8 GPUs)")).to_be_visible(timeout=30_000)

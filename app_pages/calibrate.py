@@ -1,0 +1,199 @@
+"""Page: calibrate the network from measurements, so the other pages price the user's cluster.
+
+Input: nccl-tests output (pasted, or its file uploaded) or a profile YAML (from this page or
+``commatlas calibrate``). nccl-tests rows are fitted to the alpha-beta form of the collective
+NCCL runs (costmodels/profile.py: t = s(p) alpha + v(p, n) / B, with s and v the coefficients of
+the project's cost model; Huber regression). Shows the points, the fitted alpha and bandwidth
+per collective and level with their formula, measured vs fitted time (log-log) with the
+relative residuals, and the fitted bandwidth against the nominal rate of a chosen link. "Use
+this profile" stores it in ``st.session_state["cluster_profile"]``, where the Compare,
+Collectives, Compression and LLM planner pages offer it as the link "Calibrated: <name>".
+
+URL keys: ``coll`` (collective, when the log does not name its binary), ``level``, ``pname``,
+``cal_intra`` and ``cal_inter`` (nominal links). The pasted text itself stays out of the URL.
+"""
+
+from __future__ import annotations
+
+import re
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from app_pages.calibrate_compute import (
+    fit_latex,
+    fits_table,
+    fitted_curves,
+    points_table,
+    read_source,
+)
+from app_pages.query_inputs import Field, choice, seed, show_problems, text, write_back
+from costmodels.hardware import LINKS
+from costmodels.profile import COLLECTIVES, ClusterProfile, profile_to_yaml
+
+AUTO = "auto-detect"
+PROFILE_KEY = "cluster_profile"
+FIELDS = [
+    Field("coll", AUTO, choice([AUTO, *COLLECTIVES])),
+    Field("level", AUTO, choice([AUTO, "intra", "inter"])),
+    Field("pname", "my cluster", text(60)),
+    Field("cal_intra", "NVLink 3 (A100)", choice(list(LINKS))),
+    Field("cal_inter", "InfiniBand HDR", choice(list(LINKS))),
+]
+
+
+def sidebar() -> list[str]:
+    problems = seed(FIELDS)
+    bar = st.sidebar
+    bar.header("Reading the log")
+    bar.selectbox(
+        "Collective", [AUTO, *COLLECTIVES], key="coll",
+        help="what the log measured; auto-detect reads the '..._perf' name in the text",
+    )  # fmt: skip
+    bar.selectbox(
+        "Level", [AUTO, "intra", "inter"], key="level",
+        help="auto: inter when the ranks sit on two or more hosts, else intra",
+    )  # fmt: skip
+    bar.text_input("Profile name", key="pname")
+    bar.header("Compare with")
+    bar.selectbox("Nominal intra-node link", list(LINKS), key="cal_intra")
+    bar.selectbox("Nominal inter-node link", list(LINKS), key="cal_inter")
+    return problems
+
+
+def source_text() -> tuple[str, str] | None:
+    """(text, origin) from the uploader, else the text box; None when both are empty."""
+    upload = st.file_uploader(
+        "Upload nccl-tests output or a profile YAML",
+        type=["txt", "log", "out", "yaml", "yml"], key="cal_file",
+    )  # fmt: skip
+    st.text_area(
+        "... or paste nccl-tests output (or a profile YAML) here", key="cal_text", height=180,
+        placeholder="# nThread 1 nGpus 8 minBytes 8 maxBytes 8589934592 ...",
+    )  # fmt: skip
+    if upload is not None:
+        try:
+            return upload.getvalue().decode("utf-8"), upload.name
+        except UnicodeDecodeError:
+            raise ValueError(f"{upload.name}: not a text file (UTF-8 expected)") from None
+    pasted = st.session_state.get("cal_text", "")
+    return (pasted, "pasted text") if pasted.strip() else None
+
+
+def measured_vs_fitted(curves: pd.DataFrame) -> tuple[alt.LayerChart, alt.LayerChart]:
+    """Log-log measured points with the fitted lines, and the relative residuals."""
+    x = alt.X("bytes:Q", scale=alt.Scale(type="log"), title="message size n (bytes)")
+    legend = alt.Legend(orient="bottom", labelLimit=0)
+    base = alt.Chart(curves).encode(x=x, color=alt.Color("series:N", title="", legend=legend))
+    points = base.mark_circle(size=45).encode(
+        y=alt.Y("measured_us:Q", scale=alt.Scale(type="log"), title="time (us)"),
+        tooltip=["series", "bytes", alt.Tooltip("measured_us:Q", format=".4g"),
+                 alt.Tooltip("fitted_us:Q", format=".4g")],
+    )  # fmt: skip
+    lines = base.mark_line().encode(y="fitted_us:Q")
+    residual = base.mark_circle(size=35).encode(
+        y=alt.Y("residual_pct:Q", title="measured / fitted - 1 (%)"),
+        tooltip=["series", "bytes", alt.Tooltip("residual_pct:Q", format=".1f")],
+    )
+    zero = alt.Chart(pd.DataFrame({"y": [0]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
+    return alt.layer(points, lines), alt.layer(residual, zero).properties(height=180)
+
+
+def against_nominal(fits: pd.DataFrame) -> alt.Chart:
+    """Fitted bandwidth beside the nominal rate of the chosen link, per fitted row."""
+    rows = fits.dropna(subset=["nominal (GB/s)"])
+    long = pd.DataFrame(
+        {
+            "fit": [f"{r.collective} ({r.level})" for r in rows.itertuples()] * 2,
+            "kind": ["fitted, per GPU"] * len(rows) + ["nominal"] * len(rows),
+            "GB/s": [*rows["per-GPU link (GB/s)"], *rows["nominal (GB/s)"]],
+        }
+    )
+    return (
+        alt.Chart(long)
+        .mark_bar()
+        .encode(
+            y=alt.Y("fit:N", title=None),
+            yOffset="kind:N",
+            x=alt.X("GB/s:Q", title="one GPU's link, per direction (GB/s)"),
+            color=alt.Color("kind:N", title=""),
+            tooltip=["fit", "kind", alt.Tooltip("GB/s:Q", format=".4g")],
+        )
+    )
+
+
+def show_profile(profile: ClusterProfile) -> None:
+    state = st.session_state
+    if profile.measurements:
+        st.subheader(f"{len(profile.measurements)} measured points")
+        st.dataframe(points_table(profile), hide_index=True, width="stretch", height=220)
+    st.subheader("Fitted alpha and bandwidth")
+    nominal = {"intra": state["cal_intra"], "inter": state["cal_inter"]}
+    fits = fits_table(profile, nominal)
+    st.dataframe(fits, hide_index=True, width="stretch")
+    st.caption(
+        "Bandwidth B is comparable with nccl-tests' busbw (v/n is its bus factor). A multi-node "
+        "log's B is the bus bandwidth of the whole job (every NIC of a node, NVLink inside it, "
+        "NCCL's choice of ring or tree), so one GPU's inter-node link is B / ranks per node; "
+        "nominal is the chosen link's per-direction rate (costmodels.hardware). Levels the "
+        "other pages use: "
+        + ", ".join(
+            f"{lvl} = {fit.derived_from or (fit.collective or 'given') + ' fit'} "
+            f"({fit.bandwidth_Bps / 1e9:.4g} GB/s per GPU)"
+            for lvl, fit in profile.levels.items()
+        )
+        + "."
+    )
+    for collective, by_level in profile.collectives.items():
+        for level, fit in by_level.items():
+            st.markdown(f"**{collective}**, {level}, {fit.world_size or '?'} ranks")
+            st.latex(fit_latex(fit))
+    curves = fitted_curves(profile)
+    if not curves.empty:
+        st.subheader("Measured and fitted time")
+        times, residuals = measured_vs_fitted(curves)
+        st.altair_chart(times, width="stretch")
+        st.altair_chart(residuals, width="stretch")
+    st.subheader("Fitted against nominal bandwidth")
+    st.altair_chart(against_nominal(fits), width="stretch")
+
+
+def main() -> None:
+    st.title("Calibrate from nccl-tests")
+    problems = sidebar()
+    write_back(FIELDS)
+    show_problems(problems)
+    state = st.session_state
+    active = state.get(PROFILE_KEY)
+    if active is not None:
+        st.info(
+            f"Active profile: {active.name!r} (the other pages offer 'Calibrated: {active.name}')."
+        )
+    try:
+        source = source_text()
+        if source is None:
+            st.info("Paste the output of all_reduce_perf (or another nccl-tests binary) to fit it.")
+            return
+        collective = None if state["coll"] == AUTO else state["coll"]
+        level = None if state["level"] == AUTO else state["level"]
+        name = state["pname"].strip() or "my cluster"
+        profile = read_source(source[0], source[1], collective, level, name)
+    except ValueError as exc:
+        st.error(str(exc))
+        return
+    show_profile(profile)
+    left, right = st.columns(2)
+    if left.button("Use this profile", key="use_profile", type="primary"):
+        state[PROFILE_KEY] = profile
+        st.success(
+            f"Profile {profile.name!r} is active: choose 'Calibrated: {profile.name}' as a link."
+        )
+    slug = re.sub(r"[^a-z0-9]+", "-", profile.name.lower()).strip("-") or "profile"
+    right.download_button(
+        "Download profile YAML", profile_to_yaml(profile), file_name=f"{slug}.yaml",
+        mime="application/x-yaml", key="download_profile",
+    )  # fmt: skip
+
+
+main()

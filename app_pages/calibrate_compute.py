@@ -1,0 +1,145 @@
+"""The Calibrate page's pure part: read pasted or uploaded text into a ClusterProfile, tabulate it.
+
+Text is either nccl-tests output (parsed and fitted by costmodels.profile) or a profile YAML
+(written by this page's download button or ``commatlas calibrate``); :func:`read_source` tells
+them apart by content, so one text box and one uploader take both.
+
+>>> profile = read_source("name: lab\\nsource: hand\\nlevels: {inter: {alpha_s: 0, "
+...                       "bandwidth_Bps: 1e10}}\\n", "typed", None, None, "x")
+>>> profile.levels["inter"].bandwidth_Bps
+10000000000.0
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+import yaml
+
+from costmodels.hardware import LINKS
+from costmodels.profile import (
+    ClusterProfile,
+    LinkFit,
+    coefficients,
+    parse_nccl_tests,
+    per_gpu,
+    profile_from_measurements,
+    profile_from_yaml,
+)
+
+MAX_TEXT = 2_000_000  # characters: a full nccl-tests sweep is ~5 kB; more is not a log
+PROFILE_KEYS = {"levels", "collectives", "measurements", "source"}
+
+
+def _is_profile_yaml(text: str) -> bool:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return False  # nccl-tests logs are rarely valid YAML; they are read below
+    return isinstance(data, dict) and bool(PROFILE_KEYS & {str(key) for key in data})
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def read_source(
+    text: str, origin: str, collective: str | None, level: str | None, name: str
+) -> ClusterProfile:
+    """A profile from ``text``: a profile YAML as written, or nccl-tests output fitted.
+
+    Raises ValueError (ProfileError, NcclTestsFormatError) with a message naming ``origin``.
+    """
+    if len(text) > MAX_TEXT:
+        raise ValueError(f"{origin}: {len(text):,} characters is more than an nccl-tests log")
+    if not text.strip():
+        raise ValueError(f"{origin}: empty")
+    if _is_profile_yaml(text):
+        return profile_from_yaml(text, origin)
+    try:
+        measurements = parse_nccl_tests(text, collective, level)  # type: ignore[arg-type]
+        return profile_from_measurements(measurements, name, f"nccl-tests ({origin})")
+    except ValueError as exc:
+        raise ValueError(f"{origin}: {exc}") from None
+
+
+def points_table(profile: ClusterProfile) -> pd.DataFrame:
+    """The measurements, in the units people read nccl-tests in."""
+    return pd.DataFrame(
+        {
+            "collective": [m.collective for m in profile.measurements],
+            "level": [m.level or "unknown" for m in profile.measurements],
+            "ranks": [m.world_size for m in profile.measurements],
+            "bytes": [m.bytes for m in profile.measurements],
+            "time (us)": [m.seconds * 1e6 for m in profile.measurements],
+            "busbw (GB/s)": [
+                None if m.busbw_Bps is None else m.busbw_Bps / 1e9 for m in profile.measurements
+            ],
+        }
+    )
+
+
+def _nominal(level: str, nominal: dict[str, str]) -> float | None:
+    link = LINKS.get(nominal.get(level, ""))
+    return None if link is None else link.bandwidth_Bps
+
+
+def fits_table(profile: ClusterProfile, nominal: dict[str, str]) -> pd.DataFrame:
+    """One row per fitted (collective, level): the fit (B comparable with busbw), one GPU's
+    link rate derived from it (``costmodels.profile.per_gpu``) and the nominal rate it compares
+    to."""
+    rows = []
+    entries = [
+        (c, lvl, fit, True) for c, by in profile.collectives.items() for lvl, fit in by.items()
+    ]
+    if not entries:  # a hand-written profile may hold levels only, already per GPU
+        entries = [(f.collective or "(given)", lvl, f, False) for lvl, f in profile.levels.items()]
+    for collective, level, fit, derive in entries:
+        rate = _nominal(level, nominal)
+        # one GPU's link: the bus bandwidth itself inside a node, a share of it across nodes
+        link = per_gpu(fit) if derive and level == "inter" else fit
+        error = fit.median_abs_rel_error
+        rows.append(
+            {
+                "collective": collective,
+                "level": level,
+                "ranks": fit.world_size,
+                "points": fit.points,
+                "alpha (us)": fit.alpha_s * 1e6,
+                "bandwidth (GB/s)": fit.bandwidth_Bps / 1e9,
+                "median |error| (%)": None if error is None else 100 * error,
+                "per-GPU link (GB/s)": link.bandwidth_Bps / 1e9,
+                "nominal (GB/s)": None if rate is None else rate / 1e9,
+                "per-GPU / nominal (%)": None if rate is None else 100 * link.bandwidth_Bps / rate,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def fitted_curves(profile: ClusterProfile) -> pd.DataFrame:
+    """Measured and fitted time of every non-zero measurement, and their relative difference."""
+    rows = []
+    for m in profile.measurements:
+        fit = profile.collectives.get(m.collective, {}).get(m.level or "unknown")
+        if fit is None or m.bytes <= 0:
+            continue
+        predicted = float(fit.time(m.collective, m.world_size, m.bytes))
+        rows.append(
+            {
+                "series": f"{m.collective} ({m.level or 'unknown'}, {m.world_size} ranks)",
+                "bytes": m.bytes,
+                "measured_us": m.seconds * 1e6,
+                "fitted_us": predicted * 1e6,
+                "residual_pct": 100 * (m.seconds / predicted - 1),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def fit_latex(fit: LinkFit) -> str:
+    """'t(n) = 14 x 2.59 us + 1.75 n / 235 GB/s' for the fit's collective and rank count."""
+    alpha_us, gbps = fit.alpha_s * 1e6, fit.bandwidth_Bps / 1e9
+    if fit.world_size is None or fit.collective is None:
+        return rf"t = s\,\alpha + v / B,\quad \alpha = {alpha_us:.3g}\,\mu s,\ B = {gbps:.4g}\,GB/s"
+    steps, volume = coefficients(fit.collective, fit.world_size, 1.0)
+    return (
+        rf"t(n) = {float(steps):g} \times {alpha_us:.3g}\,\mu s + "
+        rf"\frac{{{float(volume):.4g}\, n}}{{{gbps:.4g}\,\mathrm{{GB/s}}}}"
+    )

@@ -1,0 +1,264 @@
+"""Vega-Lite charts of the calculator pages, as plain spec dicts over tidy pandas frames.
+
+Why not Altair objects: building and validating an Altair chart costs 50-100 ms of JSON-schema
+work per chart, which alone would break the Compare page's 300 ms rerun budget with five charts.
+These specs are what Altair would emit (same marks and encodings, e.g. the Gantt is a bar mark
+with x/x2); Streamlit ships each frame named in ``datasets`` as Arrow. Show one with
+:func:`draw`.
+
+>>> import pandas as pd
+>>> frame = pd.DataFrame({"method": ["a", "a"], "p": [1, 2], "iteration_ms": [3.0, 2.0]})
+>>> line_chart(frame, "iteration_ms", "iteration time (ms)")["mark"]
+{'type': 'line', 'point': True}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+# Legends sit on the right: below the plot they eat into the height Streamlit gives the chart.
+LEGEND = {"orient": "right", "labelLimit": 0, "title": None}
+BOTTOM_LEGEND = {"orient": "bottom", "labelLimit": 0, "title": None}
+PARTS = ["compute", "exposed communication", "compression"]
+Spec = dict[str, Any]
+
+
+def draw(spec: Spec, where: Any = st) -> None:
+    """Show a spec at full width and at its own height plus room for axes and a bottom legend.
+
+    Streamlit otherwise shrinks layered charts to a default height whatever the spec says.
+    """
+    legends = [layer.get("encoding", {}).get("color", {}).get("legend") for layer in
+               [spec, *spec.get("layer", [])]]  # fmt: skip
+    bottom = any(
+        isinstance(legend, dict) and legend.get("orient") == "bottom" for legend in legends
+    )
+    where.vega_lite_chart(
+        spec=spec, width="stretch", height=spec["height"] + (90 if bottom else 60)
+    )
+
+
+def _tip(field: str, kind: str = "quantitative", fmt: str | None = None) -> dict:
+    tip = {"field": field, "type": kind}
+    return {**tip, "format": fmt} if fmt else tip
+
+
+def line_chart(frame: pd.DataFrame, column: str, title: str, legend: bool = True) -> Spec:
+    """One line per method over the GPU counts (log2 x axis); colours follow the method names,
+    so charts of the same frame share one legend."""
+    return {
+        "datasets": {"lines": frame[["method", "p", column]]},
+        "data": {"name": "lines"},
+        "height": 260,
+        "mark": {"type": "line", "point": True},
+        "encoding": {
+            "x": {
+                "field": "p",
+                "type": "quantitative",
+                "title": "GPUs",
+                "scale": {"type": "log", "base": 2},
+            },
+            "y": {
+                "field": column,
+                "type": "quantitative",
+                "title": title,
+                "scale": {"zero": False},
+            },
+            "color": {"field": "method", "type": "nominal", "legend": LEGEND if legend else None},
+            "tooltip": [_tip("method", "nominal"), _tip("p"), _tip(column, fmt=",.4g")],
+        },
+    }
+
+
+def breakdown_chart(frame: pd.DataFrame) -> Spec:
+    """Stacked bars per method: compute, exposed communication, compression (ms)."""
+    columns = ["compute_ms", "exposed_comm_ms", "compression_ms"]
+    tidy = frame.melt(id_vars=["method"], value_vars=columns, var_name="part", value_name="ms")
+    tidy["part"] = tidy["part"].map(dict(zip(columns, PARTS, strict=True)))
+    tidy["order"] = tidy["part"].map({part: i for i, part in enumerate(PARTS)})
+    return {
+        "datasets": {"parts": tidy},
+        "data": {"name": "parts"},
+        "height": max(160, 34 * frame["method"].nunique()),
+        "mark": "bar",
+        "encoding": {
+            "y": {
+                "field": "method",
+                "type": "nominal",
+                "title": None,
+                "sort": list(frame["method"]),
+            },
+            "x": {
+                "field": "ms",
+                "type": "quantitative",
+                "title": "ms per iteration",
+                "stack": "zero",
+            },
+            "color": {
+                "field": "part",
+                "type": "nominal",
+                "scale": {"domain": PARTS},
+                "legend": BOTTOM_LEGEND,
+            },
+            "order": {"field": "order", "type": "quantitative"},
+            "tooltip": [_tip("method", "nominal"), _tip("part", "nominal"), _tip("ms", fmt=",.3f")],
+        },
+    }
+
+
+def gantt_chart(frame: pd.DataFrame) -> Spec:
+    """Bars from start_ms to end_ms per lane (forward, backward per tensor, communication)."""
+    lanes = ["forward", "backward", "communication"]
+    return {
+        "datasets": {"timeline": frame},
+        "data": {"name": "timeline"},
+        "height": 170,
+        "mark": {"type": "bar", "stroke": "white", "strokeWidth": 0.3},
+        "encoding": {
+            "y": {"field": "lane", "type": "nominal", "title": None, "sort": lanes},
+            "x": {
+                "field": "start_ms",
+                "type": "quantitative",
+                "title": "ms from the start of the iteration",
+            },
+            "x2": {"field": "end_ms"},
+            "color": {
+                "field": "lane",
+                "type": "nominal",
+                "scale": {"domain": lanes},
+                "legend": None,
+            },
+            "tooltip": [
+                _tip("lane", "nominal"),
+                _tip("name", "nominal"),
+                _tip("start_ms", fmt=",.3f"),
+                _tip("end_ms", fmt=",.3f"),
+            ],
+        },
+    }
+
+
+def size_chart(
+    frame: pd.DataFrame,
+    column: str,
+    title: str,
+    crossovers: pd.DataFrame,
+    measured: pd.DataFrame | None = None,
+) -> Spec:
+    """Log-log lines per algorithm over the message size, crossovers as dashed rules.
+
+    ``frame`` has algorithm, bytes and ``column``; ``crossovers`` has bytes and label;
+    ``measured`` (optional) has bytes and ``column``.
+    """
+    x = {
+        "field": "bytes",
+        "type": "quantitative",
+        "title": "message size (bytes)",
+        "scale": {"type": "log", "base": 10},
+    }
+    layers: list[Spec] = [
+        {
+            "data": {"name": "curves"},
+            "mark": "line",
+            "encoding": {
+                "x": x,
+                "y": {
+                    "field": column,
+                    "type": "quantitative",
+                    "title": title,
+                    "scale": {"type": "log"},
+                },
+                "color": {"field": "algorithm", "type": "nominal", "legend": LEGEND},
+                "tooltip": [
+                    _tip("algorithm", "nominal"),
+                    _tip("bytes", fmt=",.0f"),
+                    _tip(column, fmt=",.4g"),
+                ],
+            },
+        }
+    ]
+    datasets = {"curves": frame[["algorithm", "bytes", column]]}
+    if len(crossovers):
+        datasets["crossovers"] = crossovers[["bytes", "label"]]
+        layers.append(
+            {
+                "data": {"name": "crossovers"},
+                "mark": {"type": "rule", "strokeDash": [4, 3], "color": "gray"},
+                "encoding": {
+                    "x": {"field": "bytes", "type": "quantitative"},
+                    "tooltip": [_tip("label", "nominal"), _tip("bytes", fmt=",.0f")],
+                },
+            }
+        )
+    if measured is not None and len(measured):
+        datasets["measured"] = measured[["bytes", column]]
+        layers.append(
+            {
+                "data": {"name": "measured"},
+                "mark": {
+                    "type": "point",
+                    "shape": "diamond",
+                    "size": 70,
+                    "filled": True,
+                    "color": "black",
+                },
+                "encoding": {
+                    "x": {"field": "bytes", "type": "quantitative"},
+                    "y": {"field": column, "type": "quantitative"},
+                    "tooltip": [_tip("bytes", fmt=",.0f"), _tip(column, fmt=",.4g")],
+                },
+            }
+        )
+    return {"datasets": datasets, "height": 320, "layer": layers}
+
+
+def compression_chart(frame: pd.DataFrame, dense_ms: float) -> Spec:
+    """Stacked bars (communication + compute) per compressor; the dense time as a red rule."""
+    tidy = frame.melt(
+        id_vars=["compressor"],
+        value_vars=["communication_ms", "compute_ms"],
+        var_name="part",
+        value_name="ms",
+    )
+    tidy["part"] = tidy["part"].str.replace("_ms", "", regex=False)
+    dense = pd.DataFrame({"ms": [dense_ms], "label": ["uncompressed ring all-reduce"]})
+    bars = {
+        "data": {"name": "bars"},
+        "mark": "bar",
+        "encoding": {
+            "y": {
+                "field": "compressor",
+                "type": "nominal",
+                "title": None,
+                "sort": list(frame["compressor"]),
+            },
+            "x": {
+                "field": "ms",
+                "type": "quantitative",
+                "title": "ms per exchange",
+                "stack": "zero",
+            },
+            "color": {"field": "part", "type": "nominal", "legend": BOTTOM_LEGEND},
+            "tooltip": [
+                _tip("compressor", "nominal"),
+                _tip("part", "nominal"),
+                _tip("ms", fmt=",.4g"),
+            ],
+        },
+    }
+    rule = {
+        "data": {"name": "dense"},
+        "mark": {"type": "rule", "color": "red", "strokeDash": [5, 3]},
+        "encoding": {
+            "x": {"field": "ms", "type": "quantitative"},
+            "tooltip": [_tip("label", "nominal"), _tip("ms", fmt=",.4g")],
+        },
+    }
+    return {
+        "datasets": {"bars": tidy, "dense": dense},
+        "height": max(200, 26 * len(frame)),
+        "layer": [bars, rule],
+    }

@@ -1,0 +1,162 @@
+"""Page: time and bus bandwidth of every algorithm of a collective against the message size.
+
+Inputs (sidebar, all in the URL): the collective, nodes x GPUs per node, the intra- and
+inter-node links (presets, custom strings or a calibrated profile), the reduction throughput,
+the size range and, optionally, measured points pasted as 'size time' lines. Shows one curve per
+algorithm (cost models of costmodels.collective_time and the collective records), the crossover
+sizes where the fastest algorithm changes (dashed rules and a table), and the measured points
+(pasted, or the calibrated profile's measurements of this collective on this many GPUs).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import costmodels
+from app_pages.charts import draw, size_chart
+from app_pages.collectives_compute import (
+    ALGORITHMS,
+    FACTOR_TEXT,
+    crossovers,
+    curves,
+    fastest,
+    format_bytes,
+    parse_measured,
+    profile_points,
+    read_bytes,
+    size_grid,
+    times_at,
+)
+from app_pages.network_inputs import active_profile, link_fields, link_widgets, resolve_link
+from app_pages.query_inputs import Field, choice, int_between, seed, show_problems, text, write_back
+from costmodels.collective_time import bus_bandwidth_factor
+from costmodels.predict import Cluster
+from costmodels.units import UnitParseError, parse_bandwidth
+
+FIELDS = [
+    Field("coll", "all-reduce", choice(list(ALGORITHMS))),
+    Field("nodes", 2, int_between(1, 4096)),
+    Field("gpus", 8, int_between(1, 64)),
+    *link_fields("intra", "NVLink 4 (H100)", "100 GB/s", "2 us"),
+    *link_fields("inter", "InfiniBand NDR", "400 Gbit/s", "2 us"),
+    Field("red", "", text(40)),
+    Field("lo", "1 KB", text(40)),
+    Field("hi", "1 GB", text(40)),
+    Field("measured", "", text(20_000)),
+]
+MIN_BYTES, MAX_BYTES = 1.0, 1e12
+
+
+def sidebar() -> list[str]:
+    problems = seed(FIELDS)
+    bar = st.sidebar
+    bar.selectbox("Collective", list(ALGORITHMS), key="coll")
+    bar.number_input("Nodes", min_value=1, max_value=4096, step=1, key="nodes")
+    bar.number_input("GPUs per node", min_value=1, max_value=64, step=1, key="gpus")
+    link_widgets("Intra-node link", "intra")
+    link_widgets("Inter-node link", "inter")
+    bar.text_input(
+        "Reduction throughput",
+        key="red",
+        help="bytes summed per second, e.g. 1 TB/s; empty: free, as in commatlas predict",
+    )
+    bar.text_input("Smallest message", key="lo", help="e.g. 1 KB")
+    bar.text_input("Largest message", key="hi", help="e.g. 1 GB (at most 1 TB)")
+    bar.text_area(
+        "Measured points (optional)",
+        key="measured",
+        help="one 'size time' per line, e.g. '1 MB 120 us' or '1048576, 0.00012'",
+    )
+    write_back(FIELDS)
+    return problems
+
+
+def size_range() -> tuple[float, float]:
+    low = read_bytes(st.session_state["lo"], "Smallest message")
+    high = read_bytes(st.session_state["hi"], "Largest message")
+    if not MIN_BYTES <= low < high <= MAX_BYTES:
+        raise UnitParseError(
+            f"Message sizes: need 1 B <= smallest < largest <= 1 TB, got {format_bytes(low)} .. "
+            f"{format_bytes(high)}"
+        )
+    return low, high
+
+
+def cluster_values() -> tuple[dict, str]:
+    state = st.session_state
+    intra = resolve_link("Intra-node link", "intra", "intra")
+    inter = resolve_link("Inter-node link", "inter", "inter")
+    red = state["red"].strip()
+    reduction = parse_bandwidth(red, "Reduction throughput") if red else float("inf")
+    cluster = Cluster(int(state["nodes"]), int(state["gpus"]), intra.bandwidth_Bps,
+                      intra.latency_s, inter.bandwidth_Bps, inter.latency_s, reduction)  # fmt: skip
+    return cluster.values(), f"{intra.description}. {inter.description}."
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def formulas(collective: str) -> list[tuple[str, str, str]]:
+    """(algorithm, cost-model reference, LaTeX) per algorithm of the collective."""
+    out = []
+    for algorithm, (model_id, variant) in ALGORITHMS[collective].items():
+        model = costmodels.get(model_id)
+        out.append((algorithm, f"`{model_id}` ({variant})", model.latex(variant)))
+    return out
+
+
+def decade_table(collective: str, values: dict, low: float, high: float) -> pd.DataFrame:
+    """Time (us) of every algorithm at the range's ends and the powers of ten inside it."""
+    sizes = sorted({low, high, *(10.0**k for k in range(0, 13) if low <= 10.0**k <= high)})
+    table = {"size": [format_bytes(s) for s in sizes], "bytes": sizes}
+    for algorithm, seconds in times_at(collective, values, sizes).items():
+        table[algorithm] = 1e6 * seconds
+    return pd.DataFrame(table)
+
+
+def main() -> None:
+    st.title("Collectives: time and bus bandwidth vs message size")
+    problems = sidebar()
+    show_problems(problems)
+    state = st.session_state
+    collective = state["coll"]
+    p = int(state["nodes"]) * int(state["gpus"])
+    if p < 2:
+        st.warning("One GPU has nobody to communicate with: choose at least 2 GPUs in total.")
+        return
+    try:
+        low, high = size_range()
+        values, links = cluster_values()
+        measured = parse_measured(state["measured"], collective, p)
+    except ValueError as exc:
+        st.error(str(exc))
+        return
+    profile = active_profile()
+    if profile is not None and measured.empty:
+        measured = profile_points(profile, collective, p)
+    frame = curves(collective, values, size_grid(low, high))
+    cross = crossovers(collective, values, frame)
+    factor = float(bus_bandwidth_factor(collective, p))
+    st.caption(
+        f"{collective} on {p} GPUs ({state['nodes']} nodes x {state['gpus']} GPUs). {links} "
+        f"Bus bandwidth = algbw x {FACTOR_TEXT[collective]} = algbw x {factor:g} (nccl-tests' "
+        f"factor for {collective}); algbw = message size / time."
+    )
+    draw(size_chart(frame, "time_us", "time (us)", cross, measured))
+    draw(size_chart(frame, "busbw_GBps", "bus bandwidth (GB/s)", cross, measured))
+    st.subheader("Time (us) per algorithm")
+    st.dataframe(decade_table(collective, values, low, high), hide_index=True, width="stretch")
+    st.subheader("Crossover points")
+    if cross.empty:
+        best = fastest(frame)[0]
+        st.write(f"No crossover in this range: {best} is fastest throughout.")
+    else:
+        st.dataframe(cross[["bytes", "before", "after"]], hide_index=True, width="stretch")
+    if not measured.empty:
+        st.caption(f"{len(measured)} measured points overlaid (black diamonds).")
+    with st.expander("Formulas"):
+        for algorithm, reference, latex in formulas(collective):
+            st.markdown(f"**{algorithm}**: {reference}")
+            st.latex("T = " + latex)
+
+
+main()

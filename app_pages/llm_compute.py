@@ -1,0 +1,133 @@
+"""The LLM planner's numbers: every valid layout predicted once, cached, as one table.
+
+Layouts come from ``costmodels.llm.planner.enumerate_layouts`` (Megatron-LM's validity rules,
+Narayanan et al. SC'21 §3) narrowed by the page's search choices, and every one is priced by
+``costmodels.llm.step.predict_step``, the same call ``planner.plan`` and ``commatlas plan-llm``
+make. Unlike ``plan``, layouts that do not fit in memory are kept (marked ``fits = False``) so the
+page can show what the memory limit cuts away; the ranking of those that fit is ``plan``'s:
+time, then memory, then fewer model-parallel ranks.
+
+>>> from costmodels.hardware import get_gpu
+>>> frame = layout_table(
+...     shape_key(named_shape("Llama 2 7B", 2048)),
+...     cluster_key(get_gpu("a100"), 8, 300e9, 25e9, 2e-6, 5e-6), 8, 64, Search((1,), (0, 1),
+...     ("full",), (True,), 1))
+>>> best = frame.iloc[0]
+>>> bool(best["fits"]), int(best["tp"] * best["pp"] * best["dp"])
+(True, 8)
+"""
+
+from __future__ import annotations
+
+from dataclasses import astuple, dataclass
+
+import pandas as pd
+import streamlit as st
+
+from app_pages.llm_models import named_shape  # noqa: F401  (used by the doctest)
+from costmodels.hardware import GPU
+from costmodels.llm.planner import enumerate_layouts
+from costmodels.llm.shapes import LLMCluster, TransformerShape
+from costmodels.llm.step import predict_step
+
+MAX_LAYOUTS = 6000  # ~0.4 ms each: a few seconds on a laptop before the cache holds them
+
+
+class TooManyLayouts(ValueError):
+    """The search space is larger than the page prices in one go."""
+
+
+@dataclass(frozen=True)
+class Search:
+    """The page's narrowing of ``enumerate_layouts`` (hashable, so it can key the cache)."""
+
+    micro_batches: tuple[int, ...]
+    zero_stages: tuple[int, ...]
+    recompute: tuple[str, ...]
+    sequence_parallel: tuple[bool, ...]
+    max_interleave: int
+
+
+def shape_key(shape: TransformerShape) -> tuple:
+    return astuple(shape)
+
+
+def cluster_key(
+    gpu: GPU, gpus_per_node: int, intra_Bps: float, inter_Bps: float, intra_s: float, inter_s: float
+) -> tuple:
+    return (astuple(gpu), gpus_per_node, intra_Bps, inter_Bps, intra_s, inter_s)
+
+
+def cluster_of(key: tuple) -> LLMCluster:
+    gpu, per_node, intra_bw, inter_bw, intra_lat, inter_lat = key
+    return LLMCluster(GPU(*gpu), per_node, intra_bw, inter_bw, intra_lat, inter_lat)
+
+
+def layouts(shape: TransformerShape, gpus: int, cluster: LLMCluster, batch: int, search: Search):
+    """The valid layouts the search allows; TooManyLayouts when they exceed MAX_LAYOUTS."""
+    if not search.micro_batches or not search.zero_stages or not search.recompute:
+        raise ValueError("Search: choose at least one micro-batch size, ZeRO stage and recompute")
+    found = []
+    for layout in enumerate_layouts(
+        shape, gpus, cluster, batch,
+        micro_batches=search.micro_batches, zero_stages=search.zero_stages,
+        recompute=search.recompute, sequence_parallel=search.sequence_parallel,
+    ):  # fmt: skip
+        if layout.interleave <= search.max_interleave:
+            found.append(layout)
+            if len(found) > MAX_LAYOUTS:
+                raise TooManyLayouts(
+                    f"Search: more than {MAX_LAYOUTS:,} layouts of {gpus:,} GPUs to price; narrow "
+                    "it (fewer micro-batch sizes, ZeRO stages or recompute modes, a smaller "
+                    "maximum interleave)"
+                )
+    return found
+
+
+@st.cache_data(max_entries=64, show_spinner="Pricing every layout ...")
+def layout_table(
+    shape: tuple, cluster: tuple, gpus: int, batch: int, search: Search
+) -> pd.DataFrame:
+    """One row per layout: the layout, its predicted step, sorted fitting-fastest first."""
+    model = TransformerShape(*shape)
+    machine = cluster_of(cluster)
+    rows = []
+    for layout in layouts(model, gpus, machine, batch, search):
+        step = predict_step(model, layout, machine)
+        rows.append(
+            {
+                "tp": layout.tp, "pp": layout.pp, "dp": layout.dp,
+                "micro_batch": layout.micro_batch, "interleave": layout.interleave,
+                "zero": layout.zero,
+                "sequence_parallel": layout.sequence_parallel, "recompute": layout.recompute,
+                "micro_batches": layout.micro_batches, "time_s": step.iteration_time_s,
+                "memory_GiB": step.memory_per_gpu_bytes / 2**30, "fits": step.fits,
+                "bubble": step.bubble_fraction, "mfu": step.model_flops_utilization,
+                "tp_comm_s": step.tp_comm_s, "pp_comm_s": step.pp_comm_s,
+                "dp_comm_s": step.dp_comm_s, "exposed_comm_s": step.exposed_comm_s,
+            }
+        )  # fmt: skip
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    frame["model_parallel"] = frame["tp"] * frame["pp"]
+    # planner.plan's order among the layouts that fit; a stable sort keeps enumeration order on ties
+    frame = frame.sort_values(
+        ["fits", "time_s", "memory_GiB", "model_parallel"],
+        ascending=[False, True, True, True],
+        kind="mergesort",
+    )
+    return frame.drop(columns="model_parallel").reset_index(drop=True)
+
+
+def layout_label(row: pd.Series) -> str:
+    """'TP 8 x PP 4 x DP 2, mb 1, v 2, ZeRO-1, SP, full recompute'."""
+    parts = [f"TP {row.tp} x PP {row.pp} x DP {row.dp}", f"mb {row.micro_batch}"]
+    if row.interleave > 1:
+        parts.append(f"v {row.interleave}")
+    if row.zero:
+        parts.append(f"ZeRO-{row.zero}")
+    if row.sequence_parallel:
+        parts.append("SP")
+    parts.append("no recompute" if row.recompute == "none" else f"{row.recompute} recompute")
+    return ", ".join(parts)

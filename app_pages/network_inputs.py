@@ -1,0 +1,123 @@
+"""The sidebar block for one network link, shared by the calculator pages.
+
+A link is a preset from ``costmodels.hardware.LINKS`` (its achievable bandwidth, i.e. nominal rate
+times the achievable fraction, and its typical latency), a custom bandwidth / latency typed as unit
+strings ("100 Gbit/s", "5 us"), or, when the Calibrate page has stored a
+``costmodels.profile.ClusterProfile`` in ``st.session_state["cluster_profile"]``, the fitted
+alpha and bandwidth of that profile's ``intra`` or ``inter`` level.
+
+Usage::
+
+    fields = link_fields("inter", "100 GbE", "100 Gbit/s", "5 us")   # URL keys inter, inter_bw...
+    problems = seed(fields)
+    link_widgets("Inter-node link", "inter")
+    link = resolve_link("Inter-node link", "inter", "inter")          # raises UnitParseError
+    link.bandwidth_Bps, link.latency_s, link.description
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from app_pages.query_inputs import Field, text
+from costmodels.hardware import LINKS
+from costmodels.units import parse_bandwidth, parse_time
+
+CUSTOM = "Custom bandwidth / latency"
+CALIBRATED = "Calibrated: "
+PROFILE_KEY = "cluster_profile"  # set by the Calibrate page (helper H8's contract)
+
+
+@dataclass(frozen=True)
+class LinkChoice:
+    """One resolved link in SI units and a line saying where the numbers come from."""
+
+    bandwidth_Bps: float
+    latency_s: float
+    description: str
+
+
+def active_profile() -> Any | None:
+    """The calibrated ClusterProfile of this session, if the Calibrate page stored one."""
+    return st.session_state.get(PROFILE_KEY)
+
+
+def calibrated_label() -> str | None:
+    profile = active_profile()
+    return None if profile is None else CALIBRATED + str(profile.name)
+
+
+def link_options() -> list[str]:
+    label = calibrated_label()
+    return [*LINKS, CUSTOM, *([label] if label else [])]
+
+
+def _parse_preset(raw: str) -> str:
+    if raw.startswith(CALIBRATED) and raw != calibrated_label():
+        raise ValueError("no such calibrated profile in this session (load it on Calibrate)")
+    if raw not in link_options():
+        shown = raw if len(raw) <= 40 else raw[:40] + "..."
+        raise ValueError(f"{shown!r} is not a link preset, {CUSTOM!r} or a calibrated profile")
+    return raw
+
+
+def link_fields(prefix: str, preset: str, bandwidth: str, latency: str) -> list[Field]:
+    """The three URL-bound inputs of one link: ``prefix``, ``prefix_bw``, ``prefix_lat``."""
+    return [
+        Field(prefix, preset, _parse_preset),
+        Field(f"{prefix}_bw", bandwidth, text(60)),
+        Field(f"{prefix}_lat", latency, text(60)),
+    ]
+
+
+def link_widgets(label: str, prefix: str) -> None:
+    """Draw the preset menu and, for a custom link, the bandwidth and latency boxes."""
+    bar = st.sidebar
+    bar.selectbox(label, link_options(), key=prefix)
+    if st.session_state[prefix] == CUSTOM:
+        bar.text_input(
+            f"{label} bandwidth", key=f"{prefix}_bw", help="per GPU and direction, e.g. 25 GB/s"
+        )
+        bar.text_input(f"{label} latency", key=f"{prefix}_lat", help="per message, e.g. 5 us")
+
+
+def resolve_link(label: str, prefix: str, level: str) -> LinkChoice:
+    """The link the widgets describe; ``level`` ("intra" / "inter") picks a calibrated level.
+
+    Raises UnitParseError (a ValueError) naming ``label`` for a bad custom bandwidth or latency.
+    """
+    choice = st.session_state[prefix]
+    if choice == CUSTOM:
+        bandwidth = parse_bandwidth(st.session_state[f"{prefix}_bw"], f"{label} bandwidth")
+        latency = parse_time(st.session_state[f"{prefix}_lat"], f"{label} latency")
+        return LinkChoice(bandwidth, latency, f"{label}: custom")
+    if choice.startswith(CALIBRATED):
+        return _calibrated(label, level)
+    link = LINKS[choice]
+    bandwidth = 1.0 / link.beta_s_per_byte
+    return LinkChoice(
+        bandwidth,
+        link.alpha_s,
+        f"{label}: {choice}, {link.bandwidth_Bps / 1e9:g} GB/s nominal x "
+        f"{link.achievable_fraction:g} achievable = {bandwidth / 1e9:g} GB/s, "
+        f"{link.alpha_s * 1e6:g} us",
+    )
+
+
+def _calibrated(label: str, level: str) -> LinkChoice:
+    profile = active_profile()
+    levels = dict(profile.levels)
+    if not levels:
+        raise ValueError(f"{label}: the calibrated profile {profile.name!r} has no fitted level")
+    used = level if level in levels else next(iter(levels))
+    fit = levels[used]
+    note = "" if used == level else f" (no {level} level: using its {used} fit)"
+    return LinkChoice(
+        float(fit.bandwidth_Bps),
+        float(fit.alpha_s),
+        f"{label}: calibrated {profile.name!r} {used} fit, {fit.bandwidth_Bps / 1e9:g} GB/s, "
+        f"{fit.alpha_s * 1e6:g} us{note}",
+    )

@@ -1,0 +1,37 @@
+"""Sharding and model parallelism: ZeRO, Megatron tensor parallelism, GPipe and 1F1B pipelines.
+
+Minimal versions (picotron style) whose gradients equal single-process training; every byte
+between ranks goes through :mod:`reference_impls.comm.wire` via the reference collectives.
+"""
+
+from reference_impls.parallel.pipeline import (
+    PipelineResult,
+    gpipe_schedule,
+    gpipe_step,
+    one_f_one_b_schedule,
+    one_f_one_b_step,
+    run_schedule,
+)
+from reference_impls.parallel.tensor_parallel import (
+    ColumnParallelLinear,
+    CopyToTensorParallel,
+    ParallelMLP,
+    ReduceFromTensorParallel,
+    RowParallelLinear,
+)
+from reference_impls.parallel.zero import ZeroOptimizer
+
+__all__ = [
+    "ColumnParallelLinear",
+    "CopyToTensorParallel",
+    "ParallelMLP",
+    "PipelineResult",
+    "ReduceFromTensorParallel",
+    "RowParallelLinear",
+    "ZeroOptimizer",
+    "gpipe_schedule",
+    "gpipe_step",
+    "one_f_one_b_schedule",
+    "one_f_one_b_step",
+    "run_schedule",
+]

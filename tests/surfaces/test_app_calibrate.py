@@ -1,0 +1,160 @@
+"""The Calibrate page with AppTest: what it shows is the fit of costmodels.profile on the same text.
+
+The real logs are the ones of tests/costmodels/data/nccl_tests (SOURCES.md there). Fitted numbers
+are compared with ``fit_alpha_beta`` run here on the same text (rel 1e-12: the same computation),
+and the fit itself is checked against each log's own busbw column in test_profile.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from costmodels.profile import (
+    ClusterProfile,
+    LinkFit,
+    fit_alpha_beta,
+    parse_nccl_tests,
+    profile_from_yaml,
+    profile_to_yaml,
+)
+
+ROOT = Path(__file__).parents[2]
+PAGE = str(ROOT / "app_pages" / "calibrate.py")
+DATA = ROOT / "tests" / "costmodels" / "data" / "nccl_tests"
+ALLREDUCE = (DATA / "superbench_8xa100_allreduce.txt").read_text()
+OKE = (DATA / "oke_2x8xa100_allreduce.txt").read_text()
+
+
+def run_page(**query: str) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def paste(at: AppTest, text: str) -> AppTest:
+    at.text_area(key="cal_text").input(text).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def fits_shown(at: AppTest):
+    """The fitted-parameters table (the points table precedes it when there are points)."""
+    (table,) = [d.value for d in at.dataframe if "bandwidth (GB/s)" in d.value.columns]
+    return table
+
+
+def test_pasted_log_shows_the_fit_of_the_same_text() -> None:
+    at = paste(run_page(coll="all-reduce"), ALLREDUCE)
+    fit = fit_alpha_beta(parse_nccl_tests(ALLREDUCE, "all-reduce"), "all-reduce")
+    row = fits_shown(at).iloc[0]
+    assert (row["collective"], row["level"], row["ranks"]) == ("all-reduce", "intra", 8)
+    assert row["bandwidth (GB/s)"] == pytest.approx(fit.bandwidth_Bps / 1e9, rel=1e-12)
+    assert row["alpha (us)"] == pytest.approx(fit.alpha_s * 1e6, rel=1e-12)
+    assert row["points"] == fit.points == 32  # 34 rows, two of 0 bytes
+    # inside a node one GPU's link is the bus bandwidth; NVLink 3 is 300 GB/s per direction
+    assert row["per-GPU link (GB/s)"] == row["bandwidth (GB/s)"]
+    assert row["per-GPU / nominal (%)"] == pytest.approx(100 * fit.bandwidth_Bps / 300e9, rel=1e-12)
+    points = at.dataframe[0].value
+    assert len(points) == 34 and points["time (us)"].iloc[-1] == pytest.approx(63896)
+    assert "14 \\times" in at.latex[0].value  # 2(p-1) steps for p = 8
+    assert at.get("vega_lite_chart")
+
+
+def test_binary_name_in_the_text_is_enough_and_level_follows_hosts() -> None:
+    at = paste(run_page(), "$ mpirun -np 16 ./all_reduce_perf -b 8 -e 8G -f 2 -g 1\n" + OKE)
+    row = fits_shown(at).iloc[0]
+    assert (row["collective"], row["level"], row["ranks"]) == ("all-reduce", "inter", 16)
+    fit = fit_alpha_beta(parse_nccl_tests(OKE, "all-reduce"), "all-reduce")
+    assert row["bandwidth (GB/s)"] == pytest.approx(fit.bandwidth_Bps / 1e9, rel=1e-12)
+    assert row["nominal (GB/s)"] == pytest.approx(25.0)  # InfiniBand HDR, 200 Gbit/s
+    # 16 ranks on 2 hosts: one GPU's share of the bus bandwidth is B / 8
+    assert row["per-GPU link (GB/s)"] == pytest.approx(fit.bandwidth_Bps / 8e9, rel=1e-12)
+    assert row["per-GPU / nominal (%)"] == pytest.approx(100 * fit.bandwidth_Bps / 8 / 25e9)
+
+
+def test_uploaded_log_and_use_this_profile() -> None:
+    at = run_page(coll="all-gather", pname="pod A")
+    gather = (DATA / "superbench_8xa100_allgather.txt").read_bytes()
+    at.file_uploader(key="cal_file").upload("allgather.log", gather, "text/plain").run()
+    assert not at.exception
+    fit = fit_alpha_beta(parse_nccl_tests(gather.decode(), "all-gather"), "all-gather")
+    assert fits_shown(at).iloc[0]["bandwidth (GB/s)"] == pytest.approx(fit.bandwidth_Bps / 1e9)
+    at.button(key="use_profile").click().run()
+    profile = at.session_state["cluster_profile"]
+    assert isinstance(profile, ClusterProfile) and profile.name == "pod A"
+    assert profile.levels["intra"].bandwidth_Bps == pytest.approx(fit.bandwidth_Bps, rel=1e-12)
+    assert any("'pod A' is active" in s.value for s in at.success)
+    assert at.get("download_button")
+
+
+def test_profile_yaml_round_trips_through_the_page() -> None:
+    given = ClusterProfile(
+        name="lab", source="commatlas calibrate",
+        levels={"inter": LinkFit(alpha_s=7e-6, bandwidth_Bps=11e9, collective="all-reduce",
+                                 world_size=16, points=20, median_abs_rel_error=0.05)},
+    )  # fmt: skip
+    at = paste(run_page(), profile_to_yaml(given))
+    row = fits_shown(at).iloc[0]
+    assert (row["level"], row["bandwidth (GB/s)"], row["alpha (us)"]) == ("inter", 11.0, 7.0)
+    at.button(key="use_profile").click().run()
+    assert at.session_state["cluster_profile"] == profile_from_yaml(profile_to_yaml(given))
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("this is not a benchmark log", "pasted text: no nccl-tests results"),
+        (ALLREDUCE, "does not say which collective"),
+        ("name: lab\nsource: x\nlevels: {intra: {alpha_s: 1e-6, bandwidth_Bps: 0}}\n",
+         "pasted text: levels.intra.bandwidth_Bps: Input should be greater than 0"),
+        ("# nThread 1 nGpus 2\n# size count type time algbw busbw\n 8 2 float abc 0 0\n",
+         "time 'abc' is not a number"),
+        ("# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1\n"
+         "# size count type redop root time algbw busbw #wrong\n"
+         " 8 2 float sum -1 10 0 0 0\n 16 4 float sum -1 10 0 0 0\n", "one rank sends nothing"),
+        ("x" * 2_000_001, "more than an nccl-tests log"),
+    ],
+)  # fmt: skip
+def test_unreadable_input_shows_one_clear_error(text: str, words: str) -> None:
+    at = paste(run_page(), text)
+    assert len(at.error) == 1 and words in at.error[0].value, [e.value for e in at.error]
+    assert not at.dataframe
+
+
+def test_binary_upload_is_refused() -> None:
+    at = run_page()
+    at.file_uploader(key="cal_file").upload("trace.log", b"\xff\xfe\x00binary", "text/plain").run()
+    assert [e.value for e in at.error] == ["trace.log: not a text file (UTF-8 expected)"]
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        (dict(coll="<img src=x>"), "URL parameter coll="),
+        (dict(level="sideways"), "URL parameter level='sideways' ignored"),
+        (dict(cal_intra="warp drive"), "URL parameter cal_intra="),
+        (dict(pname="p" * 100), "longer than 60 characters"),
+    ],
+)
+def test_hostile_query_parameters_fall_back_with_a_warning(query: dict, words: str) -> None:
+    at = run_page(**query)
+    assert any(words in w.value for w in at.warning), [w.value for w in at.warning]
+    paste(at, ALLREDUCE.replace("# nThread", "# all_reduce_perf\n# nThread"))
+    assert fits_shown(at).iloc[0]["collective"] == "all-reduce"  # defaults took over
+
+
+def test_changing_the_collective_updates_numbers_and_url() -> None:
+    at = paste(run_page(coll="all-reduce"), ALLREDUCE)
+    before = fits_shown(at).iloc[0]["bandwidth (GB/s)"]
+    at.sidebar.selectbox(key="coll").set_value("broadcast").run()
+    assert at.query_params["coll"] in (["broadcast"], "broadcast")
+    after = fits_shown(at).iloc[0]
+    fit = fit_alpha_beta(parse_nccl_tests(ALLREDUCE, "broadcast"), "broadcast")
+    assert after["collective"] == "broadcast" and after["bandwidth (GB/s)"] != before
+    assert after["bandwidth (GB/s)"] == pytest.approx(fit.bandwidth_Bps / 1e9, rel=1e-12)

@@ -1,0 +1,274 @@
+"""The Compare page with Streamlit's AppTest: inputs (widgets and URL) -> the numbers shown.
+
+Expected values for the hand-checkable cases are computed here from the alpha-beta formulas
+(ring all-reduce 2(p-1) alpha + 2(p-1)/p n beta; BytePS-style parameter server), not through
+costmodels, so a wrong binding, unit or formula fails. The named-workload case holds the page to
+``costmodels.predict.predict``, the engine of ``commatlas predict`` (the issue's contract).
+Tolerance: rel 1e-9 for hand formulas (float rounding only); predict equality rel 1e-12.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).parents[2]
+PAGE = str(ROOT / "app_pages" / "compare.py")
+CUSTOM_LINK = "Custom bandwidth / latency"
+MEASURED = "Measured step time"
+
+
+def run_page(**query: str) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def table(at: AppTest) -> pd.DataFrame:
+    return at.dataframe[0].value.set_index("method")
+
+
+def datasets(at: AppTest) -> list[dict[str, pd.DataFrame]]:
+    """Every chart's named datasets, decoded from Arrow, in page order."""
+    out = []
+    for chart in at.get("vega_lite_chart"):
+        out.append(
+            {
+                d.name: pa.ipc.open_stream(d.data.data).read_all().to_pandas()
+                for d in chart.proto.datasets
+            }
+        )
+    return out
+
+
+def ring_s(p: int, n: float, alpha: float, bandwidth: float) -> float:
+    return 2 * (p - 1) * alpha + 2 * (p - 1) / p * n / bandwidth if p > 1 else 0.0
+
+
+# One custom tensor of 100M parameters (400 MB fp32), a measured 500 ms step, 2 nodes x 4 GPUs,
+# NVLink-ish custom intra link and a 25 GB/s / 10 us inter link.
+CUSTOM = dict(
+    workload="Custom: parameter count",
+    params="100M",
+    gpu=MEASURED,
+    step="500 ms",
+    batch="16",
+    nodes="2",
+    gpus="4",
+    intra=CUSTOM_LINK,
+    intra_bw="200 GB/s",
+    intra_lat="2 us",
+    inter=CUSTOM_LINK,
+    inter_bw="25 GB/s",
+    inter_lat="10 us",
+    methods="bsp/ring,wfbp/ring,bsp/ps-separate",
+)
+
+
+def test_query_parameters_set_inputs_and_numbers_match_the_formulas() -> None:
+    at = run_page(**CUSTOM)
+    shown = table(at)
+    n, step = 4e8, 0.5
+    # 8 GPUs on 2 nodes: the flat ring runs at the inter-node link's speed.
+    ring = ring_s(8, n, 10e-6, 25e9)
+    assert shown.loc["bsp/ring", "iteration_ms"] == pytest.approx(1e3 * (step + ring), rel=1e-9)
+    # One tensor: WFBP sends the single message when backward ends, exactly like BSP.
+    assert shown.loc["wfbp/ring", "iteration_ms"] == pytest.approx(1e3 * (step + ring), rel=1e-9)
+    assert shown.loc["bsp/ring", "samples_per_s"] == pytest.approx(16 * 8 / (step + ring))
+    assert shown.loc["bsp/ring", "efficiency_pct"] == pytest.approx(100 * step / (step + ring))
+    # Parameter server, one server per node: each node's 4 GPUs reduce-scatter and all-gather
+    # on the intra link (2 x ring half), and the node pushes and pulls n bytes to the servers.
+    local = 2 * (3 * 2e-6 + 3 / 4 * n / 200e9)
+    ps = local + 2 * 10e-6 + 2 * n / 25e9
+    assert shown.loc["bsp/ps-separate", "iteration_ms"] == pytest.approx(1e3 * (step + ps))
+    assert shown.loc["bsp/ring", "compute_ms"] == pytest.approx(500.0)
+    assert shown.loc["bsp/ring", "exposed_comm_ms"] == pytest.approx(1e3 * ring, rel=1e-9)
+    assert list(at.dataframe[0].value["rank"]) == [1, 2, 3]
+    assert "8 GPUs (2 nodes x 4 GPUs)" in at.caption[0].value
+    lines = datasets(at)[0]["lines"]
+    assert sorted(set(lines["p"])) == [1, 2, 3, 4, 8]
+    one_gpu = lines[lines["p"] == 1]["iteration_ms"]
+    assert list(one_gpu) == pytest.approx([500.0] * 3)  # nothing to exchange on one GPU
+    # 4 GPUs of one node: the ring uses the intra link.
+    four = lines[(lines["p"] == 4) & (lines["method"] == "bsp/ring")]["iteration_ms"].item()
+    assert four == pytest.approx(1e3 * (step + ring_s(4, n, 2e-6, 200e9)), rel=1e-9)
+
+
+def test_timeline_and_breakdown_of_bsp() -> None:
+    at = run_page(**CUSTOM, gantt="bsp/ring")
+    charts = datasets(at)
+    timeline = charts[-1]["timeline"]
+    comm = timeline[timeline["lane"] == "communication"]
+    assert len(comm) == 1
+    ring = ring_s(8, 4e8, 10e-6, 25e9)
+    assert comm["start_ms"].item() == pytest.approx(500.0)
+    assert comm["end_ms"].item() == pytest.approx(1e3 * (0.5 + ring), rel=1e-9)
+    backward = timeline[timeline["lane"] == "backward"]
+    assert backward["start_ms"].min() == pytest.approx(500 / 3)  # 1:2 forward:backward split
+    parts = charts[-2]["parts"]
+    bsp = parts[parts["method"] == "bsp/ring"].set_index("part")["ms"]
+    assert bsp["compute"] == pytest.approx(500.0) and bsp["compression"] == 0
+    assert bsp["exposed communication"] == pytest.approx(1e3 * ring, rel=1e-9)
+
+
+def test_per_layer_list_overlaps_backward() -> None:
+    """Layers 1M, 2M, 3M: backward finishes layer 3 first (at half of backward), then 2, then 1.
+
+    WFBP on one stream: m3 leaves at f + b/2, m2 at max(end of m3, f + 5b/6), m1 at
+    max(end of m2, f + b); the iteration ends with the last message.
+    """
+    at = run_page(**{**CUSTOM, "workload": "Custom: per-layer list", "layers": "1M, 2M, 3M",
+                     "methods": "wfbp/ring", "nodes": "1", "gpus": "2"})  # fmt: skip
+    f, b = 0.5 / 3, 0.5 * 2 / 3
+
+    def t(params: float) -> float:
+        return ring_s(2, 4 * params, 2e-6, 200e9)
+
+    end3 = f + b / 2 + t(3e6)
+    end2 = max(end3, f + 5 * b / 6) + t(2e6)
+    end1 = max(end2, f + b) + t(1e6)
+    shown = table(at).loc["wfbp/ring", "iteration_ms"]
+    assert shown == pytest.approx(1e3 * max(end1, f + b), rel=1e-9)
+
+
+def test_named_workload_equals_costmodels_predict() -> None:
+    from costmodels.hardware import LINKS
+    from costmodels.predict import Cluster, predict
+    from costmodels.workloads import get_workload
+
+    at = run_page(nodes="2", gpus="8")
+    shown = table(at)
+    assert len(shown) == 8  # the default methods
+    workload = get_workload("ResNet-50")
+    profile = workload.profile("fp32")
+    step = (profile.fwd_s + profile.bwd_s) * 32 / profile.batch_size  # H200 preset: no scaling
+    nv, eth = LINKS["NVLink 4 (H100)"], LINKS["100 GbE"]
+    cluster = Cluster(2, 8, 1 / nv.beta_s_per_byte, nv.alpha_s, 1 / eth.beta_s_per_byte,
+                      eth.alpha_s)  # fmt: skip
+    from app_pages.compare_methods import parse_method
+
+    for label in shown.index:
+        expected = predict(workload, 32, step, cluster, parse_method(label))
+        assert shown.loc[label, "iteration_ms"] == pytest.approx(
+            1e3 * expected.iteration_time_s, rel=1e-12
+        )
+
+
+def test_calibrated_profile_prices_both_levels() -> None:
+    from costmodels.profile import ClusterProfile, LinkFit
+
+    profile = ClusterProfile(
+        name="lab",
+        source="test",
+        levels={"intra": LinkFit(alpha_s=3e-6, bandwidth_Bps=150e9),
+                "inter": LinkFit(alpha_s=9e-6, bandwidth_Bps=20e9)},
+    )  # fmt: skip
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["cluster_profile"] = profile
+    for key, value in {**CUSTOM, "intra": "Calibrated: lab", "inter": "Calibrated: lab"}.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception and not at.warning, [w.value for w in at.warning]
+    ring = ring_s(8, 4e8, 9e-6, 20e9)
+    assert table(at).loc["bsp/ring", "iteration_ms"] == pytest.approx(1e3 * (0.5 + ring))
+    lines = datasets(at)[0]["lines"]
+    four = lines[(lines["p"] == 4) & (lines["method"] == "bsp/ring")]["iteration_ms"].item()
+    assert four == pytest.approx(1e3 * (0.5 + ring_s(4, 4e8, 3e-6, 150e9)), rel=1e-9)
+
+
+def test_fast_path_equals_predict_for_every_preset() -> None:
+    """predict_fast (affine / memoised comm) against costmodels.predict.predict, rel 1e-12."""
+    from app_pages.compare_methods import PRESET_METHODS, parse_method, predict_fast
+    from costmodels.predict import Cluster, predict
+    from costmodels.workloads import get_workload
+
+    workload = get_workload("ResNet-50")
+    clusters = [Cluster(1, 4, 200e9, 2e-6, 10e9, 5e-6), Cluster(3, 2, 200e9, 2e-6, 3e9, 30e-6)]
+    for label in PRESET_METHODS:
+        for cluster in clusters:
+            fast = predict_fast(workload, 8, 0.2, cluster, parse_method(label))
+            exact = predict(workload, 8, 0.2, cluster, parse_method(label))
+            for field in ("iteration_time_s", "communication_s", "exposed_communication_s"):
+                got, want = getattr(fast, field), getattr(exact, field)
+                assert got == pytest.approx(want, rel=1e-12, abs=1e-15), (label, field)
+
+
+def test_changing_an_input_updates_numbers_and_url() -> None:
+    at = run_page(**CUSTOM)
+    before = table(at).loc["bsp/ring", "iteration_ms"]
+    at.sidebar.text_input(key="inter_bw").input("50 GB/s").run()
+    after = table(at).loc["bsp/ring", "iteration_ms"]
+    assert after == pytest.approx(1e3 * (0.5 + ring_s(8, 4e8, 10e-6, 50e9)), rel=1e-9)
+    assert after < before
+    assert at.query_params["inter_bw"] in (["50 GB/s"], "50 GB/s")
+    at.sidebar.number_input(key="nodes").set_value(1).run()
+    assert sorted(set(datasets(at)[0]["lines"]["p"])) == [1, 2, 3, 4]
+
+
+def test_builder_adds_a_custom_method() -> None:
+    at = run_page(**CUSTOM)
+    at.sidebar.selectbox(key="b_sched").set_value("bsp")
+    at.sidebar.selectbox(key="b_comp").set_value("fp16")
+    at.sidebar.button(key="b_add").click().run()
+    assert "bsp/ring+fp16" in at.session_state["methods"]
+    assert "bsp/ring+fp16" in table(at).index
+    assert "bsp/ring+fp16" in str(at.query_params["methods"])
+
+
+@pytest.mark.parametrize(
+    ("query", "kind", "words"),
+    [
+        ({"nodes": "-3"}, "warning", "nodes='-3' ignored"),
+        ({"methods": "<script>alert(1)</script>"}, "warning", "methods="),
+        ({"batch": "many"}, "warning", "batch='many' ignored"),
+        ({"inter": CUSTOM_LINK, "inter_bw": "abc"}, "error", "Inter-node link bandwidth"),
+        ({"inter": CUSTOM_LINK, "inter_bw": "0 Gbit/s"}, "error", "positive"),
+        ({"intra": CUSTOM_LINK, "intra_lat": "-1 us"}, "error", "Intra-node link latency"),
+        ({"workload": "Custom: parameter count", "params": "1e30"}, "error", "Parameters"),
+        ({"workload": "Custom: per-layer list", "layers": "1M, x"}, "error", "item 2"),
+        ({"gpu": MEASURED, "step": "fast"}, "error", "Measured step time"),
+        ({"inter": "Calibrated: nope"}, "warning", "calibrated profile"),
+        ({"methods": ""}, "warning", "at least one method"),
+    ],
+)
+def test_bad_inputs_show_a_clear_message(query: dict, kind: str, words: str) -> None:
+    at = run_page(**query)
+    messages = [m.value for m in getattr(at, kind)]
+    assert any(words in m for m in messages), messages
+    if kind == "error":
+        assert not at.dataframe
+
+
+@pytest.mark.parametrize("chunk", [0, 1, 2])
+def test_every_preset_method_runs(chunk: int) -> None:
+    from app_pages.compare_methods import PRESET_METHODS
+
+    labels = PRESET_METHODS[chunk * 8 : chunk * 8 + 8]
+    at = run_page(methods=",".join(labels), nodes="2", gpus="2")
+    assert set(table(at).index) == set(labels)
+    assert not at.warning
+
+
+def test_every_workload_runs() -> None:
+    from costmodels.workloads import NAMED_WORKLOADS
+
+    at = run_page(methods="wfbp/ring", nodes="2", gpus="2")
+    for name in NAMED_WORKLOADS:
+        at.sidebar.selectbox(key="workload").set_value(name).run()
+        assert not at.exception, (name, at.exception)
+        assert not at.error, (name, [e.value for e in at.error])
+        assert table(at).loc["wfbp/ring", "iteration_ms"] > 0
+
+
+def test_app_opens_on_compare() -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    assert not at.exception
+    assert at.title[0].value == "Compare methods"
