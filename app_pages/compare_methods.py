@@ -34,9 +34,8 @@ import sympy as sp
 import costmodels
 from costmodels.collective_time import ALLREDUCE_ALGORITHMS
 from costmodels.compression_exchange import exchange_time
-from costmodels.predict import SCHEDULE_NAMES, Cluster, Method, Prediction, split_step
+from costmodels.predict import SCHEDULE_NAMES, Cluster, Method, Prediction, predict
 from costmodels.predict import message_seconds as exact_message_seconds
-from costmodels.schedules import simulate
 from costmodels.symbols import key_of, n
 from costmodels.workloads import Workload
 
@@ -170,29 +169,8 @@ def predict_fast(
     workload: Workload, batch_size: int, step_time_s: float, cluster: Cluster, method: Method
 ) -> Prediction:
     """``costmodels.predict.predict`` with :func:`fast_comm` (same inputs, same Prediction)."""
-    if int(batch_size) != batch_size or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-    forward, backward = split_step(workload, step_time_s)
-    gradients = workload.gradients(bytes_per_value=4, backward_s=backward)
-    result = simulate(
-        method.schedule,
-        gradients,
-        forward,
-        backward,
-        fast_comm(method, cluster),
-        **method.schedule_options(),
-    )
-    iteration = result.iteration_time_s
-    return Prediction(
-        method=method.label,
-        workers=cluster.p,
-        iteration_time_s=iteration,
-        throughput_samples_per_s=batch_size * cluster.p / iteration,
-        scaling_efficiency=step_time_s / iteration,
-        compute_s=result.compute_s,
-        communication_s=result.communication_s,
-        exposed_communication_s=result.exposed_communication_s,
-        result=result,
+    return predict(
+        workload, batch_size, step_time_s, cluster, method, comm=fast_comm(method, cluster)
     )
 
 

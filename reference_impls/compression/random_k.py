@@ -35,7 +35,6 @@ Example::
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass
 
 import torch
@@ -43,6 +42,7 @@ import torch.distributed as dist
 
 from reference_impls.compression.base import Compressor, Payload
 from reference_impls.compression.catalog import register_compressor
+from reference_impls.compression.topk import TopK
 from reference_impls.registry import reference_impl
 
 
@@ -108,13 +108,8 @@ class RandomK(Compressor):
         self.variant = "shared-seed" if shared_seed else "independent"  # of the cost model
         self._draws: dict[str, int] = {}
 
-    def k_for(self, numel: int) -> int:
-        """How many coordinates are kept of a tensor with ``numel`` elements (0 if empty)."""
-        if numel == 0:
-            return 0
-        if self.k is not None:
-            return min(self.k, numel)
-        return min(numel, max(1, math.ceil(self.ratio * numel)))
+    # Step 2 is top-k's rule for k (same ``ratio`` / ``k`` attributes), so it is top-k's code.
+    k_for = TopK.k_for
 
     def _generator(self, device: torch.device, name: str) -> torch.Generator:
         draw = self._draws.get(name, 0)

@@ -23,17 +23,14 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 import torch
 import torch.distributed as dist
-from dist_data import model_of, normals, small_ints
+from dist_data import model_of, normals, run_in_subgroups, small_ints
 
 from reference_impls.comm import count_bytes
 from reference_impls.optimizers import OneBitAdam, pack_signs, unpack_signs
-from reference_impls.testing import run_distributed
 
 SHAPE_SETS = {18: [(3, 4), (5,), (1,)], 48: [(6, 8)]}
 WARMUP, STEPS = 3, 7
@@ -124,25 +121,9 @@ def onebit_case(rank: int, world: int, group: dist.ProcessGroup | None) -> dict:
     return out
 
 
-def in_subgroups(rank: int, spawned: int, case: Callable[..., Any]) -> dict[int, Any]:
-    """``case(rank, size, group)`` for every size in SIZES, on ranks 0..size-1 of one spawn.
-
-    One spawn of max(SIZES) processes instead of one per size: each rank pays torch's import
-    once. The full size uses the default group, the others a subgroup (every rank creates
-    every group, in the same order, before any case runs).
-    """
-    groups = {n: None if n == spawned else dist.new_group(list(range(n))) for n in SIZES}
-    return {n: case(rank, n, groups[n]) for n in SIZES if rank < n}
-
-
-def onebit_worker(rank: int, spawned: int) -> dict[int, Any]:
-    return in_subgroups(rank, spawned, onebit_case)
-
-
 @pytest.fixture(scope="module")
 def per_size() -> dict[int, list[dict]]:
-    by_rank = run_distributed(onebit_worker, max(SIZES), timeout_s=120)
-    return {n: [by_rank[r][n] for r in range(n)] for n in SIZES}
+    return run_in_subgroups(onebit_case, SIZES, timeout_s=120)
 
 
 def signed(x: torch.Tensor) -> torch.Tensor:

@@ -19,14 +19,11 @@ of 4 rows; every boundary carries a 4 x 4 activation (n = 128 bytes). On 2, 3 an
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from dist_data import model_of
+from dist_data import model_of, run_in_subgroups
 from torch import nn
 
 from reference_impls.comm import count_bytes
@@ -36,7 +33,6 @@ from reference_impls.parallel import (
     one_f_one_b_schedule,
     one_f_one_b_step,
 )
-from reference_impls.testing import run_distributed
 
 ROWS, WIDTH = 4, 4
 SIZES = [2, 3, 4]  # pipeline depths, run inside one spawn of 4 processes
@@ -98,25 +94,9 @@ def pipeline_case(rank: int, world: int, group: dist.ProcessGroup | None) -> dic
     return out
 
 
-def in_subgroups(rank: int, spawned: int, case: Callable[..., Any]) -> dict[int, Any]:
-    """``case(rank, size, group)`` for every size in SIZES, on ranks 0..size-1 of one spawn.
-
-    One spawn of max(SIZES) processes instead of one per size: each rank pays torch's import
-    once. The full size uses the default group, the others a subgroup (every rank creates
-    every group, in the same order, before any case runs).
-    """
-    groups = {n: None if n == spawned else dist.new_group(list(range(n))) for n in SIZES}
-    return {n: case(rank, n, groups[n]) for n in SIZES if rank < n}
-
-
-def pipeline_worker(rank: int, spawned: int) -> dict[int, Any]:
-    return in_subgroups(rank, spawned, pipeline_case)
-
-
 @pytest.fixture(scope="module")
 def per_size() -> dict[int, list]:
-    by_rank = run_distributed(pipeline_worker, max(SIZES), timeout_s=120)
-    return {n: [by_rank[r][n] for r in range(n)] for n in SIZES}
+    return run_in_subgroups(pipeline_case, SIZES, timeout_s=120)
 
 
 def parse(schedule: str) -> list[tuple[str, int]]:

@@ -15,7 +15,7 @@ import time
 import pytest
 import torch
 import torch.distributed as dist
-from dist_data import model_of
+from dist_data import error_of, model_of
 
 from costmodels.gradients import Gradient
 from costmodels.schedules import mg_wfbp_plan
@@ -116,14 +116,6 @@ def reference_grads(rank: int, world: int) -> dict[str, torch.Tensor]:
         dist.all_reduce(total)
         out[name] = total / world
     return out
-
-
-def error_of(call) -> tuple[str, str]:
-    try:
-        call()
-    except Exception as error:  # the parent checks type and message
-        return type(error).__name__, str(error)
-    return "none", ""
 
 
 def bad_calls(rank: int) -> dict[str, tuple[str, str]]:

@@ -15,7 +15,7 @@ import time
 import pytest
 import torch
 import torch.distributed as dist
-from dist_data import model_of, small_ints
+from dist_data import error_of, model_of, small_ints
 
 from reference_impls.comm import count_bytes
 from reference_impls.parameter_server import ps_push_pull, ps_roles, ssp_train
@@ -77,14 +77,6 @@ def ssp_case(rank: int, workers: int, case: dict) -> dict:
             params, compute_update, CLOCKS, case["s"], case["servers"], case["lr"], timeout_s=60
         )
     return {"params": params, "report": report, "updates": computed, "sent": counter.bytes_sent}
-
-
-def error_of(call) -> tuple[str, str]:
-    try:
-        call()
-    except Exception as error:  # the parent checks type and message
-        return type(error).__name__, str(error)
-    return "none", ""
 
 
 def bad_calls(world: int) -> dict[str, tuple[str, str]]:

@@ -15,19 +15,15 @@ ranks, as for the ring all-reduce). Fewer features than ranks is a ValueError na
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from dist_data import model_of
+from dist_data import model_of, run_in_subgroups
 from torch import nn
 
 from reference_impls.comm import count_bytes
 from reference_impls.parallel import ColumnParallelLinear, ParallelMLP
-from reference_impls.testing import run_distributed
 
 TOKENS = 4
 SIZES = [2, 3]  # group sizes, run inside one spawn of 3 processes
@@ -78,25 +74,9 @@ def tp_case(rank: int, world: int, group: dist.ProcessGroup | None) -> list[dict
     return [*results, {"message": message}]
 
 
-def in_subgroups(rank: int, spawned: int, case: Callable[..., Any]) -> dict[int, Any]:
-    """``case(rank, size, group)`` for every size in SIZES, on ranks 0..size-1 of one spawn.
-
-    One spawn of max(SIZES) processes instead of one per size: each rank pays torch's import
-    once. The full size uses the default group, the others a subgroup (every rank creates
-    every group, in the same order, before any case runs).
-    """
-    groups = {n: None if n == spawned else dist.new_group(list(range(n))) for n in SIZES}
-    return {n: case(rank, n, groups[n]) for n in SIZES if rank < n}
-
-
-def tp_worker(rank: int, spawned: int) -> dict[int, Any]:
-    return in_subgroups(rank, spawned, tp_case)
-
-
 @pytest.fixture(scope="module")
 def per_size() -> dict[int, list]:
-    by_rank = run_distributed(tp_worker, max(SIZES), timeout_s=120)
-    return {n: [by_rank[r][n] for r in range(n)] for n in SIZES}
+    return run_in_subgroups(tp_case, SIZES, timeout_s=120)
 
 
 @pytest.mark.parametrize("world", SIZES)

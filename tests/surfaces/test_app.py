@@ -6,11 +6,12 @@ wrong expression, a wrong unit conversion or a wrong input binding all fail the 
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
 import pytest
+from app_helpers import app_test, chart_datasets
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).parents[2]
@@ -18,14 +19,8 @@ APP = str(ROOT / "app.py")
 PAGE = str(ROOT / "app_pages" / "communication.py")
 
 
-def run_app(**query: str) -> AppTest:
-    """The page script itself (app.py opens on Compare; the navigation test covers app.py)."""
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
+# The page script itself (app.py opens on Compare; the navigation test covers app.py).
+run_app = partial(app_test, PAGE, timeout_s=60)
 
 
 def ms_at_total(at: AppTest) -> dict[str, float]:
@@ -34,10 +29,10 @@ def ms_at_total(at: AppTest) -> dict[str, float]:
 
 
 def chart_data(at: AppTest) -> pd.DataFrame:
-    """The rows the line chart plots, decoded from the chart's Arrow dataset."""
-    (chart,) = at.get("vega_lite_chart")
-    (dataset,) = chart.proto.datasets
-    return pa.ipc.open_stream(dataset.data.data).read_all().to_pandas()
+    """The rows the line chart plots: the page's one chart and its one dataset."""
+    (chart,) = chart_datasets(at)
+    (frame,) = chart.values()
+    return frame
 
 
 def ring_ms(p: int, n: float, alpha: float, bandwidth: float, reduction: float) -> float:

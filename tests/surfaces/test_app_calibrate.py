@@ -7,9 +7,11 @@ and the fit itself is checked against each log's own busbw column in test_profil
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
+from app_helpers import app_test
 from streamlit.testing.v1 import AppTest
 
 from costmodels.profile import (
@@ -28,13 +30,7 @@ ALLREDUCE = (DATA / "superbench_8xa100_allreduce.txt").read_text()
 OKE = (DATA / "oke_2x8xa100_allreduce.txt").read_text()
 
 
-def run_page(**query: str) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
+run_page = partial(app_test, PAGE)
 
 
 def paste(at: AppTest, text: str) -> AppTest:

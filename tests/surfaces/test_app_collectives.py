@@ -11,11 +11,12 @@ bisected crossover (the page bisects to 1e-9 in log n).
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
 import pytest
+from app_helpers import app_test, assert_message, chart_datasets
 from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).parents[2] / "app_pages" / "collectives.py")
@@ -23,20 +24,11 @@ CUSTOM = "Custom bandwidth / latency"
 NDR_BPS, NDR_ALPHA = 400e9 / 8 * 0.9, 2e-6  # the default inter-node preset, achievable rate
 
 
-def run_page(**query: str) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
+run_page = partial(app_test, PAGE, timeout_s=60)
 
 
 def datasets(at: AppTest, index: int) -> dict[str, pd.DataFrame]:
-    chart = at.get("vega_lite_chart")[index]
-    return {
-        d.name: pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets
-    }
+    return chart_datasets(at)[index]
 
 
 def times(at: AppTest) -> pd.DataFrame:
@@ -100,11 +92,8 @@ def test_calibrated_profile_prices_the_links_and_shows_its_points() -> None:
             Measurement(collective="all-reduce", world_size=8, bytes=1e6, seconds=1e-4),
         ],
     )
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.session_state["cluster_profile"] = profile
-    at.query_params["inter"] = "Calibrated: lab"
-    at.run()
-    assert not at.exception and not at.warning, [w.value for w in at.warning]
+    at = run_page(state={"cluster_profile": profile}, inter="Calibrated: lab")
+    assert not at.warning, [w.value for w in at.warning]
     assert "calibrated 'lab' inter fit" in at.caption[0].value
     ring = 2 * 15 * 7e-6 + 2 * 15 / 16 * 1e6 / 20e9
     assert times(at).loc[1e6, "ring"] == pytest.approx(1e6 * ring, rel=1e-9)
@@ -140,8 +129,7 @@ def test_changing_an_input_updates_chart_and_url() -> None:
 )
 def test_bad_inputs_show_a_clear_message(query: dict, kind: str, words: str) -> None:
     at = run_page(**query)
-    messages = [m.value for m in getattr(at, kind)]
-    assert any(words in m for m in messages), messages
+    assert_message(at, kind, words)
     if kind == "error":
         assert not at.dataframe
 

@@ -9,11 +9,12 @@ Tolerance: rel 1e-9 for hand formulas (float rounding only); predict equality re
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
 import pytest
+from app_helpers import app_test, assert_message, chart_datasets
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).parents[2]
@@ -22,30 +23,11 @@ CUSTOM_LINK = "Custom bandwidth / latency"
 MEASURED = "Measured step time"
 
 
-def run_page(**query: str) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
+run_page = partial(app_test, PAGE)
 
 
 def table(at: AppTest) -> pd.DataFrame:
     return at.dataframe[0].value.set_index("method")
-
-
-def datasets(at: AppTest) -> list[dict[str, pd.DataFrame]]:
-    """Every chart's named datasets, decoded from Arrow, in page order."""
-    out = []
-    for chart in at.get("vega_lite_chart"):
-        out.append(
-            {
-                d.name: pa.ipc.open_stream(d.data.data).read_all().to_pandas()
-                for d in chart.proto.datasets
-            }
-        )
-    return out
 
 
 def ring_s(p: int, n: float, alpha: float, bandwidth: float) -> float:
@@ -92,7 +74,7 @@ def test_query_parameters_set_inputs_and_numbers_match_the_formulas() -> None:
     assert shown.loc["bsp/ring", "exposed_comm_ms"] == pytest.approx(1e3 * ring, rel=1e-9)
     assert list(at.dataframe[0].value["rank"]) == [1, 2, 3]
     assert "8 GPUs (2 nodes x 4 GPUs)" in at.caption[0].value
-    lines = datasets(at)[0]["lines"]
+    lines = chart_datasets(at)[0]["lines"]
     assert sorted(set(lines["p"])) == [1, 2, 3, 4, 8]
     one_gpu = lines[lines["p"] == 1]["iteration_ms"]
     assert list(one_gpu) == pytest.approx([500.0] * 3)  # nothing to exchange on one GPU
@@ -103,7 +85,7 @@ def test_query_parameters_set_inputs_and_numbers_match_the_formulas() -> None:
 
 def test_timeline_and_breakdown_of_bsp() -> None:
     at = run_page(**CUSTOM, gantt="bsp/ring")
-    charts = datasets(at)
+    charts = chart_datasets(at)
     timeline = charts[-1]["timeline"]
     comm = timeline[timeline["lane"] == "communication"]
     assert len(comm) == 1
@@ -170,15 +152,12 @@ def test_calibrated_profile_prices_both_levels() -> None:
         levels={"intra": LinkFit(alpha_s=3e-6, bandwidth_Bps=150e9),
                 "inter": LinkFit(alpha_s=9e-6, bandwidth_Bps=20e9)},
     )  # fmt: skip
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.session_state["cluster_profile"] = profile
-    for key, value in {**CUSTOM, "intra": "Calibrated: lab", "inter": "Calibrated: lab"}.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception and not at.warning, [w.value for w in at.warning]
+    query = {**CUSTOM, "intra": "Calibrated: lab", "inter": "Calibrated: lab"}
+    at = run_page(state={"cluster_profile": profile}, **query)
+    assert not at.warning, [w.value for w in at.warning]
     ring = ring_s(8, 4e8, 9e-6, 20e9)
     assert table(at).loc["bsp/ring", "iteration_ms"] == pytest.approx(1e3 * (0.5 + ring))
-    lines = datasets(at)[0]["lines"]
+    lines = chart_datasets(at)[0]["lines"]
     four = lines[(lines["p"] == 4) & (lines["method"] == "bsp/ring")]["iteration_ms"].item()
     assert four == pytest.approx(1e3 * (0.5 + ring_s(4, 4e8, 3e-6, 150e9)), rel=1e-9)
 
@@ -209,7 +188,7 @@ def test_changing_an_input_updates_numbers_and_url() -> None:
     assert after < before
     assert at.query_params["inter_bw"] in (["50 GB/s"], "50 GB/s")
     at.sidebar.number_input(key="nodes").set_value(1).run()
-    assert sorted(set(datasets(at)[0]["lines"]["p"])) == [1, 2, 3, 4]
+    assert sorted(set(chart_datasets(at)[0]["lines"]["p"])) == [1, 2, 3, 4]
 
 
 def test_builder_adds_a_custom_method() -> None:
@@ -240,8 +219,7 @@ def test_builder_adds_a_custom_method() -> None:
 )
 def test_bad_inputs_show_a_clear_message(query: dict, kind: str, words: str) -> None:
     at = run_page(**query)
-    messages = [m.value for m in getattr(at, kind)]
-    assert any(words in m for m in messages), messages
+    assert_message(at, kind, words)
     if kind == "error":
         assert not at.dataframe
 
@@ -268,7 +246,5 @@ def test_every_workload_runs() -> None:
 
 
 def test_app_opens_on_compare() -> None:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.run()
-    assert not at.exception
+    at = app_test(str(ROOT / "app.py"))
     assert at.title[0].value == "Compare methods"

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import math
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pytest
+from app_helpers import app_test, assert_message, chart_datasets
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).parents[2]
@@ -25,13 +26,7 @@ PAGE = str(ROOT / "app_pages" / "compression.py")
 CUSTOM = "Custom bandwidth / latency"
 
 
-def run_page(**query: str) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
+run_page = partial(app_test, PAGE, timeout_s=60)
 
 
 def table(at: AppTest) -> pd.DataFrame:
@@ -116,11 +111,9 @@ def test_slower_gpu_scales_the_kernel_rate() -> None:
 
 def test_changing_an_input_updates_chart_and_url() -> None:
     at = run_page(**QUERY)
-    (chart,) = at.get("vega_lite_chart")
-    before = {d.name: pa.ipc.open_stream(d.data.data).read_all() for d in chart.proto.datasets}
+    (before,) = chart_datasets(at)
     at.sidebar.number_input(key="workers").set_value(8).run()
-    (chart,) = at.get("vega_lite_chart")
-    after = {d.name: pa.ipc.open_stream(d.data.data).read_all() for d in chart.proto.datasets}
+    (after,) = chart_datasets(at)
     assert not before["dense"].equals(after["dense"])
     assert at.query_params["workers"] in (["8"], "8")
     assert "on 8 workers" in at.caption[0].value
@@ -141,8 +134,7 @@ def test_changing_an_input_updates_chart_and_url() -> None:
 )
 def test_bad_inputs_show_a_clear_message(query: dict, kind: str, words: str) -> None:
     at = run_page(**query)
-    messages = [m.value for m in getattr(at, kind)]
-    assert any(words in m for m in messages), messages
+    assert_message(at, kind, words)
     if kind == "error":
         assert not at.dataframe
 

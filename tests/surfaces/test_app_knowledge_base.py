@@ -8,10 +8,12 @@ search fails the test.
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
 import yaml
+from app_helpers import app_test, assert_message
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).parents[2]
@@ -19,13 +21,7 @@ PAGE = str(ROOT / "app_pages" / "knowledge_base.py")
 RAW = [yaml.safe_load(p.read_text()) for p in sorted((ROOT / "taxonomy/records").rglob("*.yaml"))]
 
 
-def run_page(**query: str) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
+run_page = partial(app_test, PAGE)
 
 
 def shown_count(at: AppTest) -> tuple[int, int]:
@@ -133,7 +129,7 @@ def test_pages_and_url_follow_the_inputs() -> None:
 )
 def test_hostile_inputs_show_one_clear_message(query: dict, kind: str, words: str) -> None:
     at = run_page(**query)
-    assert any(words in m.value for m in getattr(at, kind)), [m.value for m in getattr(at, kind)]
+    assert_message(at, kind, words)
 
 
 def test_page_beyond_the_last_is_the_last() -> None:

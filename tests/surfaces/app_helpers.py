@@ -1,0 +1,57 @@
+"""What the AppTest tests of the calculator's pages share: run a page, read its charts and messages.
+
+tests/surfaces is on ``sys.path`` while pytest imports the tests of this folder (no
+``__init__.py``, "prepend" import mode), as tests/reference_impls is for ``dist_data``.
+
+Usage::
+
+    from functools import partial
+
+    from app_helpers import app_test, chart_datasets
+
+    run_page = partial(app_test, "app_pages/collectives.py", timeout_s=60)
+    at = run_page(nodes="4")  # query parameters as keywords
+    curves = chart_datasets(at)[0]["curves"]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+from streamlit.testing.v1 import AppTest
+
+
+def app_test(
+    script: str, /, *, timeout_s: float = 120, state: dict[str, Any] | None = None, **query: str
+) -> AppTest:
+    """Run ``script`` once with these URL query parameters and session ``state``; no exception.
+
+    ``state`` stands for what another page left behind (e.g. a calibrated ``cluster_profile``).
+    """
+    at = AppTest.from_file(script, default_timeout=timeout_s)
+    for key, value in query.items():
+        at.query_params[key] = value
+    for key, value in (state or {}).items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def chart_datasets(at: AppTest) -> list[dict[str, pd.DataFrame]]:
+    """Every chart's named datasets, decoded from the Arrow the page sent, in page order."""
+    return [
+        {
+            d.name: pa.ipc.open_stream(d.data.data).read_all().to_pandas()
+            for d in chart.proto.datasets
+        }
+        for chart in at.get("vega_lite_chart")
+    ]
+
+
+def assert_message(at: AppTest, kind: str, words: str) -> None:
+    """One of the page's ``kind`` elements (``error``, ``warning``, ``info``) contains ``words``."""
+    messages = [m.value for m in getattr(at, kind)]
+    assert any(words in m for m in messages), messages
