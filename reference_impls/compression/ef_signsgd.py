@@ -34,14 +34,14 @@ import math
 import torch
 
 from reference_impls.compression.base import Compressor, Payload
-from reference_impls.compression.catalog import register_compressor
-from reference_impls.compression.error_feedback import ErrorFeedback
-from reference_impls.compression.qsgd import (
+from reference_impls.compression.bits import (
     QuantContext,
     check_float_tensor,
     pack_bits,
     unpack_bits,
 )
+from reference_impls.compression.catalog import register_compressor
+from reference_impls.compression.error_feedback import ErrorFeedback
 from reference_impls.registry import reference_impl
 
 

@@ -37,9 +37,9 @@ from dataclasses import dataclass
 import torch
 
 from reference_impls.compression.base import Compressor, Payload
+from reference_impls.compression.bits import check_float_tensor, pack_bits, unpack_bits
 from reference_impls.compression.catalog import register_compressor
 from reference_impls.compression.error_feedback import ErrorFeedback
-from reference_impls.compression.qsgd import check_float_tensor, pack_bits, unpack_bits
 from reference_impls.registry import reference_impl
 
 

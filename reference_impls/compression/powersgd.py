@@ -49,9 +49,9 @@ import torch.distributed as dist
 
 from reference_impls.collectives.ring import ring_allreduce
 from reference_impls.compression.base import Aggregated, Compressor, Payload
+from reference_impls.compression.bits import check_float_tensor
 from reference_impls.compression.catalog import register_compressor
 from reference_impls.compression.onebit_sgd import matrix_shape
-from reference_impls.compression.qsgd import check_float_tensor
 from reference_impls.registry import reference_impl
 
 

@@ -34,89 +34,22 @@ Example::
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
-import torch.distributed as dist
 
 from reference_impls.compression.base import Compressor, Payload
+from reference_impls.compression.bits import (
+    PrivateGenerators,
+    QuantContext,
+    check_float_tensor,
+    pack_bits,
+    unpack_bits,
+)
 from reference_impls.compression.catalog import register_compressor
 from reference_impls.registry import reference_impl
 
 # Same value as costmodels.formulas.compression.qsgd.BUCKET_SIZE (a test keeps them equal).
 DEFAULT_BUCKET_SIZE = 512
-_SEED_BASE = 0x5EED_0000  # default seeds are this plus the rank: distinct noise on every rank
-
-
-def pack_bits(codes: torch.Tensor, width: int) -> torch.Tensor:
-    """Pack integer codes in [0, 2**width) into uint8, ``width`` bits each, least significant
-    bit first; the last byte is padded with zero bits. Returns ceil(numel * width / 8) bytes."""
-    if not isinstance(width, int) or not 1 <= width <= 31:
-        raise ValueError(f"pack_bits: width must be an int in [1, 31], got {width!r}")
-    # int32 halves the temporaries of int64; codes of up to 31 bits fit.
-    codes = codes.reshape(-1).to(torch.int32)
-    shifts = torch.arange(width, device=codes.device, dtype=torch.int32)
-    bits = ((codes.unsqueeze(1) >> shifts) & 1).to(torch.uint8).reshape(-1)
-    padding = (-bits.numel()) % 8
-    if padding:
-        bits = torch.cat([bits, bits.new_zeros(padding)])
-    weights = 1 << torch.arange(8, device=codes.device, dtype=torch.int32)
-    return (bits.view(-1, 8) * weights).sum(dim=1, dtype=torch.int32).to(torch.uint8)
-
-
-def unpack_bits(packed: torch.Tensor, width: int, count: int) -> torch.Tensor:
-    """Inverse of :func:`pack_bits`: the first ``count`` codes, as int64."""
-    if packed.dtype != torch.uint8:
-        raise TypeError(f"unpack_bits: packed must be uint8, got {packed.dtype}")
-    if packed.numel() * 8 < count * width:
-        raise ValueError(
-            f"unpack_bits: {packed.numel()} bytes hold fewer than {count} codes of {width} bits"
-        )
-    shifts = torch.arange(8, device=packed.device, dtype=torch.uint8)
-    bits = ((packed.reshape(-1).unsqueeze(1) >> shifts) & 1).reshape(-1)
-    bits = bits[: count * width].view(count, width).to(torch.int64)
-    return (bits << torch.arange(width, device=packed.device)).sum(dim=1)
-
-
-class PrivateGenerators:
-    """Uniform draws from private generators, one per device, never touching the global RNG.
-
-    ``seed=None`` seeds each generator with a fixed base plus this process's rank in the default
-    group (0 outside a process group), so ranks draw independent noise. An explicit ``seed`` is
-    used as is: give every rank a different one, or their rounding noise is correlated.
-    """
-
-    def __init__(self, seed: int | None) -> None:
-        if seed is not None and (not isinstance(seed, int) or seed < 0):
-            raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
-        self.seed = seed
-        self._by_device: dict[torch.device, torch.Generator] = {}
-
-    def uniform(self, numel: int, device: torch.device) -> torch.Tensor:
-        """``numel`` float32 draws from U[0, 1) on ``device``."""
-        generator = self._by_device.get(device)
-        if generator is None:
-            seed = self.seed
-            if seed is None:
-                rank = dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
-                seed = _SEED_BASE + rank
-            generator = torch.Generator(device=device).manual_seed(seed)
-            self._by_device[device] = generator
-        return torch.rand(numel, generator=generator, device=device, dtype=torch.float32)
-
-
-def check_float_tensor(tensor: torch.Tensor, who: str) -> None:
-    """Raise TypeError unless ``tensor`` is a floating-point tensor."""
-    if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point():
-        raise TypeError(f"{who}: tensor must be a floating-point torch.Tensor")
-
-
-@dataclass(frozen=True)
-class QuantContext:
-    """What decompression needs besides the payload: the original shape and dtype."""
-
-    shape: torch.Size
-    dtype: torch.dtype
 
 
 @register_compressor("qsgd")

@@ -42,8 +42,8 @@ import torch.distributed as dist
 
 from reference_impls.comm.wire import irecv, isend, wait_all
 from reference_impls.compression.base import Aggregated, Compressor, Payload
+from reference_impls.compression.bits import check_float_tensor, pack_bits, unpack_bits
 from reference_impls.compression.catalog import register_compressor
-from reference_impls.compression.qsgd import check_float_tensor, pack_bits, unpack_bits
 from reference_impls.registry import reference_impl
 
 

@@ -33,14 +33,14 @@ import math
 import torch
 
 from reference_impls.compression.base import Compressor, Payload
-from reference_impls.compression.catalog import register_compressor
-from reference_impls.compression.qsgd import (
+from reference_impls.compression.bits import (
     PrivateGenerators,
     QuantContext,
     check_float_tensor,
     pack_bits,
     unpack_bits,
 )
+from reference_impls.compression.catalog import register_compressor
 from reference_impls.registry import reference_impl
 
 BITS_PER_ELEMENT = 2

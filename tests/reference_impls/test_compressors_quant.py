@@ -20,7 +20,8 @@ from dist_data import normals
 
 from costmodels.formulas.compression.qsgd import BUCKET_SIZE
 from reference_impls.compression import get
-from reference_impls.compression.qsgd import QSGD, PrivateGenerators, pack_bits, unpack_bits
+from reference_impls.compression.bits import PrivateGenerators, pack_bits, unpack_bits
+from reference_impls.compression.qsgd import QSGD
 from reference_impls.compression.terngrad import TernGrad
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]

@@ -18,9 +18,9 @@ import torch
 from dist_data import normals
 
 from reference_impls.compression import ErrorFeedback, get
+from reference_impls.compression.bits import pack_bits
 from reference_impls.compression.ef_signsgd import ScaledSign, ef_signsgd
 from reference_impls.compression.onebit_sgd import OneBitQuantizer, matrix_shape, onebit_sgd
-from reference_impls.compression.qsgd import pack_bits
 from reference_impls.compression.signsgd import SignSGD, majority_vote
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
