@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from commatlas.calibrate import add_parsers as add_calibrate_parsers
 from commatlas.kb_commands import add_parsers as add_kb_parsers
 from commatlas.llm_commands import add_parsers as add_llm_parsers
 from commatlas.predict_commands import add_parsers as add_predict_parsers
@@ -148,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_kb_parsers(sub)
     add_predict_parsers(sub)
     add_llm_parsers(sub)
+    add_calibrate_parsers(sub)
     return parser
 
 
