@@ -38,6 +38,7 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
+from reference_impls.collectives._fold import largest_power_of_two, real_rank
 from reference_impls.comm.wire import exchange, irecv, isend, wait_all
 from reference_impls.compression.base import Aggregated
 from reference_impls.compression.catalog import register_compressor
@@ -67,19 +68,15 @@ def recursive_doubling_plan(p: int, r: int) -> list[tuple[str, int]]:
     Actions: "fold-send" / "fold-recv" (an extra rank hands its set to its partner),
     "swap" (a recursive-doubling round) and "result-send" / "result-recv" (the fold-out).
     """
-    q = 1 << (p.bit_length() - 1)  # largest power of two <= p
+    q = largest_power_of_two(p)
     extra = p - q
     if r < 2 * extra and r % 2 == 0:
         return [("fold-send", r + 1), ("result-recv", r + 1)]
     plan = [("fold-recv", r - 1)] if r < 2 * extra else []
     active = r // 2 if r < 2 * extra else r - extra  # rank among the q active ranks
-
-    def real(a: int) -> int:
-        return 2 * a + 1 if a < extra else a + extra
-
     distance = 1
     while distance < q:
-        plan.append(("swap", real(active ^ distance)))
+        plan.append(("swap", real_rank(active ^ distance, p)))
         distance *= 2
     if r < 2 * extra:
         plan.append(("result-send", r - 1))
