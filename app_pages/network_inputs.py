@@ -24,6 +24,7 @@ import streamlit as st
 
 from app_pages.query_inputs import Field, text
 from costmodels.hardware import LINKS
+from costmodels.profile_links import level_fit
 from costmodels.units import parse_bandwidth, parse_time
 
 CUSTOM = "Custom bandwidth / latency"
@@ -109,11 +110,10 @@ def resolve_link(label: str, prefix: str, level: str) -> LinkChoice:
 
 def _calibrated(label: str, level: str) -> LinkChoice:
     profile = active_profile()
-    levels = dict(profile.levels)
-    if not levels:
-        raise ValueError(f"{label}: the calibrated profile {profile.name!r} has no fitted level")
-    used = level if level in levels else next(iter(levels))
-    fit = levels[used]
+    try:
+        fit, used = level_fit(profile, level)  # the rule predict --profile and check-ddp share
+    except ValueError as exc:
+        raise ValueError(f"{label}: {exc}") from None
     note = "" if used == level else f" (no {level} level: using its {used} fit)"
     return LinkChoice(
         float(fit.bandwidth_Bps),

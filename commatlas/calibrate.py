@@ -136,11 +136,13 @@ def measure(
     repeats: int,
     device: Any,
     group: Any = None,
+    progress: bool = True,
 ) -> list[Measurement]:
     """Time each collective at each size on the current process group (same list on all ranks).
 
     Sizes are rounded down to a multiple of 4 p bytes (at least one float32 per rank) so
     all-gather and reduce-scatter split them evenly; the recorded ``bytes`` is the size moved.
+    With ``progress`` rank 0 draws a progress bar on stderr.
     """
     import torch
     import torch.distributed as dist
@@ -181,7 +183,7 @@ def measure(
             Measurement(collective=name, level=level, world_size=p, ranks_per_node=per_node,
                         bytes=float(numel * 4), seconds=max(seconds, 1e-9))
         )  # fmt: skip
-        if rank == 0:
+        if progress and rank == 0:
             _progress(done + 1, len(todo), f"{name} {numel * 4} B")
     return out
 
@@ -311,6 +313,9 @@ def add_parsers(sub: Any) -> None:
     from commatlas.nccl_import import add_parser  # it imports report() from here
 
     add_parser(sub)
+    from commatlas.check_ddp import add_parser as add_check_ddp  # it imports from here too
+
+    add_check_ddp(sub)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,22 +11,63 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from costmodels.units import UnitParseError, parse_bandwidth, parse_time
+
+if TYPE_CHECKING:
+    from costmodels.predict import Cluster
+    from costmodels.profile import ClusterProfile
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / "costmodels" / "data"
 
 
-def _cluster(args: argparse.Namespace, nodes: int | None = None):
+LINK_DEFAULTS = {  # flag dest -> default, applied when neither the flag nor --profile is given
+    "intra": "100 GB/s",
+    "intra_latency": "2 us",
+    "inter": "100 Gbit/s",
+    "inter_latency": "5 us",
+}
+
+
+def _profile(args: argparse.Namespace) -> ClusterProfile | None:
+    """The --profile ClusterProfile, or None; a link flag beside it is an error (ValueError)."""
+    if not args.profile:
+        return None
+    given = [f"--{k.replace('_', '-')}" for k in LINK_DEFAULTS if getattr(args, k) is not None]
+    if given:
+        raise ValueError(f"--profile sets the links; drop {', '.join(given)} or the profile")
+    from costmodels.profile import load_profile
+    from costmodels.profile_links import level_fit
+
+    profile = load_profile(args.profile)  # ProfileError (a ValueError) names file and field
+    for level in ("intra", "inter"):
+        _, used = level_fit(profile, level)
+        if used != level:
+            print(f"note: {args.profile} has no {level} level; using its {used} fit",
+                  file=sys.stderr)  # fmt: skip
+    return profile
+
+
+def _cluster(
+    args: argparse.Namespace, profile: ClusterProfile | None = None, nodes: int | None = None
+) -> Cluster:
+    """The cluster of the flags: links from ``profile`` (costmodels.profile_links, the rule the
+    calculator's "Calibrated" links use), else from --intra/--inter and their latencies."""
     from costmodels.predict import Cluster
 
+    if profile is not None:
+        from costmodels.profile_links import cluster_from_profile
+
+        return cluster_from_profile(profile, nodes or args.nodes, args.gpus_per_node)
+    link = {key: getattr(args, key) or default for key, default in LINK_DEFAULTS.items()}
     return Cluster(
         nodes=nodes or args.nodes,
         gpus_per_node=args.gpus_per_node,
-        intra_bandwidth_Bps=parse_bandwidth(args.intra, "--intra"),
-        intra_latency_s=parse_time(args.intra_latency, "--intra-latency"),
-        inter_bandwidth_Bps=parse_bandwidth(args.inter, "--inter"),
-        inter_latency_s=parse_time(args.inter_latency, "--inter-latency"),
+        intra_bandwidth_Bps=parse_bandwidth(link["intra"], "--intra"),
+        intra_latency_s=parse_time(link["intra_latency"], "--intra-latency"),
+        inter_bandwidth_Bps=parse_bandwidth(link["inter"], "--inter"),
+        inter_latency_s=parse_time(link["inter_latency"], "--inter-latency"),
     )
 
 
@@ -63,7 +104,8 @@ def predict_command(args: argparse.Namespace) -> int:
     try:
         workload = get_workload(args.workload)
         step = _step_time(args, workload)
-        result = predict(workload, args.batch_size, step, _cluster(args), _method(args))
+        cluster = _cluster(args, _profile(args))
+        result = predict(workload, args.batch_size, step, cluster, _method(args))
     except (ValueError, UnitParseError) as exc:
         print(f"commatlas predict: {exc}", file=sys.stderr)
         return 2
@@ -100,9 +142,10 @@ def compare_command(args: argparse.Namespace) -> int:
     try:
         workload = get_workload(args.workload)
         step = _step_time(args, workload)
+        profile = _profile(args)
         rows = []
         for nodes in args.node_counts:
-            cluster = _cluster(args, nodes)
+            cluster = _cluster(args, profile, nodes)
             for arch, schedule, collective, compression in COMPARE_METHODS:
                 method = Method(arch, schedule, collective, compression=compression)
                 rows.append(predict(workload, args.batch_size, step, cluster, method).as_json())
@@ -163,10 +206,15 @@ def _cluster_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--step-time", type=float, help="measured single-GPU iteration seconds")
     parser.add_argument("--gpu", default="h200", help="GPU preset used when --step-time is absent")
     parser.add_argument("--gpus-per-node", type=int, default=8)
-    parser.add_argument("--intra", default="100 GB/s", help="intra-node bandwidth per GPU")
-    parser.add_argument("--intra-latency", default="2 us")
-    parser.add_argument("--inter", default="100 Gbit/s", help="inter-node bandwidth per GPU")
-    parser.add_argument("--inter-latency", default="5 us")
+    parser.add_argument("--intra", help="intra-node bandwidth per GPU (100 GB/s)")
+    parser.add_argument("--intra-latency", help="intra-node latency (2 us)")
+    parser.add_argument("--inter", help="inter-node bandwidth per GPU (100 Gbit/s)")
+    parser.add_argument("--inter-latency", help="inter-node latency (5 us)")
+    parser.add_argument(
+        "--profile", metavar="FILE",
+        help="cluster profile YAML (commatlas calibrate / import-nccl-tests): its fitted intra "
+        "and inter levels replace the four link flags",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true")
 
 

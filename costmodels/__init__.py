@@ -1,9 +1,11 @@
 """Symbolic communication cost models (sympy), keyed by taxonomy record id.
 
->>> import costmodels
->>> model = costmodels.get("ring-allreduce")
->>> float(model.evaluate(p=4, n=4e6, alpha=5e-6, beta=1e-10, gamma=0))
-0.00063
+Example::
+
+    >>> import costmodels
+    >>> model = costmodels.get("ring-allreduce")
+    >>> float(model.evaluate(p=4, n=4e6, alpha=5e-6, beta=1e-10, gamma=0))
+    0.00063
 """
 
 from costmodels import formulas  # noqa: F401  (registers every model)

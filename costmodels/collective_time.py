@@ -1,9 +1,11 @@
 """One entry point for all-reduce times by algorithm name, and nccl-tests' bus-bandwidth factors.
 
->>> float(allreduce_time("ring", p=4, n=4e6, alpha=5e-6, beta=1e-10, gamma=0))
-0.00063
->>> float(bus_bandwidth_factor("all-reduce", 8))
-1.75
+Example::
+
+    >>> float(allreduce_time("ring", p=4, n=4e6, alpha=5e-6, beta=1e-10, gamma=0))
+    0.00063
+    >>> float(bus_bandwidth_factor("all-reduce", 8))
+    1.75
 """
 
 from __future__ import annotations

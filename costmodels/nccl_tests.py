@@ -22,11 +22,13 @@ timed iterations in microseconds; ``algbw = size / time`` and ``busbw = algbw x 
 factor 2(p-1)/p for all-reduce, (p-1)/p for all-gather, reduce-scatter and all-to-all, 1 for
 broadcast, reduce and send/recv (nccl-tests doc/PERFORMANCE.md).
 
->>> run, = parse_runs("# nThread 1 nGpus 2 minBytes 8 maxBytes 8\\n"
-...                   "#  size count type redop root time algbw busbw #wrong\\n"
-...                   "   8  2  float  sum  -1  10.5  0.00  0.00  0\\n")
->>> run.world_size, run.rows[0].time_us
-(2, 10.5)
+Example::
+
+    >>> run, = parse_runs("# nThread 1 nGpus 2 minBytes 8 maxBytes 8\\n"
+    ...                   "#  size count type redop root time algbw busbw #wrong\\n"
+    ...                   "   8  2  float  sum  -1  10.5  0.00  0.00  0\\n")
+    >>> run.world_size, run.rows[0].time_us
+    (2, 10.5)
 """
 
 from __future__ import annotations

@@ -43,9 +43,11 @@ follows, get bounded influence in both steps. Being fitted in seconds, B is the 
 the largest messages (as nccl-tests' busbw at its largest sizes): a straggling largest size moves
 it, so sweep to a few GiB with enough iterations. ``median_abs_rel_error`` says how well it fits.
 
->>> fit = LinkFit(alpha_s=2e-6, bandwidth_Bps=100e9)
->>> round(float(fit.time("all-reduce", p=8, n=1e9)) * 1e3, 6)  # ms: 14 alpha + 1.75 GB / 100 GB/s
-17.528
+Example::
+
+    >>> fit = LinkFit(alpha_s=2e-6, bandwidth_Bps=100e9)  # ms below: 14 alpha + 1.75 GB / 100 GB/s
+    >>> round(float(fit.time("all-reduce", p=8, n=1e9)) * 1e3, 6)
+    17.528
 """
 
 from __future__ import annotations

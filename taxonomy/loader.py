@@ -52,9 +52,13 @@ class TaxonomyError(ValueError):
         super().__init__("\n".join(str(p) for p in problems))
 
 
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _parse_file(path: Path) -> tuple[Record | None, list[Problem]]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        # libyaml's loader parses the 200+ records about ten times faster than pure Python.
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         return None, [Problem(path, "<yaml>", f"not valid YAML: {exc}".replace("\n", " "))]
     if not isinstance(data, dict):

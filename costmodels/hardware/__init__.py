@@ -1,8 +1,10 @@
 """Hardware as data: GPU peaks and link parameters, every number with the source it was checked in.
 
->>> from costmodels.hardware import get_link
->>> round(get_link("PCIe 4.0 x16").bandwidth_Bps / 1e9, 1)
-31.5
+Example::
+
+    >>> from costmodels.hardware import get_link
+    >>> round(get_link("PCIe 4.0 x16").bandwidth_Bps / 1e9, 1)
+    31.5
 """
 
 from costmodels.hardware.gpus import GPU, GPUS, get_gpu

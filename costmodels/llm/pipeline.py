@@ -51,10 +51,12 @@ def _check(schedule: str, pp: int, m: int, v: int) -> None:
 def bubble_fraction(schedule: Schedule | str, pp: int, m: int, v: int = 1) -> float:
     """Pipeline bubble time over ideal compute time: (p-1)/m, or (p-1)/(v m) when interleaved.
 
-    >>> bubble_fraction("1f1b", pp=8, m=32)
-    0.21875
-    >>> bubble_fraction("interleaved", pp=8, m=32, v=2)
-    0.109375
+    Example::
+
+        >>> bubble_fraction("1f1b", pp=8, m=32)
+        0.21875
+        >>> bubble_fraction("interleaved", pp=8, m=32, v=2)
+        0.109375
     """
     _check(schedule, pp, m, v)
     return (pp - 1) / (v * m)
@@ -81,8 +83,10 @@ def pipeline_time(
 
     This is exact for equal stages and an upper bound when only some stages are slow.
 
-    >>> pipeline_time(1.0, 2.0, pp=4, m=8)
-    33.0
+    Example::
+
+        >>> pipeline_time(1.0, 2.0, pp=4, m=8)
+        33.0
     """
     _check(schedule, pp, m, v)
     if per_microbatch_fwd_s < 0 or per_microbatch_bwd_s < 0:

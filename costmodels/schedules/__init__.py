@@ -13,11 +13,13 @@ registered one). One module per schedule:
 - ``bytescheduler``: partitions of ``partition_bytes`` sent by priority (ByteScheduler, P3);
 - ``local_sgd``: one model average every ``H`` steps.
 
->>> from costmodels.gradients import Gradient
->>> grads = [Gradient("fc", 4e6, 0.001), Gradient("conv", 4e6, 0.002)]
->>> ring = comm_from_model("ring-allreduce", p=4, alpha=5e-6, beta=1 / 12.5e9, gamma=0)
->>> round(simulate("wfbp", grads, 0.001, 0.002, ring).iteration_time_s * 1e3, 3)
-3.51
+Example::
+
+    >>> from costmodels.gradients import Gradient
+    >>> grads = [Gradient("fc", 4e6, 0.001), Gradient("conv", 4e6, 0.002)]
+    >>> ring = comm_from_model("ring-allreduce", p=4, alpha=5e-6, beta=1 / 12.5e9, gamma=0)
+    >>> round(simulate("wfbp", grads, 0.001, 0.002, ring).iteration_time_s * 1e3, 3)
+    3.51
 """
 
 from costmodels.schedules.bsp import bsp

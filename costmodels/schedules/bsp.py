@@ -24,10 +24,12 @@ def bsp(
 ) -> IterationResult:
     """All gradients fused into one message sent when backward ends (no overlap).
 
-    >>> from costmodels.gradients import Gradient
-    >>> grads = [Gradient("fc", 100, 0.5), Gradient("conv", 100, 3.0)]
-    >>> bsp(grads, 1.0, 3.0, lambda n: 1 + 0.01 * n).iteration_time_s
-    7.0
+    Example::
+
+        >>> from costmodels.gradients import Gradient
+        >>> grads = [Gradient("fc", 100, 0.5), Gradient("conv", 100, 3.0)]
+        >>> bsp(grads, 1.0, 3.0, lambda n: 1 + 0.01 * n).iteration_time_s
+        7.0
     """
     grads = check_inputs(gradients, forward_s, backward_s, comm)
     if not grads:  # nothing to send: not even a latency is paid

@@ -88,11 +88,13 @@ def bytescheduler(
 
     ``partition_bytes = math.inf`` keeps tensors whole (priority scheduling only).
 
-    >>> from costmodels.gradients import Gradient
-    >>> grads = [Gradient("a", 300, 0.5), Gradient("b", 100, 2.0), Gradient("c", 100, 3.0)]
-    >>> result = bytescheduler(grads, 1.0, 3.0, lambda n: 0.5 + 0.01 * n, partition_bytes=150)
-    >>> round(result.iteration_time_s, 4)
-    7.6667
+    Example::
+
+        >>> from costmodels.gradients import Gradient
+        >>> grads = [Gradient("a", 300, 0.5), Gradient("b", 100, 2.0), Gradient("c", 100, 3.0)]
+        >>> result = bytescheduler(grads, 1.0, 3.0, lambda n: 0.5 + 0.01 * n, partition_bytes=150)
+        >>> round(result.iteration_time_s, 4)
+        7.6667
     """
     grads = check_inputs(gradients, forward_s, backward_s, comm)
     limit = check_size_option("partition_bytes", partition_bytes, allow_zero=False)

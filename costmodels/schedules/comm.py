@@ -22,9 +22,11 @@ from costmodels.symbols import SYMBOLS, key_of, n
 def comm_from_model(model: CostModel | str, variant: str | None = None, **values: Any) -> Comm:
     """``comm(size)`` equal to ``model.evaluate(variant, n=size, **values)``, but fast.
 
-    >>> comm = comm_from_model("ring-allreduce", p=4, alpha=5e-6, beta=1e-10, gamma=0)
-    >>> round(comm(4e6), 8)
-    0.00063
+    Example::
+
+        >>> comm = comm_from_model("ring-allreduce", p=4, alpha=5e-6, beta=1e-10, gamma=0)
+        >>> round(comm(4e6), 8)
+        0.00063
     """
     cost = get(model) if isinstance(model, str) else model
     time = cost.variant(variant).time

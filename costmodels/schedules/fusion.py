@@ -50,10 +50,12 @@ def fusion(
 ) -> IterationResult:
     """Bucketed WFBP: each bucket is one message, sent when its last tensor is ready.
 
-    >>> from costmodels.gradients import Gradient
-    >>> grads = [Gradient("a", 100, 0.5), Gradient("b", 100, 2.0), Gradient("c", 100, 3.0)]
-    >>> fusion(grads, 1.0, 3.0, lambda n: 1 + 0.01 * n, threshold_bytes=200).iteration_time_s
-    8.0
+    Example::
+
+        >>> from costmodels.gradients import Gradient
+        >>> grads = [Gradient("a", 100, 0.5), Gradient("b", 100, 2.0), Gradient("c", 100, 3.0)]
+        >>> fusion(grads, 1.0, 3.0, lambda n: 1 + 0.01 * n, threshold_bytes=200).iteration_time_s
+        8.0
     """
     grads = check_inputs(gradients, forward_s, backward_s, comm)
     return send_fifo(buckets(grads, threshold_bytes), forward_s, backward_s, comm)

@@ -37,10 +37,12 @@ def local_sgd(
 ) -> IterationResult:
     """Average the model once every H steps; the cost of that average is spread over H steps.
 
-    >>> from costmodels.gradients import Gradient
-    >>> grads = [Gradient("a", 100, 0.5), Gradient("b", 100, 2.0), Gradient("c", 100, 3.0)]
-    >>> local_sgd(grads, 1.0, 3.0, lambda n: 1 + 0.01 * n, H=2).iteration_time_s
-    6.0
+    Example::
+
+        >>> from costmodels.gradients import Gradient
+        >>> grads = [Gradient("a", 100, 0.5), Gradient("b", 100, 2.0), Gradient("c", 100, 3.0)]
+        >>> local_sgd(grads, 1.0, 3.0, lambda n: 1 + 0.01 * n, H=2).iteration_time_s
+        6.0
     """
     grads = check_inputs(gradients, forward_s, backward_s, comm)
     steps = check_period(H)

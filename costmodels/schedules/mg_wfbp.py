@@ -73,10 +73,12 @@ def mg_wfbp(
 ) -> IterationResult:
     """WFBP with the optimal merge plan (see :func:`mg_wfbp_plan`).
 
-    >>> from costmodels.gradients import Gradient
-    >>> grads = [Gradient("a", 100, 0.5), Gradient("b", 100, 2.0), Gradient("c", 100, 3.0)]
-    >>> mg_wfbp(grads, 1.0, 3.0, lambda n: 1 + 0.01 * n).iteration_time_s
-    7.0
+    Example::
+
+        >>> from costmodels.gradients import Gradient
+        >>> grads = [Gradient("a", 100, 0.5), Gradient("b", 100, 2.0), Gradient("c", 100, 3.0)]
+        >>> mg_wfbp(grads, 1.0, 3.0, lambda n: 1 + 0.01 * n).iteration_time_s
+        7.0
     """
     grads = check_inputs(gradients, forward_s, backward_s, comm)
     return send_fifo(mg_wfbp_plan(grads, forward_s, comm), forward_s, backward_s, comm)

@@ -36,11 +36,13 @@ def simulate(
 ) -> IterationResult:
     """One iteration of ``schedule`` (a key of :data:`SCHEDULES`) with its keyword options.
 
-    >>> from costmodels.gradients import Gradient
-    >>> grads = [Gradient("fc", 100, 0.5), Gradient("conv", 100, 3.0)]
-    >>> simulate("fusion", grads, 1.0, 3.0, lambda n: 1 + 0.01 * n, threshold_bytes=0)
-    ... # doctest: +ELLIPSIS
-    IterationResult(iteration_time_s=6.0, ...)
+    Example::
+
+        >>> from costmodels.gradients import Gradient
+        >>> grads = [Gradient("fc", 100, 0.5), Gradient("conv", 100, 3.0)]
+        >>> simulate("fusion", grads, 1.0, 3.0, lambda n: 1 + 0.01 * n, threshold_bytes=0)
+        ... # doctest: +ELLIPSIS
+        IterationResult(iteration_time_s=6.0, ...)
     """
     try:
         function = SCHEDULES[schedule]

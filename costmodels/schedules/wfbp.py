@@ -26,10 +26,12 @@ def wfbp(
 ) -> IterationResult:
     """One message per tensor, sent in ready order as soon as the tensor and the stream are free.
 
-    >>> from costmodels.gradients import Gradient
-    >>> grads = [Gradient("fc", 100, 0.5), Gradient("conv", 100, 3.0)]
-    >>> wfbp(grads, 1.0, 3.0, lambda n: 1 + 0.01 * n).iteration_time_s
-    6.0
+    Example::
+
+        >>> from costmodels.gradients import Gradient
+        >>> grads = [Gradient("fc", 100, 0.5), Gradient("conv", 100, 3.0)]
+        >>> wfbp(grads, 1.0, 3.0, lambda n: 1 + 0.01 * n).iteration_time_s
+        6.0
     """
     grads = check_inputs(gradients, forward_s, backward_s, comm)
     return send_fifo([[g] for g in grads], forward_s, backward_s, comm)

@@ -1,9 +1,11 @@
 """Named workloads: every model's gradient tensors, computed from its architecture, with
 measured H200 ready times where the project has them.
 
->>> from costmodels.workloads import get_workload
->>> get_workload("resnet50").params
-25557032
+Example::
+
+    >>> from costmodels.workloads import get_workload
+    >>> get_workload("resnet50").params
+    25557032
 """
 
 from __future__ import annotations

@@ -41,6 +41,27 @@ class Aggregated(NamedTuple):
     local: torch.Tensor
 
 
+def pack_bytes(payload: Payload) -> torch.Tensor:
+    """The payload's parts, whatever their dtypes, as one flat uint8 tensor (same bytes)."""
+    if not payload:
+        raise ValueError("pack_bytes: the payload has no part")
+    return torch.cat([part.contiguous().view(-1).view(torch.uint8) for part in payload])
+
+
+def unpack_bytes(flat: torch.Tensor, like: Payload) -> Payload:
+    """Split a :func:`pack_bytes` buffer back into tensors shaped and typed like ``like``."""
+    parts, offset = [], 0
+    for part in like:
+        size = part.numel() * part.element_size()
+        # clone: a slice at an odd byte offset cannot be viewed as a wider dtype in place
+        chunk = flat[offset : offset + size].clone()
+        parts.append(chunk.view(part.dtype).view(part.shape))
+        offset += size
+    if offset != flat.numel():
+        raise ValueError(f"unpack_bytes: {flat.numel()} bytes for parts of {offset} bytes")
+    return tuple(parts)
+
+
 class Compressor(ABC):
     """Base class. Stateful compressors keep state per tensor ``name`` and override
     :meth:`state_dict` / :meth:`load_state_dict`."""
@@ -72,9 +93,10 @@ class Compressor(ABC):
         """Compress, exchange and decompress: the sum over ranks and this rank's contribution.
 
         Default for ``"allreduce"`` (ring all-reduce of every payload part, then one decompress)
-        and ``"allgather"`` (ring all-gather of every part, decompress each rank's payload and
-        sum in rank order, so the result is bitwise identical on every rank). ``"custom"``
-        compressors override this method.
+        and ``"allgather"`` (the parts packed into one byte buffer and ring all-gathered once, so
+        a payload of values and indices pays p-1 latencies, as the cost models count, not
+        2(p-1); decompress each rank's payload and sum in rank order, so the result is bitwise
+        identical on every rank). ``"custom"`` compressors override this method.
         """
         payload, ctx = self.compress(tensor, name)
         local = self.decompress(payload, ctx).view(tensor.shape)
@@ -84,10 +106,11 @@ class Compressor(ABC):
                 ring_allreduce(part, group)
             return Aggregated(self.decompress(summed, ctx).view(tensor.shape), local)
         if self.communication == "allgather":
-            gathered = [ring_allgather(part.contiguous(), group) for part in payload]
+            gathered = ring_allgather(pack_bytes(payload), group)  # one ring for all parts
             total = torch.zeros_like(tensor)
             for r in range(dist.get_world_size(group)):
-                total += self.decompress(tuple(g[r] for g in gathered), ctx).view(tensor.shape)
+                parts = unpack_bytes(gathered[r], payload)
+                total += self.decompress(parts, ctx).view(tensor.shape)
             return Aggregated(total, local)
         raise NotImplementedError(
             f"{type(self).__name__}: communication={self.communication!r} needs its own aggregate()"

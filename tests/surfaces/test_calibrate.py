@@ -12,6 +12,7 @@ sweep of 9 repeats before the test fails.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -192,3 +193,69 @@ def test_sizes_and_measure_arguments() -> None:
         measure(["all-reduce"], [4096], 0, 3, "cpu")
     with pytest.raises(ValueError, match="unknown collective 'all-mumble'"):
         measure(["all-mumble"], SIZES, 0, 3, "cpu")
+
+
+def _lab_profile(tmp_path: Path, levels: dict[str, tuple[str, str]]) -> Path:
+    """A profile whose levels are the given (bandwidth, latency) strings, parsed as the flags
+    are, so that both routes carry bit-identical SI values."""
+    from costmodels.profile import ClusterProfile, LinkFit
+    from costmodels.units import parse_bandwidth, parse_time
+
+    fits = {
+        level: LinkFit(alpha_s=parse_time(lat), bandwidth_Bps=parse_bandwidth(bw))
+        for level, (bw, lat) in levels.items()
+    }
+    return save_profile(ClusterProfile(name="lab", source="test", levels=fits), tmp_path / "p.yaml")
+
+
+PREDICT = ["--workload", "resnet50", "--batch-size", "64", "--step-time", "0.253",
+           "--gpus-per-node", "4", "--json"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("command", "extra"),
+    [
+        ("predict", ["--nodes", "8", "--schedule", "mg-wfbp"]),
+        ("predict", ["--nodes", "2", "--compression", "topk:0.01"]),
+        ("compare", ["--node-counts", "1", "2", "4"]),
+    ],
+)
+def test_predict_with_a_profile_equals_the_explicit_links(
+    command: str, extra: list[str], tmp_path: Path, capsys
+) -> None:
+    intra, inter = ("200 GB/s", "3 us"), ("12.5 GB/s", "40 us")
+    path = _lab_profile(tmp_path, {"intra": intra, "inter": inter})
+    assert main([command, *PREDICT, *extra, "--profile", str(path)]) == 0
+    with_profile = json.loads(capsys.readouterr().out)
+    links = ["--intra", intra[0], "--intra-latency", intra[1],
+             "--inter", inter[0], "--inter-latency", inter[1]]  # fmt: skip
+    assert main([command, *PREDICT, *extra, *links]) == 0
+    assert with_profile == json.loads(capsys.readouterr().out)
+
+
+def test_profile_without_an_inter_level_prices_the_network_with_its_intra_fit(
+    tmp_path: Path, capsys
+) -> None:
+    """As the calculator's 'Calibrated' link does (costmodels.profile_links.level_fit)."""
+    path = _lab_profile(tmp_path, {"intra": ("20 GB/s", "30 us")})
+    assert main(["predict", *PREDICT, "--nodes", "2", "--profile", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert f"note: {path} has no inter level; using its intra fit" in captured.err
+    links = ["--intra", "20 GB/s", "--intra-latency", "30 us",
+             "--inter", "20 GB/s", "--inter-latency", "30 us"]  # fmt: skip
+    assert main(["predict", *PREDICT, "--nodes", "2", *links]) == 0
+    assert json.loads(captured.out) == json.loads(capsys.readouterr().out)
+
+
+def test_predict_profile_errors_name_the_file_and_field(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nsource: y\nlevels: {intra: {alpha_s: -1, bandwidth_Bps: 1e9}}\n")
+    good = _lab_profile(tmp_path, {"intra": ("20 GB/s", "3 us")})
+    for argv, words in (
+        (["--profile", str(tmp_path / "none.yaml")], f"{tmp_path / 'none.yaml'}: cannot read"),
+        (["--profile", str(bad)], f"{bad}: levels.intra.alpha_s: Input should be greater"),
+        (["--profile", str(good), "--inter", "1 GB/s"], "--profile sets the links; drop --inter"),
+    ):
+        assert main(["predict", *PREDICT, "--nodes", "1", *argv]) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1, err

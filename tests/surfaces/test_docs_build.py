@@ -1,32 +1,33 @@
-"""The documentation site builds with `mkdocs build --strict`, offline, with generated pages."""
+"""The documentation site builds with `mkdocs build --strict`, offline, with generated pages.
+
+The build itself is the session fixture ``site`` (tests/surfaces/conftest.py); these tests read
+its HTML. What the generators compute is tested without a build in test_docs_pages.py,
+test_docs_comparisons.py and test_docs_guides.py.
+"""
 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
+import yaml
 
-from commatlas.docs_pages import record_page, write_record_pages
+from commatlas.pages.api_reference import PACKAGES, public_modules
 from taxonomy import load_taxonomy
 
 ROOT = Path(__file__).parents[2]
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return out
+def _text(html: str) -> str:
+    return re.sub(r"<[^>]+>", "", html)  # code highlighting splits tokens into spans
+
+
+def _nav_files(entries: list) -> list[str]:
+    found = []
+    for entry in entries:
+        value = next(iter(entry.values())) if isinstance(entry, dict) else entry
+        found += _nav_files(value) if isinstance(value, list) else [value]
+    return found
 
 
 def test_every_record_has_a_page(site: Path) -> None:
@@ -34,55 +35,74 @@ def test_every_record_has_a_page(site: Path) -> None:
         assert (site / "records" / record_id / "index.html").is_file()
 
 
-def test_record_page_shows_formula_symbols_citation_and_source(site: Path) -> None:
+def test_every_nav_entry_is_built(site: Path) -> None:
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)
+    files = _nav_files(config["nav"])
+    assert len(files) >= 19  # home, 3 taxonomy, 4 compare, 5 guides, calculator, 2+3 more
+    for name in files:
+        stem = name.removesuffix(".md")
+        page = site / (f"{stem}.html" if stem.endswith("index") else f"{stem}/index.html")
+        assert page.is_file(), name
+
+
+def test_record_page_shows_formula_plot_usage_citation_and_source(site: Path) -> None:
     html = (site / "records" / "ring-allreduce" / "index.html").read_text()
     assert "arithmatex" in html and "\\frac{\\beta n \\left(2 p - 2\\right)}{p}" in html
     assert "transfer time per byte" in html  # symbol table
     assert "10.1016/j.jpdc.2008.09.002" in html
-    text = re.sub(r"<[^>]+>", "", html)  # code highlighting splits tokens into spans
+    text = _text(html)
     assert "def ring_allreduce(tensor" in text  # the implementation's source
+    assert "ring_allreduce(grad)" in text  # the usage example from the module docstring
     assert "reduce-scatter" in html
+    plot = re.search(r'<img[^>]+src="([^"]*plots/ring-allreduce\.svg)"', html)
+    assert plot, "the cost plot is not on the page"
+    svg = (site / "records" / "ring-allreduce" / plot.group(1)).resolve()
+    assert svg.is_file() and svg.read_text().startswith("<svg")
+
+
+def test_every_modelled_record_has_its_plot(site: Path) -> None:
+    for record in load_taxonomy().records.values():
+        svg = site / "records" / "plots" / f"{record.id}.svg"
+        assert svg.is_file() == bool(record.cost_model), record.id
 
 
 def test_site_is_offline(site: Path) -> None:
-    """No CDN, no web fonts: every script and stylesheet is local, KaTeX included."""
+    """No CDN, no web fonts: every script, stylesheet and image is local, KaTeX included."""
     for page in site.rglob("*.html"):
         text = page.read_text()
         for url in re.findall(r'(?:src|href)="(https?://[^"]+)"', text):
-            assert not url.endswith((".js", ".css")), f"{page}: external asset {url}"
+            assert not url.endswith((".js", ".css", ".svg", ".png")), f"{page}: external {url}"
         assert "fonts.googleapis" not in text and "fonts.gstatic" not in text
     assert (site / "assets" / "katex" / "katex.min.js").is_file()
     assert (site / "assets" / "katex" / "fonts" / "KaTeX_Main-Regular.woff2").is_file()
 
 
-def test_generator_writes_whole_folder_and_is_idempotent(tmp_path: Path) -> None:
-    out = tmp_path / "records"
-    first = write_record_pages(out)
-    assert {p.name for p in first} == {"index.md", *(f"{i}.md" for i in load_taxonomy().records)}
-    stamp = {p: p.stat().st_mtime_ns for p in first}
-    write_record_pages(out)  # nothing changed: nothing rewritten (keeps `mkdocs serve` calm)
-    assert {p: p.stat().st_mtime_ns for p in first} == stamp
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".records-")]
+def test_home_page_shows_the_taxonomy_picture(site: Path) -> None:
+    html = (site / "index.html").read_text()
+    assert re.search(r'<img[^>]+src="generated/plots/taxonomy\.svg"', html)
+    assert (site / "generated" / "plots" / "taxonomy.svg").is_file()
 
 
-def test_record_without_links_says_so() -> None:
-    record = (
-        load_taxonomy()
-        .records["ring-allreduce"]
-        .model_copy(update={"cost_model": None, "reference_impl": None})
-    )
-    text = record_page(record)
-    assert "No cost model yet." in text and "No reference implementation yet." in text
+def test_api_reference_renders_every_public_module(site: Path) -> None:
+    for package in PACKAGES:
+        html = (site / "generated" / "api" / package / "index.html").read_text()
+        for module in public_modules(package):
+            assert f'id="{module}"' in html, f"{module} missing from the API reference"
+    html = (site / "generated" / "api" / "costmodels" / "index.html").read_text()
+    assert 'id="costmodels.model.CostModel.evaluate"' in html  # a method, from its docstring
+    assert "Time in seconds; values are SI numbers" in html
 
 
 def test_validation_page_is_computed_at_build(site: Path) -> None:
     html = (site / "generated" / "validation" / "index.html").read_text()
-    text = re.sub(r"<[^>]+>", "", html)
+    text = _text(html)
     assert re.search(r"MAPE over the \d+ predicted rows: \d+\.\d%", text)
     assert text.count("ResNet-50") >= 28  # every ResNet-50 row of the measured table
+    assert "plots/validation.svg" in html
 
 
 def test_megatron_validation_page_is_computed_at_build(site: Path) -> None:
     html = (site / "generated" / "validation-llm" / "index.html").read_text()
-    text = re.sub(r"<[^>]+>", "", html)
+    text = _text(html)
     assert re.search(r"Mean absolute error over 10 rows: \d+\.\d%", text)
+    assert "plots/validation-llm.svg" in html

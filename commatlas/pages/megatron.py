@@ -9,8 +9,9 @@ from __future__ import annotations
 from costmodels.llm.megatron_table import validate_megatron
 
 
-def megatron_page() -> str:
-    rows, mean_error = validate_megatron()
+def megatron_page(validated: tuple | None = None) -> str:
+    """The page; ``validated`` is ``validate_megatron()``'s result when the caller has it."""
+    rows, mean_error = validated or validate_megatron()
     lines = [
         "# Validation: large-model training (Megatron-LM)",
         "",
@@ -23,6 +24,8 @@ def megatron_page() -> str:
         "`validate_megatron()` of `costmodels.llm.megatron_table`.",
         "",
         f"**Mean absolute error over {len(rows)} rows: {100 * mean_error:.1f}%**",
+        "",
+        "![Published and predicted throughput per GPU](plots/validation-llm.svg)",
         "",
         "| Params (B) | TP | PP | GPUs | Batch | Published TFLOP/s per GPU | Predicted | Error |",
         "|---|---|---|---|---|---|---|---|",

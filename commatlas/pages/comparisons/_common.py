@@ -1,0 +1,88 @@
+"""What the three comparison pages share: the scenario's worker count, links, cells and tables.
+
+Every number on these pages comes from ``costmodels`` evaluated at the site's one reference
+scenario (``commatlas.pages.scenario``); this module only formats. A cell with nothing to show
+is an em dash, never a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from commatlas.pages import scenario
+
+NODES = 8  # the comparison cluster: 8 nodes of scenario.GPUS_PER_NODE GPUs
+P = NODES * scenario.GPUS_PER_NODE  # p = 64 workers
+EMPTY = "—"
+FASTEST = "(fastest)"
+
+# Pages these tables link to that other generators write (paths relative to docs/).
+SCENARIO_PAGE = "generated/scenario.md"
+GUIDE_PAGES = {
+    "allreduce": "generated/guides/choose-allreduce.md",
+    "compressors": "generated/guides/compression-pays.md",
+    "schedulers": "generated/guides/scheduling-overlap.md",
+}
+
+
+def record_link(record_id: str, name: str) -> str:
+    """A link from ``generated/compare/<page>.md`` to the technique's page."""
+    return f"[{name}](../../records/{record_id}.md)"
+
+
+def cell(value: object) -> str:
+    """A table cell: yes/no for booleans, an em dash for nothing, pipes escaped."""
+    if value is None or value == "":
+        return EMPTY
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value).replace("|", r"\|")
+
+
+def math(latex: str) -> str:
+    """Inline KaTeX that survives a Markdown table cell (no bare pipes)."""
+    return r"\(" + latex.replace("|", r"\vert ") + r"\)"
+
+
+def seconds(value: float) -> str:
+    """Three significant digits in µs, ms or s."""
+    if value < 1e-3:
+        return f"{value * 1e6:.3g} µs"
+    if value < 1.0:
+        return f"{value * 1e3:.3g} ms"
+    return f"{value:.3g} s"
+
+
+def nbytes(value: float) -> str:
+    """Bytes with an SI prefix (kB = 10^3 bytes), three significant digits."""
+    for factor, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+        if value >= factor:
+            return f"{value / factor:.3g} {unit}"
+    return f"{value:.3g} B"
+
+
+def ratio(value: float) -> str:
+    return f"{value:.3g}×"
+
+
+def mark_fastest(text: str, fastest: bool) -> str:
+    return f"**{text}** {FASTEST}" if fastest else text
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """Markdown table lines (no blank line around them)."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def scenario_note(extra: str) -> list[str]:
+    """The admonition every page opens with: the values its numbers use."""
+    return [
+        '!!! info "Values used"',
+        "",
+        f"    Numbers are computed when the site is built, at the [reference scenario]"
+        f"(../scenario.md): {scenario.describe()}; p = {P} workers = {NODES} nodes x "
+        f"{scenario.GPUS_PER_NODE} GPUs. {extra}",
+        "",
+    ]

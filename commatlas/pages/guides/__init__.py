@@ -1,0 +1,40 @@
+"""The site's five guides, each a generator whose numbers the cost models compute at build time.
+
+- ``choose-allreduce``: which all-reduce algorithm for which message size and world size;
+- ``compression-pays``: when gradient compression beats the dense all-reduce;
+- ``scheduling-overlap``: BSP, WFBP, tensor fusion, MG-WFBP and ByteScheduler;
+- ``llm-parallelism``: TP, PP, DP and ZeRO for large language models;
+- ``calibrate-cluster``: measuring your cluster and feeding the fit to the predictions.
+
+Each module's ``files(tax)`` returns its page (``generated/guides/<slug>.md``) and charts
+(``generated/guides/plots/<name>.svg``); ``guide_files`` unions them.
+"""
+
+from __future__ import annotations
+
+from commatlas.pages import Files
+from commatlas.pages.guides import (
+    calibrate_cluster,
+    choose_allreduce,
+    compression_pays,
+    llm_parallelism,
+    scheduling_overlap,
+)
+from taxonomy import Taxonomy
+
+GUIDES = {
+    "choose-allreduce": choose_allreduce,
+    "compression-pays": compression_pays,
+    "scheduling-overlap": scheduling_overlap,
+    "llm-parallelism": llm_parallelism,
+    "calibrate-cluster": calibrate_cluster,
+}
+SLUGS = tuple(GUIDES)
+
+
+def guide_files(tax: Taxonomy) -> Files:
+    """{path relative to docs/: text} of every guide page and chart."""
+    files: Files = {}
+    for module in GUIDES.values():
+        files.update(module.files(tax))
+    return files

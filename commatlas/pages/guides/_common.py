@@ -1,0 +1,205 @@
+"""Helpers shared by the guides: number formatting, links, link presets as cost-model values.
+
+Every guide builds its numbers from ``costmodels`` when the site is built; these helpers only
+turn them into text. Links to technique pages go through :func:`record_link`, which raises for
+an id the taxonomy does not hold, so a guide can never point at a missing page.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from commatlas.pages import charts, scenario
+from costmodels.hardware import get_gpu, get_link
+from costmodels.predict import Cluster
+from taxonomy import Taxonomy
+
+RECORDS = "../../records"
+CALCULATOR = "../../calculator.md"
+SCENARIO_PAGE = "../scenario.md"
+# Generated pages a guide may link to besides the records (their paths relative to a guide).
+SIBLING_PAGES = ("../compare/allreduce.md", "../compare/compressors.md",
+                 "../compare/schedulers.md", "../scenario.md", "../validation.md",
+                 "../validation-llm.md", CALCULATOR)  # fmt: skip
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _three_digits(value: float) -> str:
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def fmt_bytes(nbytes: float) -> str:
+    """Decimal units (1 KB = 1000 B), three significant digits: '45.0 KB'."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if nbytes >= scale:
+            return f"{_three_digits(nbytes / scale)} {unit}"
+    return f"{nbytes:.0f} B"
+
+
+def fmt_bytes_short(nbytes: float) -> str:
+    """'1 KB', '1.78 KB', '100 MB' (axis labels)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if nbytes >= scale * (1 - 1e-9):
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{nbytes:.3g} B"
+
+
+def fmt_bytes_binary(nbytes: float) -> str:
+    """'1 MiB', '1 GiB' (powers of 1024, as nccl-tests sizes)."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{nbytes:.0f} B"
+
+
+def fmt_time(seconds: float) -> str:
+    """'852 ns', '12.3 µs', '4.56 ms', '1.23 s'."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{_three_digits(seconds / scale)} {unit}"
+    return f"{seconds / 1e-9:.0f} ns"
+
+
+def fmt_ms(seconds: float) -> str:
+    """Milliseconds with three significant digits, no unit (for table cells under 'ms')."""
+    return _three_digits(seconds * 1e3)
+
+
+def fmt_bw(bytes_per_s: float) -> str:
+    """'22.5 GB/s' (decimal)."""
+    if bytes_per_s == float("inf"):
+        return "∞"
+    if bytes_per_s >= 1e9:
+        return f"{_three_digits(bytes_per_s / 1e9)} GB/s"
+    return f"{_three_digits(bytes_per_s / 1e6)} MB/s"
+
+
+def fmt_pct(fraction: float) -> str:
+    return f"{100 * fraction:.0f} %"
+
+
+def record_link(tax: Taxonomy, record_id: str, text: str | None = None) -> str:
+    """A Markdown link to a technique's page; KeyError for an id that has no record."""
+    record = tax.records[record_id]
+    return f"[{text or record.name}]({RECORDS}/{record_id}.md)"
+
+
+def network_values(link_name: str) -> dict[str, float]:
+    """See :func:`_network_values` (a fresh dict each call: callers may add keys)."""
+    return dict(_network_values(link_name))
+
+
+@cache
+def _network_values(link_name: str) -> dict[str, float]:
+    """alpha/beta of a link preset (achievable bandwidth) and the scenario's reduction gamma.
+
+    ``alpha_intra``/``beta_intra`` are the scenario's intra-node link (NVLink 4), so that
+    hierarchical models see nodes of ``scenario.GPUS_PER_NODE`` GPUs on it.
+    """
+    link = get_link(link_name)
+    values = scenario.link_values()
+    return {**values, "alpha": link.alpha_s, "beta": link.beta_s_per_byte}
+
+
+@cache
+def achievable_Bps(link_name: str) -> float:
+    link = get_link(link_name)
+    return link.bandwidth_Bps * link.achievable_fraction
+
+
+def link_label(link_name: str) -> str:
+    link = get_link(link_name)
+    return (
+        f"{link.name} ({fmt_bw(achievable_Bps(link_name))} achievable, "
+        f"α = {fmt_time(link.alpha_s)})"
+    )
+
+
+def cluster(network: str, nodes: int) -> Cluster:
+    """``nodes`` x 8 GPUs on NVLink 4, ``network`` between nodes (achievable rates, presets'
+    latencies); reduction left free, as ``commatlas predict`` builds its cluster."""
+    inter, intra = get_link(network), get_link(scenario.INTRA_LINK)
+    return Cluster(nodes, scenario.GPUS_PER_NODE, achievable_Bps(scenario.INTRA_LINK),
+                   intra.alpha_s, achievable_Bps(network), inter.alpha_s)  # fmt: skip
+
+
+def predict_flags(network: str, nodes: int | None = None) -> str:
+    """The ``commatlas predict`` (``compare``: no nodes) flags that build :func:`cluster`."""
+    inter, intra = get_link(network), get_link(scenario.INTRA_LINK)
+    return (
+        (f"--nodes {nodes} " if nodes else "") + f"--gpus-per-node {scenario.GPUS_PER_NODE} "
+        f'--intra "{achievable_Bps(scenario.INTRA_LINK) / 1e9:g} GB/s" '
+        f'--intra-latency "{intra.alpha_s * 1e6:g} us" '
+        f'--inter "{achievable_Bps(network) / 1e9:g} GB/s" '
+        f'--inter-latency "{inter.alpha_s * 1e6:g} us"'
+    )
+
+
+def gpu_memory_bandwidth() -> float:
+    return get_gpu(scenario.GPU).memory_bandwidth_Bps
+
+
+def chart_svg(chart: Any) -> str:
+    """A compound (faceted, concatenated or layered) chart in the site's look, as SVG."""
+    configured = (
+        chart.configure(font=charts.FONT, background="white")
+        .configure_legend(orient="bottom", title=None, labelLimit=260, columns=4)
+        .configure_axis(labelFontSize=11, titleFontSize=12, grid=True)
+    )
+    return charts.svg(configured)
+
+
+def reproduce(lines: list[str]) -> list[str]:
+    """The closing section every guide has: how to get the same numbers yourself."""
+    return ["## Reproduce these numbers", "", *lines, ""]
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return [*out, ""]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """From ``start`` on (until the next segment) the lines ``names`` are lowest (tied)."""
+
+    names: tuple[str, ...]
+    start: float
+
+    @property
+    def lead(self) -> str:
+        return self.names[0]
+
+
+def envelope(lines: dict[str, tuple[float, float]]) -> list[Segment]:
+    """Exact lower envelope of y = a + b x over x >= 0 for named lines (a, b).
+
+    Equal lines form one tied group, named in the order of ``lines``. From x = 0 (lowest a),
+    the next segment is the less steep line that crosses the current one first.
+    """
+    groups: list[tuple[tuple[str, ...], float, float]] = []
+    for name, (a, b) in lines.items():
+        for i, (names, ga, gb) in enumerate(groups):
+            if math.isclose(a, ga, rel_tol=1e-9) and math.isclose(b, gb, rel_tol=1e-9):
+                groups[i] = ((*names, name), ga, gb)
+                break
+        else:
+            groups.append(((name,), a, b))
+    names, a0, b0 = min(groups, key=lambda grp: (grp[1], grp[2]))
+    segments = [Segment(names, 0.0)]
+    while True:
+        flatter = [((ga - a0) / (b0 - gb), gb, grp, ga)
+                   for grp, ga, gb in groups if gb < b0 * (1 - 1e-12)]  # fmt: skip
+        if not flatter:
+            return segments
+        at, b0, names, a0 = min(flatter, key=lambda f: (f[0], f[1]))
+        segments.append(Segment(names, max(at, 0.0)))
