@@ -15,14 +15,19 @@ HEIGHT = 220
 FONT = "sans-serif"
 
 
-def style(chart: alt.TopLevelMixin, width: int = WIDTH, height: int = HEIGHT) -> alt.TopLevelMixin:
-    """The site's chart look: fixed size, generic fonts, a legend below the plot."""
+def configure(chart: alt.TopLevelMixin, legend_columns: int = 3) -> alt.TopLevelMixin:
+    """The site's chart look (generic fonts, a legend below the plot), for any chart, also a
+    compound one (concatenated, layered, faceted), whose parts set their own sizes."""
     return (
-        chart.properties(width=width, height=height)
-        .configure(font=FONT, background="white")
-        .configure_legend(orient="bottom", columns=3, labelLimit=260, title=None)
+        chart.configure(font=FONT, background="white")
+        .configure_legend(orient="bottom", columns=legend_columns, labelLimit=260, title=None)
         .configure_axis(labelFontSize=11, titleFontSize=12, grid=True)
     )
+
+
+def style(chart: alt.TopLevelMixin, width: int = WIDTH, height: int = HEIGHT) -> alt.TopLevelMixin:
+    """:func:`configure` for a single chart of a fixed size."""
+    return configure(chart.properties(width=width, height=height))
 
 
 def svg(chart: alt.TopLevelMixin) -> str:

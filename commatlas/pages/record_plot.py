@@ -32,11 +32,12 @@ def plot_data(model_id: str, bits: float | None = None) -> pd.DataFrame:
     model = costmodels.get(model_id)
     frames = []
     p = worker_axis(model)
+    # The scenario's values do not depend on the variant: built once for all of them.
+    over_p = scenario.symbol_values(model_id, p, scenario.MESSAGE_BYTES, bits)
+    over_n = scenario.symbol_values(model_id, P_FOR_SIZE_SWEEP, SIZES, bits)
     for variant in model.variants:
-        by_p = model.evaluate(variant, **scenario.symbol_values(model_id, p, scenario.MESSAGE_BYTES,
-                                                                bits))  # fmt: skip
-        by_n = model.evaluate(variant, **scenario.symbol_values(model_id, P_FOR_SIZE_SWEEP, SIZES,
-                                                                bits))  # fmt: skip
+        by_p = model.evaluate(variant, **over_p)
+        by_n = model.evaluate(variant, **over_n)
         frames.append(pd.DataFrame({"panel": "p", "variant": variant, "x": p, "seconds": by_p}))
         frames.append(pd.DataFrame({"panel": "n", "variant": variant, "x": SIZES, "seconds": by_n}))
     return pd.concat(frames, ignore_index=True)
@@ -69,9 +70,7 @@ def plot_svg(model_id: str, bits: float | None = None) -> str:
         )
         .properties(title=f"p = {P_FOR_SIZE_SWEEP}", width=260, height=180)
     )
-    chart = alt.hconcat(by_p, by_n).configure(font=charts.FONT, background="white")
-    chart = chart.configure_legend(orient="bottom", title=None, labelLimit=260)
-    return charts.svg(chart)
+    return charts.svg(charts.configure(alt.hconcat(by_p, by_n)))
 
 
 def caption(model_id: str) -> str:

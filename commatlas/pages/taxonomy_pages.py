@@ -202,8 +202,7 @@ def taxonomy_picture(records: list[Record]) -> str:
         .encode(x="mid:Q", y=alt.Y("ytext:Q", axis=None, scale=scale), text="label:N")
     )
     chart = alt.layer(rects, level_text, category_text).properties(width=760, height=330)
-    chart = chart.configure(font=charts.FONT, background="white").configure_view(stroke=None)
-    return charts.svg(chart)
+    return charts.svg(charts.configure(chart).configure_view(stroke=None))
 
 
 def taxonomy_files(tax: Taxonomy) -> Files:

@@ -7,9 +7,8 @@ is an em dash, never a guess.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-
 from commatlas.pages import scenario
+from commatlas.pages.markdown import table  # noqa: F401  (the pages import it from here)
 
 NODES = 8  # the comparison cluster: 8 nodes of scenario.GPUS_PER_NODE GPUs
 P = NODES * scenario.GPUS_PER_NODE  # p = 64 workers
@@ -67,13 +66,6 @@ def ratio(value: float) -> str:
 
 def mark_fastest(text: str, fastest: bool) -> str:
     return f"**{text}** {FASTEST}" if fastest else text
-
-
-def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    """Markdown table lines (no blank line around them)."""
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
 
 
 def scenario_note(extra: str) -> list[str]:

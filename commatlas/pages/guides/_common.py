@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from commatlas.pages import charts, scenario
+from commatlas.pages import charts, markdown, scenario
 from costmodels.hardware import get_gpu, get_link
 from costmodels.predict import Cluster
 from taxonomy import Taxonomy
@@ -149,12 +149,7 @@ def gpu_memory_bandwidth() -> float:
 
 def chart_svg(chart: Any) -> str:
     """A compound (faceted, concatenated or layered) chart in the site's look, as SVG."""
-    configured = (
-        chart.configure(font=charts.FONT, background="white")
-        .configure_legend(orient="bottom", title=None, labelLimit=260, columns=4)
-        .configure_axis(labelFontSize=11, titleFontSize=12, grid=True)
-    )
-    return charts.svg(configured)
+    return charts.svg(charts.configure(chart, legend_columns=4))
 
 
 def reproduce(lines: list[str]) -> list[str]:
@@ -163,9 +158,8 @@ def reproduce(lines: list[str]) -> list[str]:
 
 
 def table(header: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(row) + " |" for row in rows]
-    return [*out, ""]
+    """:func:`commatlas.pages.markdown.table` followed by the blank line a guide needs."""
+    return [*markdown.table(header, rows), ""]
 
 
 @dataclass(frozen=True)
