@@ -24,10 +24,16 @@ MENU = [
 
 st.set_page_config(page_title="CommAtlas calculator", layout="wide")
 present = [entry for entry in MENU if (PAGES / entry[0]).exists()]
-navigation = st.navigation(
-    [
-        st.Page(PAGES / file, title=title, url_path=url, default=index == 0)
-        for index, (file, title, url) in enumerate(present)
-    ]
-)
+pages = [
+    st.Page(PAGES / file, title=title, url_path=url, default=index == 0)
+    for index, (file, title, url) in enumerate(present)
+]
+# Streamlit serves the default page at "/" only, so its own path ("/compare") would be "Page not
+# found". The menu entry is served at "/"; a hidden page at the path runs the same file. The
+# default page's internal path must differ from the alias's (Streamlit keys pages by path).
+if present:
+    file, title, url = present[0]
+    pages[0] = st.Page(PAGES / file, title=title, url_path=f"{url}-home", default=True)
+    pages.append(st.Page(PAGES / file, title=title, url_path=url, visibility="hidden"))
+navigation = st.navigation(pages)
 navigation.run()

@@ -5,9 +5,12 @@ Input: nccl-tests output (pasted, or its file uploaded) or a profile YAML (from 
 NCCL runs (costmodels/profile.py: t = s(p) alpha + v(p, n) / B, with s and v the coefficients of
 the project's cost model; Huber regression). Shows the points, the fitted alpha and bandwidth
 per collective and level with their formula, measured vs fitted time (log-log) with the
-relative residuals, and the fitted bandwidth against the nominal rate of a chosen link. "Use
-this profile" stores it in ``st.session_state["cluster_profile"]``, where the Compare,
-Collectives, Compression and LLM planner pages offer it as the link "Calibrated: <name>".
+relative residuals, and the fitted bandwidth against the nominal rate of a chosen link, with a
+warning when a fit exceeds that rate (the log then measured more than the link: check the
+level and the link chosen). Two shipped nccl-tests logs (tests/costmodels/data/nccl_tests, see
+SOURCES.md there) can be loaded as examples. "Use this profile" stores it in
+``st.session_state["cluster_profile"]``, where the Compare, Collectives, Compression and LLM
+planner pages offer it as the link "Calibrated: <name>".
 
 URL keys: ``coll`` (collective, when the log does not name its binary), ``level``, ``pname``,
 ``cal_intra`` and ``cal_inter`` (nominal links). The pasted text itself stays out of the URL.
@@ -29,11 +32,24 @@ from app_pages.calibrate_compute import (
     read_source,
 )
 from app_pages.query_inputs import Field, choice, seed, show_problems, text, write_back
+from app_pages.tables import show_table
+from costmodels.formatting import format_number
 from costmodels.hardware import LINKS
+from costmodels.limits import MAX_UPLOAD_BYTES
 from costmodels.profile import COLLECTIVES, ClusterProfile, profile_to_yaml
 
 AUTO = "auto-detect"
 PROFILE_KEY = "cluster_profile"
+# label -> (shipped nccl-tests log, the collective it measured: superbench logs do not say)
+EXAMPLES = {
+    "one node, 8 x A100 all-reduce": ("superbench_8xa100_allreduce.txt", "all-reduce"),
+    "two nodes x 8 A100 all-reduce": ("oke_2x8xa100_allreduce.txt", "all-reduce"),
+}
+FIT_TABLE = {"collective": "collective", "level": "level", "alpha (us)": "alpha (us)",
+             "bandwidth (GB/s)": "bandwidth (GB/s)", "per-GPU link (GB/s)": "per-GPU link (GB/s)",
+             "per-GPU / nominal (%)": "per-GPU / nominal (%)"}  # fmt: skip
+FIT_MORE = {"ranks": "ranks", "points": "points", "median |error| (%)": "median |error| (%)",
+            "nominal (GB/s)": "nominal (GB/s)"}  # fmt: skip
 FIELDS = [
     Field("coll", AUTO, choice([AUTO, *COLLECTIVES])),
     Field("level", AUTO, choice([AUTO, "intra", "inter"])),
@@ -62,17 +78,37 @@ def sidebar() -> list[str]:
     return problems
 
 
+def _load_example(label: str) -> None:
+    """Button callback: put a shipped log in the text box and name its collective."""
+    from costmodels.nccl.shipped_logs import LOG_DIR
+
+    file, collective = EXAMPLES[label]
+    st.session_state["cal_text"] = (LOG_DIR / file).read_text(encoding="utf-8")
+    st.session_state["coll"] = collective
+
+
 def source_text() -> tuple[str, str] | None:
     """(text, origin) from the uploader, else the text box; None when both are empty."""
+    columns = st.columns(len(EXAMPLES) + 1)
+    columns[0].markdown("Try an example log:")
+    for column, label in zip(columns[1:], EXAMPLES, strict=True):
+        column.button(label, key=f"example_{EXAMPLES[label][0]}", on_click=_load_example,
+                      args=(label,))  # fmt: skip
     upload = st.file_uploader(
         "Upload nccl-tests output or a profile YAML",
         type=["txt", "log", "out", "yaml", "yml"], key="cal_file",
     )  # fmt: skip
     st.text_area(
         "... or paste nccl-tests output (or a profile YAML) here", key="cal_text", height=180,
+        max_chars=MAX_UPLOAD_BYTES,
         placeholder="# nThread 1 nGpus 8 minBytes 8 maxBytes 8589934592 ...",
     )  # fmt: skip
     if upload is not None:
+        if upload.size > MAX_UPLOAD_BYTES:  # checked before the bytes are decoded
+            raise ValueError(
+                f"{upload.name}: {upload.size:,} bytes; at most {MAX_UPLOAD_BYTES:,} are read "
+                "(an nccl-tests log is a few kilobytes)"
+            )
         try:
             return upload.getvalue().decode("utf-8"), upload.name
         except UnicodeDecodeError:
@@ -93,7 +129,11 @@ def measured_vs_fitted(curves: pd.DataFrame) -> tuple[alt.LayerChart, alt.LayerC
     )  # fmt: skip
     lines = base.mark_line().encode(y="fitted_us:Q")
     residual = base.mark_circle(size=35).encode(
-        y=alt.Y("residual_pct:Q", title="measured / fitted - 1 (%)"),
+        y=alt.Y(
+            "residual_pct:Q",
+            title="measured / fitted - 1 (%)",
+            axis=alt.Axis(tickCount=5, format="~g", grid=True, labels=True, ticks=True),
+        ),
         tooltip=["series", "bytes", alt.Tooltip("residual_pct:Q", format=".1f")],
     )
     zero = alt.Chart(pd.DataFrame({"y": [0]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
@@ -127,11 +167,23 @@ def show_profile(profile: ClusterProfile) -> None:
     state = st.session_state
     if profile.measurements:
         st.subheader(f"{len(profile.measurements)} measured points")
-        st.dataframe(points_table(profile), hide_index=True, width="stretch", height=220)
+        points = points_table(profile)
+        show_table(points, {column: column for column in points.columns}, height=220)
     st.subheader("Fitted alpha and bandwidth")
     nominal = {"intra": state["cal_intra"], "inter": state["cal_inter"]}
     fits = fits_table(profile, nominal)
-    st.dataframe(fits, hide_index=True, width="stretch")
+    show_table(fits, FIT_TABLE, more=FIT_MORE, more_label="Ranks, points, error, nominal rate")
+    for row in fits.to_dict("records"):
+        share = row["per-GPU / nominal (%)"]
+        if share is not None and share == share and share > 100:  # share == share: not NaN
+            link = nominal[row["level"]]
+            st.warning(
+                f"{row['collective']} ({row['level']}): the fitted per-GPU bandwidth is "
+                f"{format_number(share)} % of the nominal {link} rate, more than that link "
+                "carries. The log measured more than this link: check the level and the nominal "
+                "link chosen (a multi-node all-reduce also moves part of its bus bandwidth over "
+                "NVLink; the node may have more NICs than one per GPU) before using the profile."
+            )
     st.caption(
         "Bandwidth B is comparable with nccl-tests' busbw (v/n is its bus factor). A multi-node "
         "log's B is the bus bandwidth of the whole job (every NIC of a node, NVLink inside it, "

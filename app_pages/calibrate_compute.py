@@ -17,6 +17,8 @@ import streamlit as st
 import yaml
 
 from costmodels.hardware import LINKS
+from costmodels.limits import MAX_UPLOAD_BYTES
+from costmodels.nccl_tests import UnnamedCollectiveError
 from costmodels.profile import (
     ClusterProfile,
     LinkFit,
@@ -27,7 +29,7 @@ from costmodels.profile import (
     profile_from_yaml,
 )
 
-MAX_TEXT = 2_000_000  # characters: a full nccl-tests sweep is ~5 kB; more is not a log
+MAX_TEXT = MAX_UPLOAD_BYTES  # characters: a full nccl-tests sweep is ~5 kB; more is not a log
 PROFILE_KEYS = {"levels", "collectives", "measurements", "source"}
 
 
@@ -56,6 +58,9 @@ def read_source(
     try:
         measurements = parse_nccl_tests(text, collective, level)  # type: ignore[arg-type]
         return profile_from_measurements(measurements, name, f"nccl-tests ({origin})")
+    except UnnamedCollectiveError as exc:
+        hint = str(exc).replace("; choose it", "; choose it under 'Collective' in the sidebar")
+        raise ValueError(f"{origin}: {hint}") from None
     except ValueError as exc:
         raise ValueError(f"{origin}: {exc}") from None
 

@@ -23,7 +23,33 @@ import streamlit as st
 LEGEND = {"orient": "right", "labelLimit": 0, "title": None}
 BOTTOM_LEGEND = {"orient": "bottom", "labelLimit": 0, "title": None}
 PARTS = ["compute", "exposed communication", "compression"]
+#: One meaning per colour on every page: blues compute, orange communication, red compression
+#: (Vega's category10 hues, so the method lines keep the rest of the palette).
+PART_COLOURS = {
+    "forward": "#9ecae9",
+    "backward": "#4c78a8",
+    "compute": "#4c78a8",
+    "communication": "#f58518",
+    "exposed communication": "#f58518",
+    "compression": "#e45756",
+}
+#: Log axes label only 1, 2 and 5 times a power of ten, in plain numbers ("20", "0.5", "1,000").
+LOG_LABELS = (
+    "indexof(['1', '2', '5'], slice(format(datum.value, '.0e'), 0, 1)) >= 0 "
+    "? format(datum.value, ',~g') : ''"
+)
 Spec = dict[str, Any]
+
+
+def colour_scale(parts: list[str]) -> dict[str, list[str]]:
+    """A Vega scale giving each of ``parts`` its PART_COLOURS colour."""
+    return {"domain": parts, "range": [PART_COLOURS[part] for part in parts]}
+
+
+def log_axis(title: str) -> dict[str, Any]:
+    """A readable log axis: ticks at 1-2-5 steps, numbers without exponents, a grid line at
+    every tick."""
+    return {"title": title, "labelExpr": LOG_LABELS, "labelOverlap": True}
 
 
 def draw(spec: Spec, where: Any = st) -> None:
@@ -100,7 +126,7 @@ def breakdown_chart(frame: pd.DataFrame) -> Spec:
             "color": {
                 "field": "part",
                 "type": "nominal",
-                "scale": {"domain": PARTS},
+                "scale": colour_scale(PARTS),
                 "legend": BOTTOM_LEGEND,
             },
             "order": {"field": "order", "type": "quantitative"},
@@ -128,7 +154,7 @@ def gantt_chart(frame: pd.DataFrame) -> Spec:
             "color": {
                 "field": "lane",
                 "type": "nominal",
-                "scale": {"domain": lanes},
+                "scale": colour_scale(lanes),
                 "legend": None,
             },
             "tooltip": [
@@ -216,14 +242,16 @@ def size_chart(
 
 
 def compression_chart(frame: pd.DataFrame, dense_ms: float) -> Spec:
-    """Stacked bars (communication + compute) per compressor; the dense time as a red rule."""
+    """Stacked bars per compressor: communication (orange) and the compression kernels (red, as
+    on the Compare page); the uncompressed ring all-reduce as a dashed black rule."""
     tidy = frame.melt(
         id_vars=["compressor"],
         value_vars=["communication_ms", "compute_ms"],
         var_name="part",
         value_name="ms",
     )
-    tidy["part"] = tidy["part"].str.replace("_ms", "", regex=False)
+    tidy["part"] = tidy["part"].map({"communication_ms": "communication",
+                                     "compute_ms": "compression"})  # fmt: skip
     dense = pd.DataFrame({"ms": [dense_ms], "label": ["uncompressed ring all-reduce"]})
     bars = {
         "data": {"name": "bars"},
@@ -241,7 +269,12 @@ def compression_chart(frame: pd.DataFrame, dense_ms: float) -> Spec:
                 "title": "ms per exchange",
                 "stack": "zero",
             },
-            "color": {"field": "part", "type": "nominal", "legend": BOTTOM_LEGEND},
+            "color": {
+                "field": "part",
+                "type": "nominal",
+                "scale": colour_scale(["communication", "compression"]),
+                "legend": BOTTOM_LEGEND,
+            },
             "tooltip": [
                 _tip("compressor", "nominal"),
                 _tip("part", "nominal"),
@@ -251,7 +284,7 @@ def compression_chart(frame: pd.DataFrame, dense_ms: float) -> Spec:
     }
     rule = {
         "data": {"name": "dense"},
-        "mark": {"type": "rule", "color": "red", "strokeDash": [5, 3]},
+        "mark": {"type": "rule", "color": "black", "strokeDash": [5, 3]},
         "encoding": {
             "x": {"field": "ms", "type": "quantitative"},
             "tooltip": [_tip("label", "nominal"), _tip("ms", fmt=",.4g")],

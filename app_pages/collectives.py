@@ -1,6 +1,11 @@
-"""Page: time and bus bandwidth of every algorithm of a collective against the message size.
+"""Page: time and bus bandwidth of a collective against the message size.
 
-Inputs (sidebar, all in the URL): the collective, nodes x GPUs per node, the intra- and
+Two views (``model`` in the URL): "nccl" (default) shows the collective as NCCL would run it
+(costmodels.nccl; app_pages/collectives_nccl.py): the busbw curve of NCCL's tuner choice with
+the chosen algorithm/protocol per size, every candidate, and an uploaded nccl-tests log
+overlaid; "textbook" shows the alpha-beta algorithms of the records below.
+
+Textbook inputs (sidebar, all in the URL): the collective, nodes x GPUs per node, the intra- and
 inter-node links (presets, custom strings or a calibrated profile), the reduction throughput,
 the size range and, optionally, measured points pasted as 'size time' lines. Shows one curve per
 algorithm (cost models of costmodels.collective_time and the collective records), the crossover
@@ -14,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 import costmodels
+from app_pages import collectives_nccl
 from app_pages.charts import draw, size_chart
 from app_pages.collectives_compute import (
     ALGORITHMS,
@@ -21,7 +27,6 @@ from app_pages.collectives_compute import (
     crossovers,
     curves,
     fastest,
-    format_bytes,
     parse_measured,
     profile_points,
     read_bytes,
@@ -29,12 +34,25 @@ from app_pages.collectives_compute import (
     times_at,
 )
 from app_pages.network_inputs import active_profile, link_fields, link_widgets, resolve_link
-from app_pages.query_inputs import Field, choice, int_between, seed, show_problems, text, write_back
+from app_pages.query_inputs import (
+    Field,
+    choice,
+    int_between,
+    range_help,
+    seed,
+    show_problems,
+    text,
+    write_back,
+)
+from app_pages.tables import styled
 from costmodels.collective_time import bus_bandwidth_factor
+from costmodels.formatting import format_bytes
 from costmodels.predict import Cluster
 from costmodels.units import UnitParseError, parse_bandwidth
 
+MODELS = {"nccl": "NCCL (as NCCL runs it)", "textbook": "Textbook algorithms (alpha-beta)"}
 FIELDS = [
+    Field("model", "nccl", choice(list(MODELS))),
     Field("coll", "all-reduce", choice(list(ALGORITHMS))),
     Field("nodes", 2, int_between(1, 4096)),
     Field("gpus", 8, int_between(1, 64)),
@@ -49,26 +67,36 @@ MIN_BYTES, MAX_BYTES = 1.0, 1e12
 
 
 def sidebar() -> list[str]:
-    problems = seed(FIELDS)
+    problems = seed(FIELDS) + seed(collectives_nccl.FIELDS)
     bar = st.sidebar
+    bar.radio("Model", list(MODELS), format_func=MODELS.get, key="model")
     bar.selectbox("Collective", list(ALGORITHMS), key="coll")
-    bar.number_input("Nodes", min_value=1, max_value=4096, step=1, key="nodes")
-    bar.number_input("GPUs per node", min_value=1, max_value=64, step=1, key="gpus")
-    link_widgets("Intra-node link", "intra")
-    link_widgets("Inter-node link", "inter")
-    bar.text_input(
-        "Reduction throughput",
-        key="red",
-        help="bytes summed per second, e.g. 1 TB/s; empty: free, as in commatlas predict",
-    )
+    bar.number_input("Nodes", min_value=1, max_value=4096, step=1, key="nodes",
+                     help=range_help(1, 4096))  # fmt: skip
+    bar.number_input("GPUs per node", min_value=1, max_value=64, step=1, key="gpus",
+                     help=range_help(1, 64, "GPUs sharing one intra-node fabric"))  # fmt: skip
+    nccl = st.session_state["model"] == "nccl"
+    if nccl:
+        collectives_nccl.widgets()
+    else:
+        link_widgets("Intra-node link", "intra")
+        link_widgets("Inter-node link", "inter")
+        bar.text_input(
+            "Reduction throughput",
+            key="red",
+            help="bytes summed per second, e.g. 1 TB/s; empty: free, as in commatlas predict",
+        )
     bar.text_input("Smallest message", key="lo", help="e.g. 1 KB")
     bar.text_input("Largest message", key="hi", help="e.g. 1 GB (at most 1 TB)")
     bar.text_area(
         "Measured points (optional)",
         key="measured",
-        help="one 'size time' per line, e.g. '1 MB 120 us' or '1048576, 0.00012'",
+        help="one 'size time' per line, each with its unit, e.g. '1 MB 120 us' or "
+        "'1048576 B, 0.12 ms'",
     )
     write_back(FIELDS)
+    if nccl:
+        write_back(collectives_nccl.FIELDS)
     return problems
 
 
@@ -123,6 +151,15 @@ def main() -> None:
     if p < 2:
         st.warning("One GPU has nobody to communicate with: choose at least 2 GPUs in total.")
         return
+    if state["model"] == "nccl":
+        try:
+            low, high = size_range()
+            measured = parse_measured(state["measured"], collective, p)
+        except ValueError as exc:
+            st.error(str(exc))
+            return
+        collectives_nccl.view(collective, size_grid(low, high), measured)
+        return
     try:
         low, high = size_range()
         values, links = cluster_values()
@@ -138,19 +175,23 @@ def main() -> None:
     factor = float(bus_bandwidth_factor(collective, p))
     st.caption(
         f"{collective} on {p} GPUs ({state['nodes']} nodes x {state['gpus']} GPUs). {links} "
+        "Both bandwidths count one GPU's link per direction (across nodes: one NIC per GPU); "
+        "each curve is the textbook algorithm it names (flat ones run at the slower link once "
+        "the GPUs span nodes), not NCCL's choice (the NCCL model above has that). "
         f"Bus bandwidth = algbw x {FACTOR_TEXT[collective]} = algbw x {factor:g} (nccl-tests' "
         f"factor for {collective}); algbw = message size / time."
     )
     draw(size_chart(frame, "time_us", "time (us)", cross, measured))
     draw(size_chart(frame, "busbw_GBps", "bus bandwidth (GB/s)", cross, measured))
     st.subheader("Time (us) per algorithm")
-    st.dataframe(decade_table(collective, values, low, high), hide_index=True, width="stretch")
+    st.dataframe(styled(decade_table(collective, values, low, high)), hide_index=True,
+                 width="stretch")  # fmt: skip
     st.subheader("Crossover points")
     if cross.empty:
         best = fastest(frame)[0]
         st.write(f"No crossover in this range: {best} is fastest throughout.")
     else:
-        st.dataframe(cross[["bytes", "before", "after"]], hide_index=True, width="stretch")
+        st.dataframe(styled(cross[["bytes", "before", "after"]]), hide_index=True, width="stretch")
     if not measured.empty:
         st.caption(f"{len(measured)} measured points overlaid (black diamonds).")
     with st.expander("Formulas"):

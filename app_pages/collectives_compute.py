@@ -32,6 +32,7 @@ import streamlit as st
 
 import costmodels
 from costmodels.collective_time import ALLREDUCE_ALGORITHMS, allreduce_time, bus_bandwidth_factor
+from costmodels.formatting import format_bytes
 from costmodels.units import UnitParseError, parse_bytes, parse_time
 
 # collective -> {algorithm label: (cost-model id, variant)}
@@ -144,29 +145,15 @@ def crossovers(collective: str, values: dict, frame: pd.DataFrame) -> pd.DataFra
     return pd.DataFrame(rows, columns=["bytes", "before", "after", "label"])
 
 
-def format_bytes(size: float) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if size >= scale:
-            return f"{size / scale:.3g} {unit}"
-    return f"{size:.3g} B"
-
-
 def read_bytes(text: str, what: str) -> float:
-    """parse_bytes that also reads the common 'KB' (pint spells the kilo prefix 'k')."""
-    return parse_bytes(_bare(re.sub(r"(?<![A-Za-z])K(?=B\b)", "k", str(text))), what)
+    """parse_bytes that also reads the common 'KB' (pint spells the kilo prefix 'k'); a number
+    without a unit is rejected as everywhere ("needs a unit, e.g. 64 MB")."""
+    return parse_bytes(re.sub(r"(?<![A-Za-z])K(?=B\b)", "k", str(text)), what)
 
 
 def read_seconds(text: str, what: str) -> float:
-    """parse_time that takes a bare number as seconds."""
-    return parse_time(_bare(text), what)
-
-
-def _bare(text: str) -> str | float:
-    # units.py reads a float argument as SI; pint would call the text '1e8' dimensionless.
-    try:
-        return float(text)
-    except ValueError:
-        return text
+    """parse_time: '12 us'; a number without a unit is rejected ("needs a unit, e.g. 5 us")."""
+    return parse_time(text, what)
 
 
 def _pair(line: str) -> tuple[str, str]:

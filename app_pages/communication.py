@@ -18,12 +18,15 @@ from app_pages.query_inputs import (
     choice,
     float_between,
     int_between,
+    range_help,
     seed,
     show_problems,
     text,
     write_back,
 )
+from app_pages.tables import show_table
 from costmodels.compare import Scenario, technique_curves, worker_counts
+from costmodels.formatting import format_bandwidth, format_seconds
 from costmodels.units import UnitParseError, parse_bandwidth, parse_time
 from costmodels.workloads import NAMED_WORKLOADS, parameter_count
 
@@ -67,14 +70,24 @@ def sidebar() -> dict:
     bar.selectbox("Workload", workloads, key="workload")
     if st.session_state["workload"] == CUSTOM:
         bar.text_input("Parameters", key="params", help="e.g. 25M, 1.3B, 7e9")
-    bar.number_input("Nodes", min_value=1, max_value=4096, step=1, key="nodes")
-    bar.number_input("GPUs per node", min_value=1, max_value=64, step=1, key="gpus")
-    bar.text_input("Link bandwidth", key="bw", help="per worker, e.g. 100 Gbit/s, 25 GB/s")
+    bar.number_input("Nodes", min_value=1, max_value=4096, step=1, key="nodes",
+                     help=range_help(1, 4096))  # fmt: skip
+    bar.number_input("GPUs per node", min_value=1, max_value=64, step=1, key="gpus",
+                     help=range_help(1, 64, "the hierarchical curve's group size"))  # fmt: skip
+    bar.text_input("Link bandwidth", key="bw",
+                   help="one worker's link, per direction (every worker has its own), e.g. "
+                   "100 Gbit/s, 25 GB/s")  # fmt: skip
     bar.text_input("Link latency", key="lat", help="per message, e.g. 5 us, 0.01 ms")
     bar.text_input("Reduction throughput", key="red", help="bytes summed per second, e.g. 1 TB/s")
     bar.selectbox("Gradient precision", list(PRECISIONS), key="prec")
     bar.number_input(
-        "Top-k ratio", min_value=1e-5, max_value=1.0, step=0.001, format="%.4f", key="ratio"
+        "Top-k ratio",
+        min_value=1e-5,
+        max_value=1.0,
+        step=0.001,
+        format="%.4f",
+        key="ratio",
+        help=range_help(1e-5, 1.0, "the fraction of gradient entries top-k sends"),
     )
     bar.checkbox("Logarithmic time axis", key="log", help="p = 1 (no communication) is hidden")
     write_back(FIELDS)
@@ -135,14 +148,18 @@ def main() -> None:
     st.caption(
         f"{scenario.params:,.0f} parameters = {scenario.message_bytes / 1e6:,.1f} MB of gradient; "
         f"{total} workers ({inputs['nodes']} nodes x {inputs['gpus']} GPUs); "
-        f"alpha = {scenario.alpha * 1e6:g} us, 1/beta = {1 / scenario.beta / 1e9:g} GB/s."
+        f"alpha = {format_seconds(scenario.alpha)}, 1/beta = "
+        f"{format_bandwidth(1 / scenario.beta)} per worker and direction (one link each; the "
+        "hierarchical curve uses the same link inside and across nodes). Each curve is the "
+        "textbook algorithm named in its label, not NCCL's own choice (the Compare and "
+        "Collectives pages have that)."
     )
     st.altair_chart(chart(frame, bool(inputs["log"])), width="stretch")
     st.subheader(f"At p = {total}")
     at_total = pd.DataFrame(
-        {"technique": [c.label for c in curves], "ms": [1e3 * float(c.seconds[-1]) for c in curves]}
+        {"ms": [1e3 * float(c.seconds[-1]) for c in curves], "technique": [c.label for c in curves]}
     ).sort_values("ms")
-    st.dataframe(at_total, hide_index=True, width="stretch")
+    show_table(at_total, {"ms": "communication (ms)", "technique": "technique"})
     st.subheader("Formulas")
     for curve in curves:
         model = costmodels.get(curve.model_id)

@@ -1,11 +1,15 @@
 """Page: compare data-parallel training methods for one workload on one cluster (the default page).
 
 Inputs (sidebar, all in the URL): workload (named, a parameter count or a per-layer list), batch
-size, GPU preset or a measured single-GPU step time, nodes x GPUs per node, intra- and inter-node
-links, up to 8 methods (architecture x collective x schedule x compression). Shows iteration
-time, throughput and scaling efficiency against the number of GPUs, the breakdown into compute,
-exposed communication and compression at one GPU count, a table ranking the methods there, and
-the timeline (Gantt) of backward and communication for one method.
+size, GPU preset, the single-GPU step time (the H200 profile scaled to the GPU, or a measured
+time: a visible choice, and the time used is shown under the field), nodes x GPUs per node,
+intra- and inter-node links, NICs per node, up to 8 methods (architecture x collective x
+schedule x compression; 7 by default, so "Add a custom method" has room). Shows a one-line
+answer (the best method at the chosen GPU count and the runner-up), iteration time,
+throughput and scaling efficiency against the number of GPUs, a table ranking the methods at
+one GPU count with the breakdown into compute, exposed communication and compression, and the
+timeline (Gantt) of backward and communication for one method. Colours mean the same in every
+chart (app_pages/charts.PART_COLOURS).
 
 The numbers are those of ``commatlas predict`` (costmodels.predict through
 ``app_pages.compare_methods.predict_fast``); each method's sweep is cached, so changing one input
@@ -27,11 +31,27 @@ from app_pages.compare_compute import (
     sweep_rows,
     timeline_frame,
 )
-from app_pages.compare_inputs import CUSTOM_COUNT, CUSTOM_LAYERS, FIELDS, MEASURED, sidebar
+from app_pages.compare_inputs import (
+    CUSTOM_COUNT,
+    CUSTOM_LAYERS,
+    FIELDS,
+    OTHER_GPU,
+    sidebar,
+    uses_typed_step,
+)
 from app_pages.compare_methods import describe
 from app_pages.network_inputs import resolve_link
 from app_pages.query_inputs import show_problems, write_back
+from app_pages.tables import show_table
+from costmodels.formatting import format_bandwidth, format_number, format_seconds
 from costmodels.units import parse_time
+
+TABLE = {"rank": "rank", "method": "method", "iteration_ms": "iteration (ms)",
+         "speedup": "vs slowest (x)", "samples_per_s": "throughput (samples/s)",
+         "efficiency_pct": "scaling efficiency (%)"}  # fmt: skip
+MORE = {"description": "what it is", "compute_ms": "compute (ms)",
+        "exposed_comm_ms": "exposed communication (ms)", "compression_ms": "compression (ms)",
+        "comm_busy_ms": "communication busy (ms)"}  # fmt: skip
 
 
 def workload_key() -> WorkloadKey:
@@ -45,17 +65,30 @@ def workload_key() -> WorkloadKey:
 
 
 def step_time(key: WorkloadKey) -> tuple[float, str]:
-    """Single-GPU step seconds and where they come from."""
+    """Single-GPU step seconds and where they come from (the sidebar's choice, module doc)."""
     state = st.session_state
-    if state["gpu"] != MEASURED:
+    if not uses_typed_step():
         profiled = profiled_step_s(key, int(state["batch"]), state["gpu"])
-        if profiled is not None:
-            return profiled, f"H200 profile scaled to batch {state['batch']} on {state['gpu']}"
-        st.info(
-            f"{state['workload']} has no measured profile to scale to {state['gpu']}: "
-            f"using the measured step time {state['step']!r} from the sidebar."
-        )
-    return parse_time(state["step"], "Measured step time"), "measured step time"
+        assert profiled is not None  # uses_typed_step() is False only with a profile
+        return profiled, (f"the H200 profile of {state['workload']} scaled to batch "
+                          f"{state['batch']} on the {state['gpu']}")  # fmt: skip
+    seconds = parse_time(state["step"], "Measured step time")
+    if state["gpu"] == OTHER_GPU or state["workload"] in (CUSTOM_COUNT, CUSTOM_LAYERS):
+        why = "typed in the sidebar"
+    elif state["stepsrc"] == "measured":
+        why = "typed in the sidebar (chosen over the H200 profile)"
+    else:
+        why = f"typed in the sidebar: {state['workload']} has no H200 profile to scale"
+    return seconds, why
+
+
+def step_line() -> str:
+    """The caption under the step field: the step time the page uses and its source."""
+    try:
+        seconds, source = step_time(workload_key())
+    except ValueError:
+        return "Step time used: none yet (see the message on the page)."
+    return f"Step time used: **{format_seconds(seconds)}**, {source}."
 
 
 def pick(key: str, options: list, fallback) -> None:
@@ -77,29 +110,33 @@ def results_frame(key, step_s, links, counts) -> tuple[pd.DataFrame, list[str]]:
 
 
 def ranking(at: pd.DataFrame) -> pd.DataFrame:
-    """The methods at one GPU count, fastest first."""
+    """The methods at one GPU count, fastest first, with the columns of TABLE and MORE."""
     table = at.sort_values("iteration_ms").reset_index(drop=True)
     table.insert(0, "rank", range(1, len(table) + 1))
-    table.insert(2, "description", [describe(label) for label in table["method"]])
-    table["efficiency_pct"] = 100 * table.pop("efficiency")
-    columns = [
-        "rank",
-        "method",
-        "description",
-        "iteration_ms",
-        "samples_per_s",
-        "efficiency_pct",
-        "compute_ms",
-        "exposed_comm_ms",
-        "compression_ms",
-        "comm_busy_ms",
-    ]
-    return table[columns]
+    table["description"] = [describe(label) for label in table["method"]]
+    table["efficiency_pct"] = 100 * table["efficiency"]
+    table["speedup"] = table["iteration_ms"].max() / table["iteration_ms"]
+    return table[[*TABLE, *MORE]]
+
+
+def answer(table: pd.DataFrame, p: int) -> str:
+    """The one-line answer: the best method here, its time and efficiency, and the next one."""
+    best = table.iloc[0]
+    line = (
+        f"Best here ({p} GPUs): **{describe(best['method'])}** — "
+        f"{format_number(best['iteration_ms'])} ms per iteration, "
+        f"{format_number(best['efficiency_pct'])} % scaling efficiency"
+    )
+    if len(table) > 1:
+        runner = table.iloc[1]
+        slower = 100 * (runner["iteration_ms"] / best["iteration_ms"] - 1)
+        line += f" (next: {describe(runner['method'])}, {format_number(slower)} % slower)"
+    return line + "."
 
 
 def main() -> None:
     st.title("Compare methods")
-    problems = sidebar()
+    problems = sidebar(step_line)
     state = st.session_state
     counts = gpu_counts(int(state["nodes"]), int(state["gpus"]))
     total = counts[-1]
@@ -123,14 +160,25 @@ def main() -> None:
     except ValueError as exc:
         st.error(str(exc))
         return
-    links = (intra.bandwidth_Bps, intra.latency_s, inter.bandwidth_Bps, inter.latency_s)
-    with st.spinner("Predicting..."):
-        frame, errors = results_frame(key, step_s, links, counts)
+    gpu = "" if state["gpu"] == OTHER_GPU else state["gpu"]
+    nics = int(state["nics"])
+    links = (intra.bandwidth_Bps, intra.latency_s, inter.bandwidth_Bps, inter.latency_s, nics, gpu)
+    frame, errors = results_frame(key, step_s, links, counts)
+    at_p = int(state["at"])
+    at = frame[frame["p"] == at_p] if not frame.empty else frame
+    if not at.empty:
+        st.success(answer(ranking(at), at_p))
+    per_node = nics or int(state["gpus"])
     st.caption(
         f"{total} GPUs ({state['nodes']} nodes x {state['gpus']} GPUs); single-GPU step "
-        f"{1e3 * step_s:,.2f} ms ({step_source}); batch {state['batch']} per GPU. "
-        f"{intra.description}. {inter.description}. Reductions are free (as in commatlas "
-        "predict); compression kernels cost their H200-calibrated time."
+        f"{format_seconds(step_s)} ({step_source}); batch {state['batch']} per GPU. "
+        f"{intra.description}, per GPU and direction. {inter.description}, per NIC and "
+        f"direction; {per_node} NIC(s) per node = "
+        f"{format_bandwidth(per_node * inter.bandwidth_Bps)} per node. All-reduce 'nccl': "
+        "NCCL's own algorithm and protocol per message on "
+        f"{gpu or 'a fabric given by the intra-node bandwidth'}; textbook algorithms run on one "
+        "GPU's share of the links. Reductions are free (as in commatlas predict); compression "
+        "kernels cost their H200-calibrated time."
     )
     if errors:
         st.warning("Some points could not be predicted:\n\n" + "\n\n".join(errors))
@@ -140,11 +188,10 @@ def main() -> None:
     draw(line_chart(frame, "iteration_ms", "iteration time (ms)"))
     left, right = st.columns(2)
     draw(line_chart(frame, "samples_per_s", "throughput (samples/s)", legend=False), left)
-    draw(line_chart(frame, "efficiency", "scaling efficiency", legend=False), right)
-    at_p = int(state["at"])
+    draw(line_chart(frame, "efficiency_pct", "scaling efficiency (%)", legend=False), right)
     st.subheader(f"At {at_p} GPUs")
-    at = frame[frame["p"] == at_p]
-    st.dataframe(ranking(at), hide_index=True, width="stretch")
+    show_table(ranking(at), TABLE, more=MORE, more_label="Breakdown and descriptions",
+               key="method")  # fmt: skip
     draw(breakdown_chart(at.sort_values("iteration_ms")))
     gantt = state["gantt"]
     st.subheader(f"Timeline of {describe(gantt)} at {at_p} GPUs")

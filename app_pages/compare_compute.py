@@ -24,6 +24,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.compare_methods import compression_share, parse_method, predict_fast
+from costmodels.dp_cluster import per_gpu_share
 from costmodels.hardware import get_gpu
 from costmodels.predict import Cluster, split_step
 from costmodels.units import UnitParseError, parse_count
@@ -35,7 +36,9 @@ MAX_COUNTS = 11
 MAX_GANTT_SEGMENTS = 1500  # Vega draws a few thousand bars fluently; more are cut (and said so)
 
 WorkloadKey = tuple  # ("named", name) | ("count", params) | ("layers", (numel, ...))
-Links = tuple[float, float, float, float]  # intra B/s, intra s, inter B/s, inter s
+# intra B/s per GPU, intra s, inter B/s per NIC, inter s, NICs per node (0: one per GPU), the GPU
+# preset whose fabric NCCL runs on ("" for none)
+Links = tuple[float, float, float, float, int, str]
 
 
 def _count(text: str, what: str) -> int:
@@ -126,10 +129,14 @@ def gpu_counts(nodes: int, gpus_per_node: int, limit: int = MAX_COUNTS) -> tuple
 
 
 def cluster_for(p: int, gpus_per_node: int, links: Links) -> Cluster:
-    """p GPUs: one node if p <= gpus_per_node, else p / gpus_per_node whole nodes."""
+    """p GPUs: one node if p <= gpus_per_node, else p / gpus_per_node whole nodes. The inter
+    link is per NIC; the Cluster holds one GPU's share of a node's NICs (costmodels.dp_cluster)."""
     nodes, per_node = (1, p) if p <= gpus_per_node else (p // gpus_per_node, gpus_per_node)
-    intra_bw, intra_lat, inter_bw, inter_lat = links
-    return Cluster(nodes, per_node, intra_bw, intra_lat, inter_bw, inter_lat)
+    intra_bw, intra_lat, nic_bw, inter_lat, nics, gpu = links
+    nics = nics or per_node
+    share = per_gpu_share(nic_bw, nics, per_node)
+    return Cluster(nodes, per_node, intra_bw, intra_lat, share, inter_lat, gpu=gpu or None,
+                   nics_per_node=nics)  # fmt: skip
 
 
 @st.cache_data(max_entries=1024, show_spinner=False)
@@ -162,6 +169,7 @@ def sweep_rows(
                 "iteration_ms": 1e3 * pred.iteration_time_s,
                 "samples_per_s": pred.throughput_samples_per_s,
                 "efficiency": pred.scaling_efficiency,
+                "efficiency_pct": 100 * pred.scaling_efficiency,
                 "compute_ms": 1e3 * pred.compute_s,
                 "exposed_comm_ms": 1e3 * exposed * (1 - share),
                 "compression_ms": 1e3 * exposed * share,

@@ -1,11 +1,17 @@
 """The Compare page's sidebar: every input bound to the URL, plus the custom-method builder.
 
 Kept apart from ``compare.py`` so the page reads as inputs -> numbers -> charts. The URL keys
-are the field keys below (``workload``, ``params``, ``layers``, ``batch``, ``gpu``, ``step``,
-``nodes``, ``gpus``, ``intra*``, ``inter*``, ``methods``, ``at``, ``gantt``).
+are the field keys below (``workload``, ``params``, ``layers``, ``batch``, ``gpu``, ``stepsrc``,
+``step``, ``nodes``, ``gpus``, ``intra*``, ``inter*``, ``nics``, ``methods``, ``at``, ``gantt``).
+
+The single-GPU step time is a visible choice (issue 17): the H200 profile scaled to the GPU, or
+the measured time typed in the sidebar. The field is disabled while the profile is used, and a
+caption under it always says which step time the page uses and where it comes from.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -26,39 +32,60 @@ from app_pages.query_inputs import (
     comma_list,
     int_between,
     join_list,
+    range_help,
     seed,
     text,
 )
-from costmodels.collective_time import ALLREDUCE_ALGORITHMS
+from costmodels.dp_cluster import ALLREDUCE_CHOICES
 from costmodels.hardware import GPUS
 from costmodels.predict import SCHEDULE_NAMES, Method
-from costmodels.workloads import NAMED_WORKLOADS
+from costmodels.workloads import NAMED_WORKLOADS, get_workload
+
+
+def profiled_workload(name: str) -> bool:
+    """A named workload with a measured H200 profile (costmodels/data/h200_profile.json)."""
+    return get_workload(name).profile("fp32") is not None
+
 
 CUSTOM_COUNT = "Custom: parameter count"
 CUSTOM_LAYERS = "Custom: per-layer list"
 WORKLOADS = [*NAMED_WORKLOADS, CUSTOM_COUNT, CUSTOM_LAYERS]
-MEASURED = "Measured step time"
-GPU_CHOICES = [*GPUS, MEASURED]
+OTHER_GPU = "Other GPU (links only)"
+LEGACY_OTHER = "Measured step time"  # the pseudo-GPU's old name, still read from old URLs
+GPU_CHOICES = [*GPUS, OTHER_GPU]
+PROFILE, TYPED = "profile", "measured"
+STEP_SOURCES = {PROFILE: "H200 profile, scaled to the GPU", TYPED: "measured step time (below)"}
+
+
+def _gpu_choice(raw: str) -> str:
+    return OTHER_GPU if raw == LEGACY_OTHER else choice(GPU_CHOICES)(raw)
+
 
 FIELDS = [
     Field("workload", "ResNet-50", choice(WORKLOADS)),
     Field("params", "25M", text(40)),
     Field("layers", "2.4M, 9.4M, 37.7M, 102.8M", text(60_000)),
     Field("batch", 32, int_between(1, 1_000_000)),
-    Field("gpu", "H200 SXM", choice(GPU_CHOICES)),
+    Field("gpu", "H200 SXM", _gpu_choice),
+    Field("stepsrc", PROFILE, choice(list(STEP_SOURCES))),
     Field("step", "300 ms", text(40)),
     Field("nodes", 4, int_between(1, 4096)),
     Field("gpus", 8, int_between(1, 64)),
     *link_fields("intra", "NVLink 4 (H100)", "100 GB/s", "2 us"),
     *link_fields("inter", "100 GbE", "100 Gbit/s", "5 us"),
+    Field("nics", 0, int_between(0, 1024)),  # NICs per node; 0: one per GPU
     Field("methods", list(DEFAULT_METHODS), comma_list(valid_label, MAX_METHODS), join_list),
     Field("at", 0, int_between(0, 10**7)),  # 0: the full cluster
     Field("gantt", "", text(80)),  # "": the first method
 ]
 
 
-def sidebar() -> list[str]:
-    """Draw the inputs; return the messages about URL values that were ignored."""
+def sidebar(step_line: Callable[[], str]) -> list[str]:
+    """Draw the inputs; return the messages about URL values that were ignored.
+
+    ``step_line()`` says which step time the page uses (shown under the step field); it is
+    called after the workload and GPU widgets, so it sees their current values.
+    """
     problems = seed(FIELDS)
     bar = st.sidebar
     bar.header("Workload")
@@ -69,16 +96,35 @@ def sidebar() -> list[str]:
         bar.text_area(
             "Parameters per layer", key="layers", help="forward order, comma separated: 4M, 1M"
         )
-    bar.number_input("Batch size per GPU", min_value=1, max_value=1_000_000, key="batch")
-    bar.selectbox("GPU", GPU_CHOICES, key="gpu", help="scales the measured H200 step")
+    bar.number_input("Batch size per GPU", min_value=1, max_value=1_000_000, key="batch",
+                     help=range_help(1, 1_000_000, "samples per GPU per iteration"))  # fmt: skip
+    bar.selectbox(
+        "GPU", GPU_CHOICES, key="gpu",
+        help="scales the measured H200 step (fp32 peak ratio) and picks the intra-node fabric "
+        f"NCCL runs on (NVSwitch, NVLS, PCIe); '{OTHER_GPU}': a fabric given by the intra-node "
+        "bandwidth alone and the measured step time",
+    )  # fmt: skip
+    if profile_available():
+        bar.radio("Single-GPU step time", list(STEP_SOURCES), key="stepsrc",
+                  format_func=STEP_SOURCES.get)  # fmt: skip
     bar.text_input(
-        "Measured step time", key="step", help="single-GPU forward+backward+update, e.g. 250 ms"
-    )
+        "Measured step time", key="step", disabled=not uses_typed_step(),
+        help="single-GPU forward + backward + update at this batch size, e.g. 250 ms; used when "
+        "'measured step time' is chosen, or when the workload has no H200 profile",
+    )  # fmt: skip
+    bar.caption(step_line())
     bar.header("Cluster")
-    bar.number_input("Nodes", min_value=1, max_value=4096, step=1, key="nodes")
-    bar.number_input("GPUs per node", min_value=1, max_value=64, step=1, key="gpus")
-    link_widgets("Intra-node link", "intra")
-    link_widgets("Inter-node link", "inter")
+    bar.number_input("Nodes", min_value=1, max_value=4096, step=1, key="nodes",
+                     help=range_help(1, 4096, "whole nodes of the GPUs per node"))  # fmt: skip
+    bar.number_input("GPUs per node", min_value=1, max_value=64, step=1, key="gpus",
+                     help=range_help(1, 64, "GPUs sharing one intra-node fabric"))  # fmt: skip
+    link_widgets("Intra-node link", "intra", "per GPU and direction, e.g. 300 GB/s")
+    link_widgets("Inter-node link", "inter", "per NIC and direction, e.g. 400 Gbit/s")
+    bar.number_input(
+        "NICs per node (0: one per GPU)", min_value=0, max_value=1024, step=1, key="nics",
+        help="network adapters (rails) per node, each of the inter-node link's speed; NCCL runs "
+        "a ring or tree channel on every one. " + range_help(0, 1024, "0 means one per GPU"),
+    )  # fmt: skip
     bar.header("Methods")
     chosen = list(st.session_state["methods"])
     options = [*PRESET_METHODS, *(label for label in chosen if label not in PRESET_METHODS)]
@@ -93,6 +139,20 @@ def sidebar() -> list[str]:
     return problems
 
 
+def profile_available() -> bool:
+    """Whether the H200 profile can give the step time: a named workload that has one, on a
+    GPU preset (custom workloads and the links-only GPU have none)."""
+    state = st.session_state
+    if state["gpu"] == OTHER_GPU or state["workload"] in (CUSTOM_COUNT, CUSTOM_LAYERS):
+        return False
+    return profiled_workload(state["workload"])
+
+
+def uses_typed_step() -> bool:
+    """Whether the page uses the typed step time (the field is enabled exactly then)."""
+    return not profile_available() or st.session_state["stepsrc"] == TYPED
+
+
 def _builder() -> None:
     """Widgets that compose a custom architecture x collective x schedule x compression."""
     with st.sidebar.expander("Add a custom method"):
@@ -100,7 +160,11 @@ def _builder() -> None:
             "Architecture", list(ARCHITECTURES), key="b_arch", format_func=ARCHITECTURES.get
         )
         if st.session_state["b_arch"] == "allreduce":
-            st.selectbox("Collective", list(ALLREDUCE_ALGORITHMS), key="b_coll")
+            st.selectbox(
+                "Collective", list(ALLREDUCE_CHOICES), key="b_coll",
+                help="nccl: NCCL's own choice per message; nccl-ring, nccl-tree ...: that NCCL "
+                "algorithm; the rest: textbook algorithms on the per-GPU links",
+            )  # fmt: skip
         else:
             st.selectbox("Placement", ["separate", "colocated"], key="b_place")
             st.number_input("Servers (0: one per node)", 0, 4096, 0, key="b_servers")

@@ -11,7 +11,8 @@ asks O(L^2) sizes (80,000 for BERT-Large's 398 tensors), so one prediction takes
 :func:`predict_fast` runs the same pieces (``split_step``, ``Workload.gradients``,
 ``simulate``, ``message_seconds``) but, for uncompressed all-reduce whose formula is affine in
 the message size n (checked symbolically: d^2T/dn^2 = 0), evaluates intercept + slope * n with
-both coefficients computed once; every other method memoises ``message_seconds`` by size. Tests
+both coefficients computed once; every other method (NCCL's all-reduce included, a few us a
+call) memoises ``message_seconds`` by size. Tests
 hold the results equal to ``predict`` within 1e-12 relative (float rounding of a different
 evaluation order).
 
@@ -20,6 +21,9 @@ evaluation order).
 >>> args = get_workload("resnet50"), 32, 0.3, Cluster(2, 8, 100e9, 2e-6, 12.5e9, 5e-6)
 >>> fast = predict_fast(*args, parse_method("mg-wfbp/ring")).iteration_time_s
 >>> abs(fast - predict(*args, parse_method("mg-wfbp/ring")).iteration_time_s) <= 1e-12 * fast
+True
+>>> fast = predict_fast(*args, parse_method("wfbp/nccl")).iteration_time_s
+>>> abs(fast - predict(*args, parse_method("wfbp/nccl")).iteration_time_s) <= 1e-12 * fast
 True
 """
 
@@ -34,6 +38,7 @@ import sympy as sp
 import costmodels
 from costmodels.collective_time import ALLREDUCE_ALGORITHMS
 from costmodels.compression_exchange import exchange_time
+from costmodels.dp_cluster import ALLREDUCE_CHOICES, nccl_effective_link
 from costmodels.predict import SCHEDULE_NAMES, Cluster, Method, Prediction, predict
 from costmodels.predict import message_seconds as exact_message_seconds
 from costmodels.symbols import key_of, n
@@ -46,35 +51,38 @@ COMPRESSIONS = ("none", "fp16", "topk:0.01", "topk:0.001", "powersgd:4", "qsgd:8
 PRESET_METHODS: tuple[str, ...] = tuple(
     Method(architecture=arch, schedule=schedule, collective=collective, compression=squeeze).label
     for arch, schedule, collective, squeeze in (
-        ("allreduce", "bsp", "ring", "none"),
+        ("allreduce", "bsp", "nccl", "none"),
+        ("allreduce", "wfbp", "nccl", "none"),
+        ("allreduce", "fusion", "nccl", "none"),
+        ("allreduce", "mg-wfbp", "nccl", "none"),
+        ("allreduce", "bytescheduler", "nccl", "none"),
+        ("allreduce", "wfbp", "nccl-ring", "none"),
+        ("allreduce", "wfbp", "nccl-tree", "none"),
         ("allreduce", "wfbp", "ring", "none"),
-        ("allreduce", "fusion", "ring", "none"),
-        ("allreduce", "mg-wfbp", "ring", "none"),
-        ("allreduce", "bytescheduler", "ring", "none"),
         ("allreduce", "wfbp", "hierarchical", "none"),
         ("allreduce", "wfbp", "double-binary-tree", "none"),
         ("allreduce", "wfbp", "halving-doubling", "none"),
         ("allreduce", "wfbp", "torus2d", "none"),
         ("allreduce", "wfbp", "in-network", "none"),
-        ("ps", "bsp", "ring", "none"),
-        ("ps", "wfbp", "ring", "none"),
-        ("ps", "bytescheduler", "ring", "none"),
-        ("allreduce", "fusion", "ring", "fp16"),
-        ("allreduce", "wfbp", "ring", "topk:0.01"),
-        ("allreduce", "wfbp", "ring", "powersgd:4"),
-        ("allreduce", "wfbp", "ring", "qsgd:8"),
-        ("allreduce", "local-sgd", "ring", "none"),
+        ("ps", "bsp", "nccl", "none"),
+        ("ps", "wfbp", "nccl", "none"),
+        ("ps", "bytescheduler", "nccl", "none"),
+        ("allreduce", "fusion", "nccl", "fp16"),
+        ("allreduce", "wfbp", "nccl", "topk:0.01"),
+        ("allreduce", "wfbp", "nccl", "powersgd:4"),
+        ("allreduce", "wfbp", "nccl", "qsgd:8"),
+        ("allreduce", "local-sgd", "nccl", "none"),
     )
 )
+# Seven of the eight slots: "Add a custom method" works from the start (issue 17).
 DEFAULT_METHODS: tuple[str, ...] = (
-    "bsp/ring",
+    "bsp/nccl",
+    "wfbp/nccl",
+    "mg-wfbp/nccl",
+    "bytescheduler/nccl",
     "wfbp/ring",
-    "fusion/ring",
-    "mg-wfbp/ring",
-    "bytescheduler/ring",
-    "wfbp/hierarchical",
     "bsp/ps-separate",
-    "wfbp/ring+topk:0.01",
+    "wfbp/nccl+topk:0.01",
 )
 MAX_METHODS = 8
 
@@ -111,9 +119,9 @@ def parse_method(label: str) -> Method:
             compression=compression,
         )
     else:
-        if parts["collective"] not in ALLREDUCE_ALGORITHMS:
+        if parts["collective"] not in ALLREDUCE_CHOICES:
             raise ValueError(
-                f"{text!r}: collective must be one of {', '.join(ALLREDUCE_ALGORITHMS)}"
+                f"{text!r}: collective must be one of {', '.join(ALLREDUCE_CHOICES)}"
             )
         method = Method(
             schedule=parts["schedule"], collective=parts["collective"], compression=compression
@@ -145,7 +153,8 @@ def _affine_parts(model_id: str, variant: str) -> tuple[list[str], Callable, Cal
 def fast_comm(method: Method, cluster: Cluster) -> Callable[[float], float]:
     """bytes -> seconds for one message, equal to ``costmodels.predict.message_seconds``."""
     affine = None
-    if method.compression == "none" and method.architecture == "allreduce":
+    textbook = method.collective in ALLREDUCE_ALGORITHMS  # NCCL's fast path is exact already
+    if method.compression == "none" and method.architecture == "allreduce" and textbook:
         affine = _affine_parts(*ALLREDUCE_ALGORITHMS[method.collective])
     if affine is None or cluster.p == 1:
 
@@ -183,6 +192,9 @@ def compression_share(method: Method, cluster: Cluster, prediction: Prediction) 
     if method.compression == "none" or cluster.p == 1:
         return 0.0
     values = cluster.values()
+    alpha, beta = values["alpha"], values["beta"]
+    if method.architecture == "allreduce" and method.collective.startswith("nccl"):
+        alpha, beta = nccl_effective_link(cluster, method.collective)  # as message_seconds
     # Both sums run over the timeline's period (H steps for local SGD), so their ratio is the
     # per-step share too.
     period = sum(seg.duration_s for seg in prediction.result.comm_segments())
@@ -193,8 +205,8 @@ def compression_share(method: Method, cluster: Cluster, prediction: Prediction) 
             method.compression,
             seg.bytes,
             cluster.p,
-            values["alpha"],
-            values["beta"],
+            alpha,
+            beta,
             values["gamma"],
         )[1]
         for seg in prediction.result.comm_segments()

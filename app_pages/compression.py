@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.charts import compression_chart, draw
-from app_pages.collectives_compute import format_bytes, read_bytes
+from app_pages.collectives_compute import read_bytes
 from app_pages.compression_compute import compressor_rows, memory_bandwidth_for
 from app_pages.network_inputs import link_fields, link_widgets, resolve_link
 from app_pages.query_inputs import (
@@ -22,11 +22,14 @@ from app_pages.query_inputs import (
     choice,
     float_between,
     int_between,
+    range_help,
     seed,
     show_problems,
     text,
     write_back,
 )
+from app_pages.tables import show_table
+from costmodels.formatting import format_bytes, format_number
 from costmodels.hardware import GPUS
 from costmodels.units import UnitParseError, parse_bandwidth
 
@@ -41,16 +44,23 @@ FIELDS = [
     Field("rank", 4, int_between(1, 1024)),
 ]
 MIN_BYTES, MAX_BYTES = 4.0, 1e12
-COLUMNS = ["compressor", "spec", "communication_ms", "compute_ms", "total_ms", "speedup", "pays",
-           "breakeven", "breakeven_GBps"]  # fmt: skip
+# The key column first (issue 17, item 4); the parts of the total and the spec in an expander.
+TABLE = {"speedup": "speed-up (x)", "compressor": "compressor", "total_ms": "total (ms)",
+         "pays": "pays", "breakeven": "break-even"}  # fmt: skip
+MORE = {"spec": "spec", "communication_ms": "communication (ms)",
+        "compute_ms": "compression kernels (ms)",
+        "breakeven_GBps": "break-even (GB/s)"}  # fmt: skip
 
 
 def sidebar() -> list[str]:
     problems = seed(FIELDS)
     bar = st.sidebar
     bar.text_input("Tensor size (fp32)", key="size", help="dense bytes, e.g. 100 MB, 1 GiB")
-    bar.number_input("Workers", min_value=2, max_value=65536, step=1, key="workers")
-    link_widgets("Link", "net")
+    bar.number_input(
+        "Workers", min_value=2, max_value=65536, step=1, key="workers",
+        help=range_help(2, 65536, "at least 2: one worker has nothing to exchange or compress"),
+    )  # fmt: skip
+    link_widgets("Link", "net", "one worker's link, per direction, e.g. 25 GB/s")
     bar.text_input(
         "Reduction throughput",
         key="red",
@@ -94,8 +104,10 @@ def main() -> None:
     winners = frame[frame["pays"] == "yes"]
     st.caption(
         f"{format_bytes(size)} fp32 tensor ({size / 4:,.0f} values) on {p} workers. "
-        f"{link.description}. Kernels on {state['gpu']} (H200-profiled, scaled by memory "
-        f"bandwidth). Uncompressed ring all-reduce: {dense_ms:,.3f} ms."
+        f"{link.description}, per worker and direction (one link each). Every exchange is the "
+        "textbook algorithm of its record (ring all-reduce, ring all-gather ...), not NCCL's "
+        f"choice. Kernels on {state['gpu']} (H200-profiled, scaled by memory bandwidth). "
+        f"Uncompressed ring all-reduce: {format_number(dense_ms)} ms."
     )
     if winners.empty:
         st.info("No compressor pays on this link: the uncompressed ring all-reduce is fastest.")
@@ -103,9 +115,10 @@ def main() -> None:
         best = winners.iloc[0]
         st.success(
             f"{len(winners)} of {len(frame)} compressors pay; the best, {best['compressor']}, "
-            f"is {best['speedup']:.2f}x faster ({best['total_ms']:,.3f} ms)."
+            f"is {format_number(best['speedup'])}x faster ({format_number(best['total_ms'])} ms)."
         )
-    st.dataframe(frame[COLUMNS], hide_index=True, width="stretch")
+    show_table(frame, TABLE, more=MORE, more_label="Parts of the total, specs",
+               key="compressor")  # fmt: skip
     draw(compression_chart(frame, dense_ms))
     st.caption(
         "speedup = uncompressed time / (communication + compute); above 1 the compressor pays. "

@@ -30,6 +30,7 @@ import streamlit as st
 from costmodels.compression_breakeven import Breakeven
 from costmodels.compression_cost import h200_copy_bandwidth_Bps
 from costmodels.compression_exchange import exchange_time
+from costmodels.formatting import format_bandwidth
 from costmodels.hardware import get_gpu
 
 PROBE_BETA = 1e-9  # s/byte (1 GB/s): any positive beta gives the same slope of a linear T
@@ -76,7 +77,7 @@ def breakeven_text(bandwidth_Bps: float, pays_below: bool) -> str:
     if bandwidth_Bps == 0:
         return "never pays"
     side = "below" if pays_below else "above"
-    return f"pays {side} {bandwidth_Bps / 1e9:.4g} GB/s"
+    return f"pays {side} {format_bandwidth(bandwidth_Bps)}"
 
 
 def linear_in_beta(
@@ -140,7 +141,10 @@ def compressor_rows(
                 "dense_ms": 1e3 * dense,
                 "speedup": dense / total,
                 "pays": "yes" if total < dense else "no",
-                "breakeven_GBps": even.bandwidth_Bps / 1e9,
+                # None when it always or never pays (the text says which; never "Infinity")
+                "breakeven_GBps": (
+                    even.bandwidth_Bps / 1e9 if 0 < even.bandwidth_Bps < math.inf else None
+                ),
                 "breakeven": breakeven_text(even.bandwidth_Bps, even.pays_below),
             }
         )

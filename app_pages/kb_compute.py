@@ -24,8 +24,9 @@ from taxonomy.loader import RECORDS_DIR
 from taxonomy.query import Filter, search, select
 from taxonomy.schema import Citation, Record
 
-# Where the MkDocs site is served: `commatlas docs serve` listens on 127.0.0.1:8000; a deployed
-# site sets COMMATLAS_DOCS_URL (e.g. https://example.org/commatlas/).
+# Where the MkDocs site is served: a deployed site sets COMMATLAS_DOCS_URL (e.g.
+# https://example.org/commatlas/); without it `commatlas docs serve` serves it on 127.0.0.1:8000,
+# which the page names as an instruction rather than a link that is dead unless it runs.
 DEFAULT_DOCS_URL = "http://127.0.0.1:8000/"
 LEVEL_TITLES = {
     "algorithm": "learning algorithm",
@@ -43,6 +44,18 @@ def docs_url() -> str:
 def record_url(record_id: str) -> str:
     """The record's page on the site (MkDocs directory URLs: records/<id>/)."""
     return f"{docs_url()}records/{record_id}/"
+
+
+def record_link_text(record_id: str) -> str:
+    """Markdown for the record's documentation page: a link to the deployed site when
+    COMMATLAS_DOCS_URL names one, else how to open it locally (no dead link)."""
+    if os.environ.get("COMMATLAS_DOCS_URL", "").strip():
+        return f"[Documentation page of {record_id}]({record_url(record_id)})"
+    return (
+        f"Documentation page: run `commatlas docs serve` and open "
+        f"`{DEFAULT_DOCS_URL}records/{record_id}/`, or `commatlas docs build` and open "
+        f"`site/records/{record_id}/index.html` (set COMMATLAS_DOCS_URL to link a deployed site)"
+    )
 
 
 @st.cache_resource(show_spinner=False)

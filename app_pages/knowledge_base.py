@@ -23,7 +23,7 @@ from app_pages.kb_compute import (
     formula_latex,
     load_records,
     matching,
-    record_url,
+    record_link_text,
     survey_mentions,
 )
 from app_pages.query_inputs import (
@@ -129,7 +129,7 @@ def card(record: Record) -> None:
             st.latex(latex)
             st.caption(f"Cost model `{record.cost_model}` after {source}")
         st.markdown("First citation: " + citation_text(record.citations[0]))
-        st.markdown(f"[Documentation page of {record.id}]({record_url(record.id)})")
+        st.markdown(record_link_text(record.id))
 
 
 def main() -> None:

@@ -1,8 +1,9 @@
 """The LLM planner's numbers: every valid layout predicted once, cached, as one table.
 
-Layouts come from ``costmodels.llm.planner.enumerate_layouts`` (Megatron-LM's validity rules,
-Narayanan et al. SC'21 §3) narrowed by the page's search choices, and every one is priced by
-``costmodels.llm.step.predict_step``, the same call ``planner.plan`` and ``commatlas plan-llm``
+Layouts come from ``costmodels.llm.planner.bounded_layouts`` (the validity rules of
+costmodels.llm.layout_check, Narayanan et al. SC'21 §3) narrowed by the page's search choices,
+and every one is priced by ``costmodels.llm.step.predict_step`` with the page's precision,
+framework and (optional) calibration, the same call ``planner.plan`` and ``commatlas plan-llm``
 make. Unlike ``plan``, layouts that do not fit in memory are kept (marked ``fits = False``) so the
 page can show what the memory limit cuts away; the ranking of those that fit is ``plan``'s:
 time, then memory, then fewer model-parallel ranks.
@@ -20,21 +21,20 @@ time, then memory, then fewer model-parallel ranks.
 from __future__ import annotations
 
 from dataclasses import astuple, dataclass
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from app_pages.llm_models import named_shape  # noqa: F401  (used by the doctest)
 from costmodels.hardware import GPU
-from costmodels.llm.planner import enumerate_layouts
+from costmodels.llm.measured_layout import measured_layout
+from costmodels.llm.planner import TooManyLayouts, bounded_layouts
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.llm.step import predict_step
 
-MAX_LAYOUTS = 6000  # ~0.4 ms each: a few seconds on a laptop before the cache holds them
-
-
-class TooManyLayouts(ValueError):
-    """The search space is larger than the page prices in one go."""
+MAX_LAYOUTS = 6000  # a few seconds of predict_step before the cache holds them
+MEASURED_LABEL = "Measured on layout"
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,21 @@ class Search:
     recompute: tuple[str, ...]
     sequence_parallel: tuple[bool, ...]
     max_interleave: int
+    context_parallel: tuple[int, ...] = (1,)
+    expert_parallel: tuple[int, ...] = (1,)
+
+
+@dataclass(frozen=True)
+class StepOptions:
+    """predict_step's keyword arguments (hashable): precision, framework, calibration."""
+
+    precision: str = "bf16"
+    framework: str = "megatron"
+    calibration: Any = None  # a costmodels.llm.calibrate_step.StepCalibration or None
+
+    def kwargs(self) -> dict[str, Any]:
+        return {"precision": self.precision, "framework": self.framework,
+                "calibration": self.calibration}  # fmt: skip
 
 
 def shape_key(shape: TransformerShape) -> tuple:
@@ -67,46 +82,49 @@ def layouts(shape: TransformerShape, gpus: int, cluster: LLMCluster, batch: int,
     """The valid layouts the search allows; TooManyLayouts when they exceed MAX_LAYOUTS."""
     if not search.micro_batches or not search.zero_stages or not search.recompute:
         raise ValueError("Search: choose at least one micro-batch size, ZeRO stage and recompute")
-    found = []
-    for layout in enumerate_layouts(
-        shape, gpus, cluster, batch,
-        micro_batches=search.micro_batches, zero_stages=search.zero_stages,
-        recompute=search.recompute, sequence_parallel=search.sequence_parallel,
-    ):  # fmt: skip
-        if layout.interleave <= search.max_interleave:
-            found.append(layout)
-            if len(found) > MAX_LAYOUTS:
-                raise TooManyLayouts(
-                    f"Search: more than {MAX_LAYOUTS:,} layouts of {gpus:,} GPUs to price; narrow "
-                    "it (fewer micro-batch sizes, ZeRO stages or recompute modes, a smaller "
-                    "maximum interleave)"
-                )
-    return found
+    try:
+        return bounded_layouts(
+            shape, gpus, cluster, batch, MAX_LAYOUTS,
+            micro_batches=search.micro_batches, zero_stages=search.zero_stages,
+            recompute=search.recompute, sequence_parallel=search.sequence_parallel,
+            context_parallel=search.context_parallel, expert_parallel=search.expert_parallel,
+            max_interleave=search.max_interleave,
+        )  # fmt: skip
+    except TooManyLayouts as exc:
+        raise TooManyLayouts(f"Search: {exc}") from None
+
+
+def _row(layout: Any, step: Any) -> dict[str, Any]:
+    return {
+        "tp": layout.tp, "pp": layout.pp, "dp": layout.dp, "cp": layout.cp, "ep": layout.ep,
+        "micro_batch": layout.micro_batch, "interleave": layout.interleave, "zero": layout.zero,
+        "sequence_parallel": layout.sequence_parallel, "recompute": layout.recompute,
+        "micro_batches": layout.micro_batches, "time_s": step.iteration_time_s,
+        "memory_GiB": step.memory_per_gpu_bytes / 2**30, "fits": step.fits,
+        "bubble": step.bubble_fraction, "mfu": step.model_flops_utilization,
+        "tokens_per_s_per_gpu": step.tokens_per_s_per_gpu,
+        "tp_comm_s": step.tp_comm_s, "pp_comm_s": step.pp_comm_s, "dp_comm_s": step.dp_comm_s,
+        "cp_comm_s": step.cp_comm_s, "ep_comm_s": step.ep_comm_s,
+        "exposed_comm_s": step.exposed_comm_s,
+    }  # fmt: skip
 
 
 @st.cache_data(max_entries=64, show_spinner="Pricing every layout ...")
 def layout_table(
-    shape: tuple, cluster: tuple, gpus: int, batch: int, search: Search
+    shape: tuple,
+    cluster: tuple,
+    gpus: int,
+    batch: int,
+    search: Search,
+    options: StepOptions = StepOptions(),  # noqa: B008  (frozen, so sharing is safe)
 ) -> pd.DataFrame:
     """One row per layout: the layout, its predicted step, sorted fitting-fastest first."""
     model = TransformerShape(*shape)
     machine = cluster_of(cluster)
-    rows = []
-    for layout in layouts(model, gpus, machine, batch, search):
-        step = predict_step(model, layout, machine)
-        rows.append(
-            {
-                "tp": layout.tp, "pp": layout.pp, "dp": layout.dp,
-                "micro_batch": layout.micro_batch, "interleave": layout.interleave,
-                "zero": layout.zero,
-                "sequence_parallel": layout.sequence_parallel, "recompute": layout.recompute,
-                "micro_batches": layout.micro_batches, "time_s": step.iteration_time_s,
-                "memory_GiB": step.memory_per_gpu_bytes / 2**30, "fits": step.fits,
-                "bubble": step.bubble_fraction, "mfu": step.model_flops_utilization,
-                "tp_comm_s": step.tp_comm_s, "pp_comm_s": step.pp_comm_s,
-                "dp_comm_s": step.dp_comm_s, "exposed_comm_s": step.exposed_comm_s,
-            }
-        )  # fmt: skip
+    rows = [
+        _row(layout, predict_step(model, layout, machine, **options.kwargs()))
+        for layout in layouts(model, gpus, machine, batch, search)
+    ]
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame
@@ -120,9 +138,32 @@ def layout_table(
     return frame.drop(columns="model_parallel").reset_index(drop=True)
 
 
+def calibrate(
+    shape: TransformerShape, cluster: LLMCluster, batch: int, seconds: float, layout_text: str,
+    precision: str, framework: str,
+) -> tuple[Any, Any]:  # fmt: skip
+    """(measured Layout, StepCalibration) from one measured step; ValueError naming the input."""
+    from costmodels.llm.calibrate_step import fit_from_measured_step
+
+    per_node = cluster.gpus_per_node
+    measured = measured_layout(shape, layout_text, global_batch=batch, gpus_per_node=per_node,
+                               label=MEASURED_LABEL)  # fmt: skip
+    try:
+        fitted = fit_from_measured_step(shape, measured, cluster, seconds, precision=precision,
+                                        framework=framework)  # fmt: skip
+    except ValueError as exc:
+        raise ValueError(f"Measured step: {exc}".replace("measured_step_s", "the time")) from None
+    return measured, fitted
+
+
 def layout_label(row: pd.Series) -> str:
     """'TP 8 x PP 4 x DP 2, mb 1, v 2, ZeRO-1, SP, full recompute'."""
-    parts = [f"TP {row.tp} x PP {row.pp} x DP {row.dp}", f"mb {row.micro_batch}"]
+    parts = [f"TP {row.tp} x PP {row.pp} x DP {row.dp}"]
+    if row.cp > 1:
+        parts[0] += f" x CP {row.cp}"
+    if row.ep > 1:
+        parts.append(f"EP {row.ep}")
+    parts.append(f"mb {row.micro_batch}")
     if row.interleave > 1:
         parts.append(f"v {row.interleave}")
     if row.zero:

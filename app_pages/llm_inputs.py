@@ -1,8 +1,10 @@
-"""The LLM planner's sidebar: model, training batch, cluster, links and the search, all in the URL.
+"""The LLM planner's sidebar: model, training batch, cluster, links, step options, calibration and
+the search, all in the URL.
 
 URL keys: ``model``, ``llm_size``, ``seq``, ``gbatch``, ``nodes``, ``gpus``, ``gpu``, ``intra*``,
-``inter*`` (shared with the other pages: same meaning), ``mbs``, ``zero``, ``rc``, ``sp``,
-``maxv``, ``top``.
+``inter*`` (shared with the other pages: same meaning; ``intra`` also accepts "Follows the GPU",
+the default), ``prec``, ``fw``, ``mstep``, ``mlayout``, ``mbs``, ``zero``, ``rc``, ``sp``,
+``cp``, ``ep``, ``maxv``, ``top``.
 """
 
 from __future__ import annotations
@@ -13,16 +15,36 @@ import streamlit as st
 
 from app_pages.llm_compute import Search, cluster_key
 from app_pages.llm_models import CUSTOM_SIZE, MODEL_CHOICES, model_shape
-from app_pages.network_inputs import link_fields, link_widgets, resolve_link
-from app_pages.query_inputs import Field, choice, comma_list, int_between, join_list, seed, text
+from app_pages.network_inputs import CUSTOM, link_fields, link_options, link_widgets, resolve_link
+from app_pages.query_inputs import (
+    Field,
+    choice,
+    comma_list,
+    float_between,
+    int_between,
+    join_list,
+    range_help,
+    seed,
+    text,
+)
 from costmodels.hardware import GPUS
+from costmodels.llm.frameworks import FRAMEWORKS_ORDER
+from costmodels.llm.intra_link import gpu_intra_link
+from costmodels.llm.precision import PRECISIONS as PRECISION_CHOICES
 from costmodels.llm.shapes import TransformerShape
 
 MICRO_BATCHES = [1, 2, 4, 8, 16]
 ZERO_STAGES = [0, 1, 2, 3]
 RECOMPUTE = ["none", "selective", "full"]
 SEQUENCE_PARALLEL = {"both": (False, True), "on": (True,), "off": (False,)}
+CONTEXT_PARALLEL = [1, 2, 4, 8, 16]
+EXPERT_PARALLEL = [1, 2, 4, 8, 16, 32, 64]
+PRECISIONS = list(PRECISION_CHOICES)
+FRAMEWORKS = list(FRAMEWORKS_ORDER)
+GPU_LINK = "Follows the GPU (its NVLink, else PCIe)"
 MAX_GPUS = 32_768  # group placement is computed rank by rank; beyond this a rerun takes seconds
+MAX_MEASURED_S = 1e6  # seconds: a step of more than 11 days is a typo
+MEASURED_HELP = "e.g. tp=8,pp=1,dp=2,mb=1 (keys tp pp dp mb v zero recompute sp cp ep)"
 
 
 def _one_of(options: list) -> Callable[[str], object]:
@@ -35,6 +57,14 @@ def _one_of(options: list) -> Callable[[str], object]:
     return parse
 
 
+_INTRA = link_fields("intra", GPU_LINK, "300 GB/s", "2 us")
+
+
+def _intra_choice(raw: str) -> str:
+    # The shared link parser, plus this page's "Follows the GPU" default.
+    return raw if raw == GPU_LINK else _INTRA[0].parse(raw)
+
+
 FIELDS = [
     Field("model", "Llama 2 7B", choice(MODEL_CHOICES)),
     Field("llm_size", "30B", text(40)),
@@ -43,15 +73,32 @@ FIELDS = [
     Field("nodes", 2, int_between(1, 4096)),
     Field("gpus", 8, int_between(1, 64)),
     Field("gpu", "A100 80GB SXM", choice(list(GPUS))),
-    *link_fields("intra", "NVLink 3 (A100)", "300 GB/s", "2 us"),
+    Field("intra", GPU_LINK, _intra_choice),
+    *_INTRA[1:],
     *link_fields("inter", "InfiniBand HDR", "25 GB/s", "5 us"),
+    Field("prec", "bf16", choice(PRECISIONS)),
+    Field("fw", "megatron", choice(FRAMEWORKS)),
+    Field("mstep", 0.0, float_between(0.0, MAX_MEASURED_S)),
+    Field("mlayout", "tp=8,pp=1,dp=2,mb=1", text(200)),
     Field("mbs", [1, 2, 4], comma_list(_one_of(MICRO_BATCHES), 5), join_list),
     Field("zero", [0, 1], comma_list(_one_of(ZERO_STAGES), 4), join_list),
     Field("rc", list(RECOMPUTE), comma_list(_one_of(RECOMPUTE), 3), join_list),
     Field("sp", "both", choice(list(SEQUENCE_PARALLEL))),
+    Field("cp", [1], comma_list(_one_of(CONTEXT_PARALLEL), 5), join_list),
+    Field("ep", [1], comma_list(_one_of(EXPERT_PARALLEL), 7), join_list),
     Field("maxv", 4, int_between(1, 128)),
     Field("top", 15, int_between(1, 200)),
 ]
+
+
+def _intra_widgets() -> None:
+    bar = st.sidebar
+    bar.selectbox("Intra-node link", [GPU_LINK, *link_options()], key="intra",
+                  help="per GPU and direction; by default the chosen GPU's own fabric")  # fmt: skip
+    if st.session_state["intra"] == CUSTOM:
+        bar.text_input("Intra-node link bandwidth", key="intra_bw",
+                       help="per GPU and direction, e.g. 300 GB/s")  # fmt: skip
+        bar.text_input("Intra-node link latency", key="intra_lat", help="per message, e.g. 2 us")
 
 
 def sidebar() -> list[str]:
@@ -59,22 +106,33 @@ def sidebar() -> list[str]:
     problems = seed(FIELDS)
     bar = st.sidebar
     bar.header("Model")
-    bar.selectbox("Model", MODEL_CHOICES, key="model")
+    bar.selectbox("Model", MODEL_CHOICES, key="model", help="the presets of predict-llm --model")
     if st.session_state["model"] == CUSTOM_SIZE:
         bar.text_input("Model size", key="llm_size", help="parameters, e.g. 30B, 1.3e10, 1T")
     bar.number_input("Sequence length", 1, 1_048_576, step=512, key="seq")
     bar.number_input("Global batch (sequences)", 1, 10_000_000, step=64, key="gbatch")
     bar.header("Cluster")
-    bar.number_input("Nodes", min_value=1, max_value=4096, step=1, key="nodes")
-    bar.number_input("GPUs per node", min_value=1, max_value=64, step=1, key="gpus")
-    bar.selectbox("GPU", list(GPUS), key="gpu", help="peak bf16 FLOP/s and memory per GPU")
-    link_widgets("Intra-node link", "intra")
+    bar.number_input("Nodes", min_value=1, max_value=4096, step=1, key="nodes",
+                     help=range_help(1, 4096))  # fmt: skip
+    bar.number_input("GPUs per node", min_value=1, max_value=64, step=1, key="gpus",
+                     help=range_help(1, 64, "GPUs sharing one intra-node fabric"))  # fmt: skip
+    bar.selectbox("GPU", list(GPUS), key="gpu", help="peak FLOP/s, memory and NVLink per GPU")
+    _intra_widgets()
     link_widgets("Inter-node link", "inter")
+    bar.header("Step")
+    bar.selectbox("Precision (GEMMs)", PRECISIONS, key="prec")
+    bar.selectbox("Framework (kernel fusion)", FRAMEWORKS, key="fw")
+    bar.number_input("Measured step (s), 0 = none", 0.0, MAX_MEASURED_S, key="mstep",
+                     format="%.4g", help="calibrate on one measured step")  # fmt: skip
+    if st.session_state["mstep"] > 0:
+        bar.text_input("Measured on layout", key="mlayout", help=MEASURED_HELP)
     bar.header("Search")
     bar.multiselect("Micro-batch sizes", MICRO_BATCHES, key="mbs")
     bar.multiselect("ZeRO stages (over DP)", ZERO_STAGES, key="zero")
     bar.multiselect("Activation recomputation", RECOMPUTE, key="rc")
     bar.selectbox("Sequence parallelism (with TP)", list(SEQUENCE_PARALLEL), key="sp")
+    bar.multiselect("Context-parallel degrees", CONTEXT_PARALLEL, key="cp")
+    bar.multiselect("Expert-parallel degrees (MoE)", EXPERT_PARALLEL, key="ep")
     bar.number_input("Largest interleave v", 1, 128, step=1, key="maxv")
     bar.number_input("Layouts in the table", 1, 200, step=5, key="top")
     return problems
@@ -96,13 +154,27 @@ def gpu_count() -> int:
 def cluster_from_inputs() -> tuple[tuple, list[str]]:
     """The cluster as a cache key and one line per link saying where its numbers come from."""
     state = st.session_state
-    intra = resolve_link("Intra-node link", "intra", "intra")
+    gpu = GPUS[state["gpu"]]
+    if state["intra"] == GPU_LINK:
+        own = gpu_intra_link(gpu)
+        intra_bw, intra_lat, intra_line = own.bandwidth_Bps, own.latency_s, own.description
+        intra_line = f"Intra-node link: {intra_line}"
+    else:
+        intra = resolve_link("Intra-node link", "intra", "intra")
+        intra_bw, intra_lat, intra_line = intra.bandwidth_Bps, intra.latency_s, intra.description
     inter = resolve_link("Inter-node link", "inter", "inter")
-    key = cluster_key(
-        GPUS[state["gpu"]], int(state["gpus"]), intra.bandwidth_Bps, inter.bandwidth_Bps,
-        intra.latency_s, inter.latency_s,
-    )  # fmt: skip
-    return key, [intra.description, inter.description]
+    key = cluster_key(gpu, int(state["gpus"]), intra_bw, inter.bandwidth_Bps, intra_lat,
+                      inter.latency_s)  # fmt: skip
+    return key, [intra_line, inter.description]
+
+
+def check_precision() -> None:
+    """ValueError when fp8 is chosen on a GPU without fp8 tensor cores (bf16 on a chip without
+    bf16 runs at its fp16 peak, as in costmodels.llm.precision)."""
+    state = st.session_state
+    gpu = GPUS[state["gpu"]]
+    if state["prec"] == "fp8" and gpu.fp8_tflops is None:
+        raise ValueError(f"Precision: the {gpu.name} has no fp8 tensor cores; choose bf16")
 
 
 def search_from_inputs() -> Search:
@@ -113,4 +185,6 @@ def search_from_inputs() -> Search:
         recompute=tuple(r for r in RECOMPUTE if r in state["rc"]),
         sequence_parallel=SEQUENCE_PARALLEL[state["sp"]],
         max_interleave=int(state["maxv"]),
+        context_parallel=tuple(sorted(state["cp"])) or (1,),
+        expert_parallel=tuple(sorted(state["ep"])) or (1,),
     )

@@ -1,13 +1,8 @@
-"""The LLM planner's models: named transformers from the project's catalogues, or a size alone.
+"""The LLM planner's models: the presets of ``commatlas predict-llm --model`` or a size alone.
 
-Named shapes come from where the project already checked them:
-
-- GPT-3 175B: Brown et al., "Language Models are Few-Shot Learners", NeurIPS 2020, Table 2.1
-  (96 layers, d_model 12,288, 96 heads of 128), GPT-2 vocabulary (costmodels.workloads.gpt);
-- Llama 2 / Llama 3: ``costmodels.workloads.llama.LLAMA_CONFIGS`` (Touvron et al. 2023; Llama
-  Team 2024, Table 3): SwiGLU, grouped-query attention, untied embeddings;
-- Megatron-LM's weak-scaling models: ``costmodels.llm.megatron_table.TABLE_1`` (Narayanan et al.,
-  SC'21, Table 1), vocabulary 51,200.
+Named shapes are ``costmodels.llm.presets.PRESETS`` (GPT-3 Table 2.1, Llama 2/3.1, Mixtral,
+a DeepSeek-V3-style MoE, Qwen 2.5, Megatron-LM's weak-scaling models; each with its source), so
+the page and the command line offer the same list with the same numbers.
 
 A bare size ("30B") becomes a GPT-style shape with GPT-3 175B's proportions: 128-wide heads and
 a hidden size of about 128 x layers (175B: 12,288 = 128 x 96). With P ~ 12 l h^2 (Narayanan et
@@ -23,44 +18,22 @@ count (costmodels.llm.model_size), which differs from the size typed by the roun
 
 from __future__ import annotations
 
-from costmodels.llm.megatron_table import TABLE_1, VOCAB
+from costmodels.llm.megatron_table import VOCAB
+from costmodels.llm.presets import MODEL_NAMES, PRESETS, preset_shape
 from costmodels.llm.shapes import TransformerShape
 from costmodels.units import UnitParseError, parse_count
-from costmodels.workloads.gpt import GPT2_VOCAB
-from costmodels.workloads.llama import LLAMA_CONFIGS
 
 HEAD_WIDTH = 128
 MIN_PARAMS, MAX_PARAMS = 1e8, 1e14  # 100M .. 100T: outside, the shape rule means nothing
-
-
-def _named() -> dict[str, tuple]:
-    # name -> TransformerShape keyword arguments without seq_len (an input of the page)
-    named: dict[str, tuple] = {
-        "GPT-3 175B": (96, 12_288, 96, None, GPT2_VOCAB, None, False, True),
-    }
-    for name, (layers, d, ffn, heads, kv, vocab) in LLAMA_CONFIGS.items():
-        named[name] = (layers, d, heads, ffn, vocab, kv, True, False)
-    for run in TABLE_1:
-        size = f"{run.params_billion:g}B" if run.params_billion < 1000 else "1T"
-        named[f"Megatron-LM {size}"] = (run.layers, run.hidden, run.heads, None, VOCAB, None,
-                                        False, True)  # fmt: skip
-    return named
-
-
-NAMED_LLMS = _named()
 CUSTOM_SIZE = "Custom size"
-MODEL_CHOICES = [*NAMED_LLMS, CUSTOM_SIZE]
+MODEL_CHOICES = [*MODEL_NAMES, CUSTOM_SIZE]
 
 
 def named_shape(name: str, seq_len: int) -> TransformerShape:
     """The named model's shape at ``seq_len`` tokens per sequence."""
-    if name not in NAMED_LLMS:
-        raise ValueError(f"unknown model {name!r}; choose from {list(NAMED_LLMS)}")
-    layers, hidden, heads, ffn, vocab, kv, gated, tied = NAMED_LLMS[name]
-    return TransformerShape(
-        layers=layers, hidden=hidden, heads=heads, seq_len=seq_len, ffn=ffn, vocab=vocab,
-        kv_heads=kv, gated_mlp=gated, tied_embeddings=tied,
-    )  # fmt: skip
+    if name not in PRESETS:
+        raise ValueError(f"unknown model {name!r}; choose from {MODEL_NAMES}")
+    return preset_shape(name, seq_len)
 
 
 def shape_for_size(params: float, seq_len: int) -> TransformerShape:

@@ -1,12 +1,17 @@
 """Page: plan the 3D-parallel layout (TP x PP x DP, ZeRO stage, micro-batch) of a large model.
 
-Inputs (sidebar, all in the URL): a named LLM or a parameter count, sequence length and global
-batch, nodes x GPUs per node, the GPU, the intra- and inter-node links (presets, custom, or the
-profile from the Calibrate page) and how wide to search. Every valid layout (Narayanan et al.,
+Inputs (sidebar, all in the URL): a named LLM (the presets of ``commatlas predict-llm --model``)
+or a parameter count, sequence length and global batch, nodes x GPUs per node, the GPU, the
+intra-node link (by default the GPU's own NVLink, as the command line does) and the inter-node
+link (presets, custom, or the profile from the Calibrate page), GEMM precision and framework, an
+optional measured step time with the layout it was measured on (the model is calibrated on it,
+costmodels.llm.calibrate_step) and how wide to search. Every valid layout (Narayanan et al.,
 "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC'21, §3) is
 priced with ``costmodels.llm.step.predict_step``, the model behind ``commatlas plan-llm``: time
-per step, memory per GPU and whether it fits, pipeline bubble, and the communication of each
-parallel dimension. The best layouts lead the table and are ringed in the chart.
+per step, tokens per second per GPU, memory per GPU and whether it fits, pipeline bubble, and the
+communication of each parallel dimension. A one-line answer names the best layout and the
+runner-up; the table leads with the step time (the layout's other columns in an expander), and
+the best layouts are ringed in the chart (log axes labelled 1-2-5).
 """
 
 from __future__ import annotations
@@ -15,9 +20,18 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from app_pages.llm_compute import layout_label, layout_table, shape_key
+from app_pages.charts import LOG_LABELS
+from app_pages.llm_compute import (
+    StepOptions,
+    calibrate,
+    cluster_of,
+    layout_label,
+    layout_table,
+    shape_key,
+)
 from app_pages.llm_inputs import (
     FIELDS,
+    check_precision,
     cluster_from_inputs,
     gpu_count,
     search_from_inputs,
@@ -25,17 +39,26 @@ from app_pages.llm_inputs import (
     sidebar,
 )
 from app_pages.query_inputs import show_problems, write_back
+from app_pages.tables import show_table
+from costmodels.formatting import format_number
 from costmodels.hardware import GPUS
 from costmodels.llm.model_size import parameter_count
+from costmodels.llm.precision import linear_gemm_dtype, tensor_peak_flops
 
 RESERVE = 0.1  # the default reserve of costmodels.llm.memory.fits (10 % kept free)
 BEST = 5  # layouts ringed in the chart
 
+# The key columns first (issue 17, item 4); the layout's knobs and the per-dimension
+# communication sit in an expander, so the main table is never clipped.
 TABLE_COLUMNS = {
-    "tp": "TP", "pp": "PP", "dp": "DP", "micro_batch": "micro-batch", "interleave": "v",
-    "zero": "ZeRO", "sequence_parallel": "SP", "recompute": "recompute",
-    "time_s": "step time (s)", "memory_GiB": "memory/GPU (GiB)", "bubble_pct": "bubble (%)",
-    "mfu_pct": "MFU (%)", "tp_comm_s": "TP comm (s)", "pp_comm_s": "PP comm (s)",
+    "rank": "rank", "time_s": "step time (s)", "layout": "layout",
+    "tokens_per_s_per_gpu": "tokens/s per GPU", "mfu_pct": "MFU (%)",
+    "memory_GiB": "memory per GPU (GiB)",
+}  # fmt: skip
+MORE_COLUMNS = {
+    "tp": "TP", "pp": "PP", "dp": "DP", "cp": "CP", "ep": "EP", "micro_batch": "micro-batch",
+    "interleave": "v", "zero": "ZeRO", "sequence_parallel": "SP", "recompute": "recompute",
+    "bubble_pct": "bubble (%)", "tp_comm_s": "TP comm (s)", "pp_comm_s": "PP comm (s)",
     "dp_comm_s": "DP comm (s)", "exposed_comm_s": "exposed comm (s)",
 }  # fmt: skip
 
@@ -47,8 +70,10 @@ def scatter(frame: pd.DataFrame, limit_GiB: float) -> alt.LayerChart:
         layout=[layout_label(row) for row in frame.itertuples()],
     )
     base = alt.Chart(data).encode(
-        x=alt.X("memory_GiB:Q", title="memory per GPU (GiB)", scale=alt.Scale(type="log")),
-        y=alt.Y("time_s:Q", title="time per step (s)", scale=alt.Scale(type="log")),
+        x=alt.X("memory_GiB:Q", title="memory per GPU (GiB)", scale=alt.Scale(type="log"),
+                axis=alt.Axis(labelExpr=LOG_LABELS, labelOverlap=True)),
+        y=alt.Y("time_s:Q", title="time per step (s)", scale=alt.Scale(type="log"),
+                axis=alt.Axis(labelExpr=LOG_LABELS, labelOverlap=True)),
         tooltip=["layout", alt.Tooltip("time_s:Q", format=".4g"),
                  alt.Tooltip("memory_GiB:Q", format=".1f"), "fits_label"],
     )  # fmt: skip
@@ -77,7 +102,7 @@ def comm_bars(top: pd.DataFrame) -> alt.Chart:
     """Per-step communication of each parallel dimension for the best layouts."""
     long = top.assign(layout=[layout_label(r) for r in top.itertuples()]).melt(
         id_vars=["layout"],
-        value_vars=["tp_comm_s", "pp_comm_s", "dp_comm_s"],
+        value_vars=["tp_comm_s", "pp_comm_s", "dp_comm_s", "cp_comm_s", "ep_comm_s"],
         var_name="dimension",
         value_name="seconds",
     )
@@ -94,6 +119,38 @@ def comm_bars(top: pd.DataFrame) -> alt.Chart:
     )
 
 
+def _options(shape, cluster: tuple) -> tuple[StepOptions, str]:
+    """Precision, framework and the calibration (fitted when a measured step is given)."""
+    state = st.session_state
+    check_precision()
+    if not state["mstep"] > 0:
+        return StepOptions(state["prec"], state["fw"]), ""
+    measured, fitted = calibrate(
+        shape, cluster_of(cluster), int(state["gbatch"]), float(state["mstep"]),
+        state["mlayout"], state["prec"], state["fw"],
+    )  # fmt: skip
+    fitted_names = ", ".join(fitted.fitted) or "nothing"
+    line = (f"Calibrated on {float(state['mstep']):.4g} s measured on TP {measured.tp} x PP "
+            f"{measured.pp} x DP {measured.dp}, micro-batch {measured.micro_batch}: fitted "
+            f"{fitted_names} ({fitted.source}).")  # fmt: skip
+    return StepOptions(state["prec"], state["fw"], fitted), line
+
+
+def answer(fitting: pd.DataFrame) -> str:
+    """The one-line answer: the fastest layout that fits, its step time and MFU, and the next."""
+    best = fitting.iloc[0]
+    line = (
+        f"Best here: **{layout_label(best)}** — {format_number(best.time_s)} s per step, "
+        f"{format_number(100 * best.mfu)} % MFU, {format_number(best.tokens_per_s_per_gpu)} "
+        "tokens/s per GPU"
+    )
+    if len(fitting) > 1:
+        runner = fitting.iloc[1]
+        slower = 100 * (runner.time_s / best.time_s - 1)
+        line += f" (next: {layout_label(runner)}, {format_number(slower)} % slower)"
+    return line + "."
+
+
 def main() -> None:
     st.title("LLM planner: TP x PP x DP layouts")
     problems = sidebar()
@@ -104,20 +161,29 @@ def main() -> None:
         shape = shape_from_inputs()
         gpus = gpu_count()
         cluster, link_lines = cluster_from_inputs()
+        options, calibration_line = _options(shape, cluster)
         frame = layout_table(
-            shape_key(shape), cluster, gpus, int(state["gbatch"]), search_from_inputs()
+            shape_key(shape), cluster, gpus, int(state["gbatch"]), search_from_inputs(), options
         )
     except ValueError as exc:
         st.error(str(exc))
         return
     gpu = GPUS[state["gpu"]]
     limit = gpu.memory_gib * (1 - RESERVE)
+    peak = tensor_peak_flops(gpu, linear_gemm_dtype(state["prec"])) / 1e12
+    fitting = frame[frame["fits"]] if not frame.empty else frame
+    if not fitting.empty:
+        st.success(answer(fitting))
     st.caption(
         f"{state['model']}: {shape.layers} layers, hidden {shape.hidden}, {shape.heads} heads, "
         f"{parameter_count(shape) / 1e9:,.2f}B parameters, sequence {shape.seq_len}, global "
         f"batch {state['gbatch']}. {gpus} GPUs ({state['nodes']} nodes x {state['gpus']} "
-        f"{state['gpu']}, {gpu.memory_gib:g} GiB; a layout fits below {limit:.1f} GiB). "
-        + " ".join(line + "." for line in link_lines)
+        f"{state['gpu']}, {gpu.memory_gib:g} GiB; a layout fits below {limit:.1f} GiB; "
+        f"{state['prec']} GEMMs at {peak:g} TFLOP/s peak, {state['fw']} "
+        "kernels). " + " ".join(line + "." for line in link_lines) + " Both links count one "
+        "GPU's bandwidth per direction (the network: one NIC per GPU, rail-optimised); every "
+        "collective is priced with the NCCL model (NCCL's algorithm and protocol per message). "
+        + calibration_line
     )
     if frame.empty:
         st.error(
@@ -126,7 +192,6 @@ def main() -> None:
             f"must divide the {shape.layers} layers. Change the GPUs, the batch or the search."
         )
         return
-    fitting = frame[frame["fits"]]
     st.markdown(f"**{len(frame):,} valid layouts**, {len(fitting):,} fit in memory.")
     if fitting.empty:
         st.error(
@@ -138,18 +203,20 @@ def main() -> None:
         best = fitting.iloc[0]
         st.subheader("Best layout")
         st.markdown(layout_label(best))
-        cols = st.columns(4)
-        cols[0].metric("Time per step", f"{best.time_s:.4g} s")
-        cols[1].metric("Memory per GPU", f"{best.memory_GiB:.1f} GiB")
-        cols[2].metric("Pipeline bubble", f"{100 * best.bubble:.1f} %")
-        cols[3].metric("MFU", f"{100 * best.mfu:.1f} %")
+        cols = st.columns(5)
+        cols[0].metric("Time per step", f"{format_number(best.time_s)} s")
+        cols[1].metric("Tokens/s per GPU", format_number(best.tokens_per_s_per_gpu))
+        cols[2].metric("Memory per GPU", f"{format_number(best.memory_GiB)} GiB")
+        cols[3].metric("Pipeline bubble", f"{format_number(100 * best.bubble)} %")
+        cols[4].metric("MFU", f"{format_number(100 * best.mfu)} %")
         top = fitting.head(int(state["top"])).assign(
-            bubble_pct=lambda f: 100 * f["bubble"], mfu_pct=lambda f: 100 * f["mfu"]
+            bubble_pct=lambda f: 100 * f["bubble"],
+            mfu_pct=lambda f: 100 * f["mfu"],
+            layout=lambda f: [layout_label(row) for row in f.itertuples()],
         )
+        top.insert(0, "rank", range(1, len(top) + 1))
         st.subheader(f"Fastest {len(top)} layouts that fit")
-        table = top[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS)
-        table.insert(0, "rank", range(1, len(table) + 1))
-        st.dataframe(table, hide_index=True, width="stretch")
+        show_table(top, TABLE_COLUMNS, more=MORE_COLUMNS, more_label="Layout details")
         st.subheader("Communication per dimension")
         st.altair_chart(comm_bars(top.head(10)), width="stretch")
     st.subheader("Every layout: time against memory")

@@ -23,8 +23,9 @@ from typing import Any
 import streamlit as st
 
 from app_pages.query_inputs import Field, text
+from costmodels.formatting import format_bandwidth, format_seconds
 from costmodels.hardware import LINKS
-from costmodels.profile_links import level_fit
+from costmodels.profile_links import MissingLevelError, level_fit
 from costmodels.units import parse_bandwidth, parse_time
 
 CUSTOM = "Custom bandwidth / latency"
@@ -74,14 +75,13 @@ def link_fields(prefix: str, preset: str, bandwidth: str, latency: str) -> list[
     ]
 
 
-def link_widgets(label: str, prefix: str) -> None:
-    """Draw the preset menu and, for a custom link, the bandwidth and latency boxes."""
+def link_widgets(label: str, prefix: str, per: str = "per GPU and direction, e.g. 25 GB/s") -> None:
+    """Draw the preset menu and, for a custom link, the bandwidth and latency boxes; ``per``
+    says what one bandwidth counts (per GPU, per NIC ...), shown as help on both."""
     bar = st.sidebar
-    bar.selectbox(label, link_options(), key=prefix)
+    bar.selectbox(label, link_options(), key=prefix, help=f"bandwidth {per}")
     if st.session_state[prefix] == CUSTOM:
-        bar.text_input(
-            f"{label} bandwidth", key=f"{prefix}_bw", help="per GPU and direction, e.g. 25 GB/s"
-        )
+        bar.text_input(f"{label} bandwidth", key=f"{prefix}_bw", help=per)
         bar.text_input(f"{label} latency", key=f"{prefix}_lat", help="per message, e.g. 5 us")
 
 
@@ -94,7 +94,11 @@ def resolve_link(label: str, prefix: str, level: str) -> LinkChoice:
     if choice == CUSTOM:
         bandwidth = parse_bandwidth(st.session_state[f"{prefix}_bw"], f"{label} bandwidth")
         latency = parse_time(st.session_state[f"{prefix}_lat"], f"{label} latency")
-        return LinkChoice(bandwidth, latency, f"{label}: custom")
+        return LinkChoice(
+            bandwidth,
+            latency,
+            f"{label}: custom, {format_bandwidth(bandwidth)}, {format_seconds(latency)}",
+        )
     if choice.startswith(CALIBRATED):
         return _calibrated(label, level)
     link = LINKS[choice]
@@ -102,9 +106,9 @@ def resolve_link(label: str, prefix: str, level: str) -> LinkChoice:
     return LinkChoice(
         bandwidth,
         link.alpha_s,
-        f"{label}: {choice}, {link.bandwidth_Bps / 1e9:g} GB/s nominal x "
-        f"{link.achievable_fraction:g} achievable = {bandwidth / 1e9:g} GB/s, "
-        f"{link.alpha_s * 1e6:g} us",
+        f"{label}: {choice}, {format_bandwidth(link.bandwidth_Bps)} nominal x "
+        f"{link.achievable_fraction:g} achievable = {format_bandwidth(bandwidth)}, "
+        f"{format_seconds(link.alpha_s)}",
     )
 
 
@@ -112,12 +116,18 @@ def _calibrated(label: str, level: str) -> LinkChoice:
     profile = active_profile()
     try:
         fit, used = level_fit(profile, level)  # the rule predict --profile and check-ddp share
+    except MissingLevelError:
+        held = " and ".join(profile.levels)
+        raise MissingLevelError(
+            f"{label}: the calibrated profile {profile.name!r} has no {level} level (it holds "
+            f"{held} only), so it cannot price this link; choose a preset or a custom link "
+            f"here, or calibrate on a log that measures the {level}-node level"
+        ) from None
     except ValueError as exc:
         raise ValueError(f"{label}: {exc}") from None
-    note = "" if used == level else f" (no {level} level: using its {used} fit)"
     return LinkChoice(
         float(fit.bandwidth_Bps),
         float(fit.alpha_s),
-        f"{label}: calibrated {profile.name!r} {used} fit, {fit.bandwidth_Bps / 1e9:g} GB/s, "
-        f"{fit.alpha_s * 1e6:g} us{note}",
+        f"{label}: calibrated {profile.name!r} {used} fit, "
+        f"{format_bandwidth(fit.bandwidth_Bps)}, {format_seconds(fit.alpha_s)}",
     )

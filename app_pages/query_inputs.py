@@ -52,6 +52,13 @@ def int_between(low: int, high: int) -> Parser:
     return parse
 
 
+def range_help(low: float, high: float, why: str = "") -> str:
+    """The help text of a bounded number input: what it accepts and why (Streamlit only turns
+    an out-of-range number red and says "outside the allowed range")."""
+    reason = f" ({why})" if why else ""
+    return f"from {low:,} to {high:,}{reason}"
+
+
 def float_between(low: float, high: float) -> Parser:
     """Parse a finite float in [low, high]."""
 

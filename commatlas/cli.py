@@ -1,161 +1,115 @@
 """The ``commatlas`` command: argument parsing only; the work lives in the packages.
 
-Subcommands: ``validate``, ``formula ID``, ``app``, ``docs generate|build|serve``, and for the
-knowledge base ``export``, ``search`` and ``show`` (commatlas/kb_commands.py).
+Each subcommand is registered by one module's ``add_parsers`` (or ``add_parser``), imported only
+when that subcommand runs: ``commatlas --help`` imports none of them and ``commatlas predict-llm``
+imports the LLM commands alone, not sympy, pint or torch (benchmarks/cli_startup.py measures it).
+The table below also holds every command's one-line help, so the top-level help needs no import;
+tests/surfaces/test_cli.py holds it equal to each module's own.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from pathlib import Path
 
-from commatlas.calibrate import add_parsers as add_calibrate_parsers
-from commatlas.kb_commands import add_parsers as add_kb_parsers
-from commatlas.llm_commands import add_parsers as add_llm_parsers
-from commatlas.predict_commands import add_parsers as add_predict_parsers
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-
-
-def _validate(args: argparse.Namespace) -> int:
-    from taxonomy import collect
-
-    tax = collect(Path(args.records)) if args.records else collect()
-    for problem in tax.problems:
-        print(problem)
-    if tax.problems:
-        print(
-            f"{len(tax.problems)} problem(s) in {len(tax.files)} loaded record(s)", file=sys.stderr
-        )
-        return 1
-    print(f"ok: {len(tax.records)} records, all links resolve")
-    return 0
-
-
-def _formula(args: argparse.Namespace) -> int:
-    import costmodels
-
-    try:
-        model = costmodels.get(args.id)
-        variants = [args.variant] if args.variant else list(model.variants)
-        for name in variants:
-            variant = model.variant(name)
-            print(f"{model.id} [{name}]: {variant.description}")
-            print(f"  T      = {variant.time}")
-            print(f"  LaTeX  : {model.latex(name)}")
-            for role, expr in variant.bytes_sent.items():
-                print(f"  bytes sent per {role} rank = {expr}")
-    except (KeyError, costmodels.CostModelError) as exc:
-        print(f"commatlas formula: {exc.args[0]}", file=sys.stderr)
-        return 2
-    print("symbols:")
-    for info in model.symbols:
-        print(f"  {info.name:6s} [{info.unit}] {info.meaning}")
-    print("assumptions:")
-    for assumption in model.assumptions:
-        print(f"  - {assumption}")
-    print(f"source: {model.source}")
-    return 0
-
-
-def _app(args: argparse.Namespace) -> int:
-    from streamlit.web import cli as streamlit_cli
-
-    script = REPO_ROOT / "app.py"
-    if not script.is_file():
-        print(
-            f"commatlas app: {script} not found (install from a source checkout)", file=sys.stderr
-        )
-        return 2
-    sys.argv = [
-        "streamlit",
-        "run",
-        str(script),
-        "--server.address",
-        args.address,
-        "--server.port",
-        str(args.port),
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
-        "--client.toolbarMode",
-        "viewer",
-    ]
-    return streamlit_cli.main()  # runs in this process until interrupted
+#: command -> (module that registers it, its function doing so, one-line help), in help order
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "validate": ("commatlas.core_commands", "add_parsers", "check every record and link"),
+    "formula": (
+        "commatlas.core_commands", "add_parsers",
+        "print a cost model's formula, symbols and source",
+    ),
+    "show": ("commatlas.kb_commands", "add_parsers", "print one record"),
+    "search": (
+        "commatlas.kb_commands", "add_parsers",
+        "find records by name, alias, category or summary",
+    ),
+    "export": ("commatlas.kb_commands", "add_parsers", "export records as json, csv or bibtex"),
+    "predict": (
+        "commatlas.predict_commands", "add_parsers",
+        "predict one iteration for a workload and cluster",
+    ),
+    "compare": (
+        "commatlas.predict_commands", "add_parsers",
+        "predict many methods and node counts as a table",
+    ),
+    "validate-models": (
+        "commatlas.predict_commands", "add_parsers",
+        "calibrate on BSP rows, predict measured runs",
+    ),
+    "collective": (
+        "commatlas.collective_command", "add_parsers",
+        "one collective over sizes, as NCCL would run it",
+    ),
+    "predict-llm": (
+        "commatlas.llm_commands", "add_parsers",
+        "predict one training step of a large transformer",
+    ),
+    "plan-llm": (
+        "commatlas.llm_commands", "add_parsers", "rank every valid parallel layout by step time"
+    ),
+    "calibrate": (
+        "commatlas.measure.calibrate", "add_parser",
+        "time collectives (under torchrun) and fit a profile",
+    ),
+    "import-nccl-tests": (
+        "commatlas.measure.nccl_import", "add_parser", "fit a profile to nccl-tests output"
+    ),
+    "check-ddp": (
+        "commatlas.measure.check_ddp", "add_parser",
+        "predicted vs measured DDP iteration time (under torchrun)",
+    ),
+    "app": ("commatlas.core_commands", "add_parsers", "start the Streamlit calculator"),
+    "docs": (
+        "commatlas.core_commands", "add_parsers",
+        "generate, build or serve the documentation site",
+    ),
+}  # fmt: skip
 
 
-def _docs(args: argparse.Namespace) -> int:
-    import logging
-
-    from mkdocs.exceptions import MkDocsException
-
-    from commatlas.docs_pages import write_generated_pages
-
-    # mkdocs reports warnings (which fail a strict build) through logging.
-    logging.basicConfig(level=logging.INFO, format="%(levelname)-7s - %(message)s")
-
-    config_file = REPO_ROOT / "mkdocs.yml"
-    if args.action == "generate":
-        for path in write_generated_pages(REPO_ROOT / "docs"):
-            print(path)
-        return 0
-    if args.action == "build":
-        from mkdocs.commands.build import build
-        from mkdocs.config import load_config
-
-        try:
-            config = load_config(config_file=str(config_file), strict=True, site_dir=args.site_dir)
-            build(config)
-        except MkDocsException as exc:
-            print(f"commatlas docs build: {exc}", file=sys.stderr)
-            return 1
-        print(f"site written to {config['site_dir']}")
-        return 0
-    from mkdocs.commands.serve import serve
-
-    serve(config_file=str(config_file), dev_addr=f"127.0.0.1:{args.port}")
-    return 0
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(full: str | bool = True) -> argparse.ArgumentParser:
+    """The parser of every command (``full=True``), or of one command (``full="predict"``), or
+    of none (``False``): the other commands are one-line stubs, enough for ``commatlas --help``."""
     parser = argparse.ArgumentParser(
         prog="commatlas",
         description="CommAtlas: communication optimizations for distributed deep learning",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    validate = sub.add_parser("validate", help="check every record and link")
-    validate.add_argument("--records", help="records folder (default: the packaged records)")
-    validate.set_defaults(run=_validate)
-
-    formula = sub.add_parser("formula", help="print a cost model's formula, symbols and source")
-    formula.add_argument("id", help="cost-model id (= record id), e.g. ring-allreduce")
-    formula.add_argument("--variant", help="one variant only (default: all)")
-    formula.set_defaults(run=_formula)
-
-    app = sub.add_parser("app", help="start the Streamlit calculator")
-    app.add_argument("--address", default="127.0.0.1")
-    app.add_argument("--port", type=int, default=8501)
-    app.set_defaults(run=_app)
-
-    docs = sub.add_parser("docs", help="generate, build or serve the documentation site")
-    docs.add_argument("action", choices=["generate", "build", "serve"])
-    docs.add_argument("--site-dir", default=str(REPO_ROOT / "site"))
-    docs.add_argument("--port", type=int, default=8000)
-    docs.set_defaults(run=_docs)
-
-    add_kb_parsers(sub)
-    add_predict_parsers(sub)
-    add_llm_parsers(sub)
-    add_calibrate_parsers(sub)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    names = list(COMMANDS) if full is True else [full] if full in COMMANDS else []
+    registered: set[str] = set()
+    for module, function in dict.fromkeys(COMMANDS[name][:2] for name in names):
+        before = set(sub.choices)
+        getattr(importlib.import_module(module), function)(sub)
+        registered |= set(sub.choices) - before
+    for name, (_, _, help_text) in COMMANDS.items():
+        if name not in registered:
+            sub.add_parser(name, help=help_text)
+    # argparse lists commands in the order they were added; keep the table's order.
+    sub._choices_actions.sort(key=lambda action: list(COMMANDS).index(action.dest))
     return parser
 
 
+def _command_of(argv: list[str]) -> str | None:
+    """The subcommand named in argv (the first argument that is not an option), if any."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return int(args.run(args) or 0)
+    """Run one subcommand; an expected failure it did not report itself (bad values, files that
+    cannot be read or written) still ends as one line on stderr and exit code 2."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(full=_command_of(argv) or False).parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except (ValueError, OSError) as exc:
+        print(f"commatlas {args.command}: {_one_line(exc)}", file=sys.stderr)
+        return 2
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 500 else text[:497] + "..."
 
 
 if __name__ == "__main__":

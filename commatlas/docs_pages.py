@@ -31,11 +31,12 @@ def _generators() -> list[Callable[[Taxonomy], Files]]:
     from commatlas.pages.comparisons import comparison_files
     from commatlas.pages.guides import guide_files
     from commatlas.pages.scenario_page import scenario_files
+    from commatlas.pages.since_surveys import since_surveys_files
     from commatlas.pages.taxonomy_pages import taxonomy_files
     from commatlas.pages.validation import validation_files
 
     return [record_files, taxonomy_files, scenario_files, comparison_files, guide_files,
-            validation_files, api_files]  # fmt: skip
+            validation_files, api_files, since_surveys_files]  # fmt: skip
 
 
 def generate(tax: Taxonomy | None = None) -> Files:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from commatlas.cli_types import nonempty
+from costmodels.safe_output import OutputError, write_atomic
 from taxonomy import Record, load_taxonomy
 from taxonomy.export import FORMATS
 from taxonomy.query import Filter, search, select
@@ -28,10 +29,11 @@ def export(args: argparse.Namespace) -> int:
     records = select(load_taxonomy().records.values(), _filter(args))
     text = FORMATS[args.format](records)
     if args.output:
-        path = Path(args.output)
-        tmp = path.with_name(path.name + ".partial")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)  # never leave a half-written export behind
+        try:  # whole or absent: a unique temporary name, fsync, rename
+            path = write_atomic(args.output, text, "--output")
+        except OutputError as exc:
+            print(f"commatlas export: {exc}", file=sys.stderr)
+            return 2
         print(f"{len(records)} records written to {path}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -94,17 +96,20 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     exp = sub.add_parser("export", help="export records as json, csv or bibtex")
     exp.add_argument("--format", choices=sorted(FORMATS), required=True)
     exp.add_argument("--level", choices=["algorithm", "framework", "infrastructure"])
-    exp.add_argument("--category", help="keep records whose category path holds this element")
+    exp.add_argument(
+        "--category", type=nonempty(200), help="keep records whose category path holds this element"
+    )
     exp.add_argument("--lossless", choices=["yes", "no", "n/a"])
     exp.add_argument("--survey", choices=["A", "B"], help="confirmed to be discussed there")
     exp.add_argument("--executable", action="store_true", help="has a formula or code")
-    exp.add_argument("-o", "--output", help="file to write (default: standard output)")
+    exp.add_argument("-o", "--output", type=nonempty(),
+                     help="file to write (default: standard output)")  # fmt: skip
     exp.set_defaults(run=export)
 
     srch = sub.add_parser("search", help="find records by name, alias, category or summary")
-    srch.add_argument("query", nargs="+")
+    srch.add_argument("query", nargs="+", type=nonempty(200))
     srch.set_defaults(run=search_command)
 
     shw = sub.add_parser("show", help="print one record")
-    shw.add_argument("id")
+    shw.add_argument("id", type=nonempty(200), help="record id, e.g. ring-allreduce")
     shw.set_defaults(run=show)

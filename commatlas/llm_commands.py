@@ -1,177 +1,228 @@
 """``commatlas predict-llm | plan-llm``: large-model training cost models from the command line.
 
-The flags and JSON keys are a contract (issue 5). ``predict-llm --json`` prints one object with
-at least iteration_time_s, memory_per_gpu_bytes, bubble_fraction and model_flops_utilization;
-``plan-llm --json`` prints a list of such objects, fastest first, each with its layout.
+The flags and JSON keys are a contract (issues 5, 14, 16). ``predict-llm --json`` prints one
+object with the StepPrediction fields (iteration_time_s, memory_per_gpu_bytes, bubble_fraction,
+model_flops_utilization, tokens_per_s_per_gpu, compute_breakdown_s ...) plus ``layout``,
+``shape`` (every TransformerShape field), ``model`` (where the shape came from), ``gpu`` (name
+and the peaks used), ``cluster`` (links and where the intra-node one comes from), ``precision``,
+``framework`` and ``calibration`` (null, or what was fitted on which measured layout).
+``plan-llm --json`` prints a list of such predictions with their layouts, fastest first.
 Bad input exits 2 with one line naming the flag; the work lives in costmodels.llm.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import asdict
 from typing import Any
 
-from costmodels.units import UnitParseError, parse_bandwidth
+from commatlas.llm_args import add_plan_flags, add_predict_flags, layout_json, shape_overrides
+from commatlas.llm_measured import calibration_from_args
+from costmodels.safe_output import json_text
 
 
-class FlagError(ValueError):
-    """Bad command-line input; the message names the flag."""
+def _resolved(args: argparse.Namespace):
+    from costmodels.llm.shape_inputs import resolve_shape
 
-
-def _positive_int(text: str) -> int:
-    # argparse prefixes the message with the flag ("argument --layers: ...") and exits 2.
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+    return resolve_shape(model=args.model, hf_config=args.hf_config,
+                         overrides=shape_overrides(args))  # fmt: skip
 
 
 def _shape(args: argparse.Namespace):
-    from costmodels.llm.shapes import TransformerShape
-
-    if args.hidden % args.heads:
-        raise FlagError(f"--hidden {args.hidden} is not divisible by --heads {args.heads}")
-    return TransformerShape(
-        layers=args.layers, hidden=args.hidden, heads=args.heads, seq_len=args.seq_len,
-        ffn=args.ffn, vocab=args.vocab,
-    )  # fmt: skip
+    """The TransformerShape the flags describe (the docs' guides check their commands with it)."""
+    return _resolved(args).shape
 
 
 def _cluster(args: argparse.Namespace):
+    """The LLMCluster the flags describe."""
+    return _cluster_and_source(args)[0]
+
+
+def _cluster_and_source(args: argparse.Namespace) -> tuple[Any, str]:
     from costmodels.hardware import get_gpu
+    from costmodels.llm.intra_link import gpu_intra_link
     from costmodels.llm.shapes import LLMCluster
+    from costmodels.units import parse_bandwidth
 
     try:
         gpu = get_gpu(args.gpu)
     except ValueError as exc:
-        raise FlagError(f"--gpu: {exc}") from None
-    return LLMCluster(
-        gpu=gpu,
-        gpus_per_node=args.gpus_per_node,
-        intra_bandwidth_Bps=parse_bandwidth(args.intra, "--intra"),
-        inter_bandwidth_Bps=parse_bandwidth(args.inter, "--inter"),
-    )
+        raise ValueError(f"--gpu: {exc}") from None
+    if args.intra is None:
+        link = gpu_intra_link(gpu)
+        intra, intra_latency, where = link.bandwidth_Bps, link.latency_s, link.description
+    else:
+        intra, intra_latency = parse_bandwidth(args.intra, "--intra"), 2e-6
+        where = f"--intra {args.intra}"
+    inter = parse_bandwidth(args.inter, "--inter")
+    cluster = LLMCluster(gpu, args.gpus_per_node, intra, inter, intra_latency_s=intra_latency)
+    return cluster, where
 
 
-def _layout(args: argparse.Namespace):
-    from costmodels.llm.shapes import Layout
+def _check_precision(args: argparse.Namespace, gpu: Any) -> None:
+    # bf16 on a chip without bf16 tensor cores runs at the fp16 peak (costmodels.llm.precision);
+    # fp8 without fp8 tensor cores is an error there, named here by its flag.
+    if args.precision == "fp8" and gpu.fp8_tflops is None:
+        raise ValueError(f"--precision fp8: the {gpu.name} has no fp8 tensor cores; use bf16")
 
-    per_step = args.dp * args.micro_batch
-    if args.global_batch % per_step:
-        raise FlagError(
-            f"--global-batch {args.global_batch} is not a multiple of --dp x --micro-batch "
-            f"({args.dp} x {args.micro_batch})"
-        )
-    if args.layers % args.pp:
-        raise FlagError(f"--pp {args.pp} does not divide --layers {args.layers}")
-    if args.interleave > 1 and (args.layers // args.pp) % args.interleave:
-        raise FlagError(
-            f"--interleave {args.interleave} does not divide the {args.layers // args.pp} "
-            "layers per pipeline stage"
-        )
-    return Layout(
-        tp=args.tp, pp=args.pp, dp=args.dp, global_batch=args.global_batch,
+
+def _layout(args: argparse.Namespace, shape: Any, cluster: Any):
+    from costmodels.llm.layout_check import checked_layout
+
+    return checked_layout(
+        shape, tp=args.tp, pp=args.pp, dp=args.dp, global_batch=args.global_batch,
         micro_batch=args.micro_batch, interleave=args.interleave, zero=args.zero,
-        sequence_parallel=args.sequence_parallel, recompute=args.recompute,
-        schedule="interleaved" if args.interleave > 1 else "1f1b",
+        sequence_parallel=args.sequence_parallel, recompute=args.recompute, cp=args.cp,
+        ep=args.ep, gpus_per_node=None if args.tp_across_nodes else cluster.gpus_per_node,
     )  # fmt: skip
 
 
-def _layout_json(layout: Any) -> dict[str, Any]:
-    keys = ("tp", "pp", "dp", "micro_batch", "interleave", "zero", "sequence_parallel",
-            "recompute", "global_batch")  # fmt: skip
-    return {key: getattr(layout, key) for key in keys}
+def gpu_json(gpu: Any, precision: str) -> dict[str, Any]:
+    """The GPU's name and peaks, and the dense peak its linear GEMMs run at in ``precision``."""
+    from costmodels.llm.precision import linear_gemm_dtype, tensor_peak_flops
+
+    out = {key: value for key, value in asdict(gpu).items() if key != "source"}
+    peak = tensor_peak_flops(gpu, linear_gemm_dtype(precision)) / 1e12
+    return {**out, "gemm_peak_tflops": peak, "source": gpu.source}
+
+
+def _context(args: argparse.Namespace) -> dict[str, Any]:
+    """Everything both commands resolve first: shape, cluster, step options, calibration."""
+    resolved = _resolved(args)
+    cluster, intra_source = _cluster_and_source(args)
+    _check_precision(args, cluster.gpu)
+    options = {"precision": args.precision, "framework": args.framework}
+    return {"resolved": resolved, "cluster": cluster, "intra_source": intra_source,
+            "options": options}  # fmt: skip
+
+
+def _echo(ctx: dict[str, Any], calibration: dict[str, Any] | None) -> dict[str, Any]:
+    cluster = ctx["cluster"]
+    return {
+        "model": ctx["resolved"].source,
+        "shape": asdict(ctx["resolved"].shape),
+        "gpu": gpu_json(cluster.gpu, ctx["options"]["precision"]),
+        "cluster": {
+            "gpus_per_node": cluster.gpus_per_node,
+            "intra_bandwidth_Bps": cluster.intra_bandwidth_Bps,
+            "intra_latency_s": cluster.intra_latency_s,
+            "intra_source": ctx["intra_source"],
+            "inter_bandwidth_Bps": cluster.inter_bandwidth_Bps,
+            "inter_latency_s": cluster.inter_latency_s,
+        },
+        **ctx["options"],
+        "calibration": calibration,
+    }
 
 
 def _fail(command: str, exc: Exception) -> int:
-    print(f"commatlas {command}: {exc}", file=sys.stderr)
+    print(f"commatlas {command}: {' '.join(str(exc).split())}", file=sys.stderr)
     return 2
+
+
+#: fractions printed as percentages (issue 17: MFU reads as a percentage in CLI and app alike)
+PERCENT_KEYS = ("model_flops_utilization", "hardware_flops_utilization", "bubble_fraction")
+
+
+def percentages(step: dict[str, Any]) -> dict[str, float]:
+    """``mfu_pct`` and ``hfu_pct``: the utilisations of a step as percentages."""
+    return {"mfu_pct": 100 * step["model_flops_utilization"],
+            "hfu_pct": 100 * step["hardware_flops_utilization"]}  # fmt: skip
+
+
+def _print_text(out: dict[str, Any], prefix: str = "") -> None:
+    for key, value in out.items():
+        if isinstance(value, dict):
+            _print_text(value, f"{prefix}{key}.")
+        elif key in PERCENT_KEYS and isinstance(value, float):
+            print(f"{prefix + key:40s} {100 * value:.3g} %")
+        elif key.endswith("_pct"):
+            continue  # the text shows the fraction keys above as percentages already
+        elif isinstance(value, float):
+            print(f"{prefix + key:40s} {value:.6g}")
+        else:
+            print(f"{prefix + key:40s} {value}")
 
 
 def predict_llm_command(args: argparse.Namespace) -> int:
     from costmodels.llm.step import predict_step
 
     try:
-        shape, layout, cluster = _shape(args), _layout(args), _cluster(args)
-    except (FlagError, UnitParseError) as exc:
+        ctx = _context(args)
+        shape, cluster = ctx["resolved"].shape, ctx["cluster"]
+        layout = _layout(args, shape, cluster)
+        calibration, report = calibration_from_args(args, shape, cluster, layout, ctx["options"])
+        step = predict_step(shape, layout, cluster, **ctx["options"], calibration=calibration)
+    except ValueError as exc:  # UnitParseError, ShapeError, LayoutError, ConfigError ...
         return _fail("predict-llm", exc)
-    out = {**asdict(predict_step(shape, layout, cluster)), "layout": _layout_json(layout)}
+    step_json = asdict(step)
+    out = {**step_json, **percentages(step_json), "layout": layout_json(layout),
+           **_echo(ctx, report)}  # fmt: skip
     if args.json:
-        print(json.dumps(out))
-        return 0
-    for key, value in out.items():
-        print(f"{key:30s} {value:.6g}" if isinstance(value, float) else f"{key:30s} {value}")
+        print(json_text(out))
+    else:
+        _print_text(out)
     return 0
+
+
+def _plan_choices(args: argparse.Namespace) -> dict[str, Any]:
+    sp = {"both": (False, True), "on": (True,), "off": (False,)}[args.sequence_parallel]
+    return dict(micro_batches=args.micro_batches, zero_stages=args.zero_stages,
+                recompute=args.recompute_modes, sequence_parallel=sp,
+                context_parallel=args.cp, expert_parallel=args.ep,
+                max_interleave=args.max_interleave)  # fmt: skip
 
 
 def plan_llm_command(args: argparse.Namespace) -> int:
     from costmodels.llm.planner import plan
 
     try:
-        shape, cluster = _shape(args), _cluster(args)
-    except (FlagError, UnitParseError) as exc:
+        ctx = _context(args)
+        shape, cluster = ctx["resolved"].shape, ctx["cluster"]
+        calibration, report = calibration_from_args(args, shape, cluster, None, ctx["options"])
+        options = {**ctx["options"], "calibration": calibration}
+        ranked = plan(shape, args.gpus, cluster, args.global_batch, step_options=options,
+                      **_plan_choices(args))[: args.top]  # fmt: skip
+    except ValueError as exc:  # includes TooManyLayouts
         return _fail("plan-llm", exc)
-    ranked = plan(shape, args.gpus, cluster, args.global_batch)[: args.top]
     if not ranked:
-        print(
-            f"commatlas plan-llm: no layout of {args.gpus} GPUs fits this model and batch",
-            file=sys.stderr,
-        )
+        print(f"commatlas plan-llm: no layout of {args.gpus} GPUs fits this model and batch",
+              file=sys.stderr)  # fmt: skip
         return 1
-    rows = [{**asdict(c.prediction), "layout": _layout_json(c.layout)} for c in ranked]
+    rows = [{**(step := asdict(c.prediction)), **percentages(step),
+             "layout": layout_json(c.layout)} for c in ranked]  # fmt: skip
     if args.json:
-        print(json.dumps(rows))
+        print(json_text(rows))
         return 0
-    print(f"{'rank':>4s} {'tp':>3s} {'pp':>3s} {'dp':>5s} {'mb':>3s} {'v':>2s} {'zero':>4s} "
-          f"{'sp':>3s} {'recompute':>9s} {'iter s':>9s} {'mem GiB':>8s} {'MFU':>5s}")  # fmt: skip
-    for i, row in enumerate(rows, 1):
-        lay = row["layout"]
-        print(
-            f"{i:4d} {lay['tp']:3d} {lay['pp']:3d} {lay['dp']:5d} {lay['micro_batch']:3d} "
-            f"{lay['interleave']:2d} {lay['zero']:4d} "
-            f"{'yes' if lay['sequence_parallel'] else 'no':>3s} {lay['recompute']:>9s} "
-            f"{row['iteration_time_s']:9.4g} {row['memory_per_gpu_bytes'] / 2**30:8.2f} "
-            f"{row['model_flops_utilization']:5.3f}"
-        )
+    _print_table(rows, _echo(ctx, report))
     return 0
 
 
-def _model_and_cluster_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--layers", type=_positive_int, required=True)
-    parser.add_argument("--hidden", type=_positive_int, required=True)
-    parser.add_argument("--heads", type=_positive_int, required=True)
-    parser.add_argument("--seq-len", type=_positive_int, required=True)
-    parser.add_argument("--ffn", type=_positive_int, help="FFN size (default 4 x hidden)")
-    parser.add_argument("--vocab", type=_positive_int, default=51200)
-    parser.add_argument("--global-batch", type=_positive_int, required=True, help="sequences")
-    parser.add_argument("--gpu", default="a100-80gb", help="GPU preset, e.g. a100-80gb, h100")
-    parser.add_argument("--gpus-per-node", type=_positive_int, default=8)
-    parser.add_argument("--intra", default="300 GB/s", help="intra-node bandwidth per GPU")
-    parser.add_argument("--inter", default="25 GB/s", help="inter-node bandwidth per GPU")
-    parser.add_argument("--json", action="store_true")
+def _print_table(rows: list[dict[str, Any]], echo: dict[str, Any]) -> None:
+    print(f"{'rank':>4s} {'tp':>3s} {'pp':>3s} {'dp':>5s} {'cp':>3s} {'ep':>3s} {'mb':>3s} "
+          f"{'v':>2s} {'zero':>4s} {'sp':>3s} {'recompute':>9s} {'iter s':>9s} "
+          f"{'mem GiB':>8s} {'MFU %':>6s}")  # fmt: skip
+    for i, row in enumerate(rows, 1):
+        lay = row["layout"]
+        print(
+            f"{i:4d} {lay['tp']:3d} {lay['pp']:3d} {lay['dp']:5d} {lay['cp']:3d} {lay['ep']:3d} "
+            f"{lay['micro_batch']:3d} {lay['interleave']:2d} {lay['zero']:4d} "
+            f"{'yes' if lay['sequence_parallel'] else 'no':>3s} {lay['recompute']:>9s} "
+            f"{row['iteration_time_s']:9.4g} {row['memory_per_gpu_bytes'] / 2**30:8.2f} "
+            f"{row['mfu_pct']:6.1f}"
+        )
+    print(f"# {echo['model']}; {echo['gpu']['name']} {echo['precision']}, {echo['framework']}; "
+          f"intra-node: {echo['cluster']['intra_source']}")  # fmt: skip
+    if echo["calibration"]:
+        print(f"# calibrated on {echo['calibration']['measured_step_s']:g} s measured: fitted "
+              f"{', '.join(echo['calibration']['fitted']) or 'nothing'}")  # fmt: skip
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     pred = sub.add_parser("predict-llm", help="predict one training step of a large transformer")
-    _model_and_cluster_flags(pred)
-    pred.add_argument("--micro-batch", type=_positive_int, default=1)
-    pred.add_argument("--tp", type=_positive_int, required=True)
-    pred.add_argument("--pp", type=_positive_int, required=True)
-    pred.add_argument("--dp", type=_positive_int, required=True)
-    pred.add_argument("--interleave", type=_positive_int, default=1, help="virtual stages/GPU")
-    pred.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=0)
-    pred.add_argument("--sequence-parallel", action="store_true")
-    pred.add_argument("--recompute", choices=["none", "selective", "full"], default="none")
+    add_predict_flags(pred)
     pred.set_defaults(run=predict_llm_command)
-
     plan = sub.add_parser("plan-llm", help="rank every valid parallel layout by step time")
-    _model_and_cluster_flags(plan)
-    plan.add_argument("--gpus", type=_positive_int, required=True, help="total GPUs")
-    plan.add_argument("--top", type=_positive_int, default=10, help="layouts to print")
+    add_plan_flags(plan)
     plan.set_defaults(run=plan_llm_command)

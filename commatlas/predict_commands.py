@@ -8,15 +8,28 @@ exposed_communication_s.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from commatlas.cli_types import bounded_int, nonempty, positive_float
+from costmodels.collective_time import ALLREDUCE_ALGORITHMS
+from costmodels.dp_cluster import ALLREDUCE_CHOICES, Cluster, per_gpu_share
+from costmodels.limits import (
+    MAX_BATCH,
+    MAX_GPUS,
+    MAX_GPUS_PER_NODE,
+    MAX_LIST_ITEMS,
+    MAX_NODES,
+    MAX_UNIT_TEXT,
+    check_items,
+)
+from costmodels.safe_output import json_text
 from costmodels.units import UnitParseError, parse_bandwidth, parse_time
 
 if TYPE_CHECKING:
-    from costmodels.predict import Cluster
+    from costmodels.predict import Method
     from costmodels.profile import ClusterProfile
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / "costmodels" / "data"
@@ -41,11 +54,12 @@ def _profile(args: argparse.Namespace) -> ClusterProfile | None:
     from costmodels.profile_links import level_fit
 
     profile = load_profile(args.profile)  # ProfileError (a ValueError) names file and field
-    for level in ("intra", "inter"):
-        _, used = level_fit(profile, level)
-        if used != level:
-            print(f"note: {args.profile} has no {level} level; using its {used} fit",
-                  file=sys.stderr)  # fmt: skip
+    if args.fill_missing_level:  # asked for: say what it does
+        for level in ("intra", "inter"):
+            _, used = level_fit(profile, level, fill=True)
+            if used != level:
+                print(f"note: {args.profile} has no {level} level; --fill-missing-level prices "
+                      f"it with its {used} fit", file=sys.stderr)  # fmt: skip
     return profile
 
 
@@ -56,26 +70,67 @@ def _cluster(
     calculator's "Calibrated" links use), else from --intra/--inter and their latencies."""
     from costmodels.predict import Cluster
 
+    nodes = nodes or args.nodes
+    if nodes * args.gpus_per_node > MAX_GPUS:
+        raise ValueError(
+            f"--nodes x --gpus-per-node = {nodes * args.gpus_per_node:,} GPUs; at most "
+            f"{MAX_GPUS:,} are modelled"
+        )
+    nics = args.nics_per_node or args.gpus_per_node
+    hardware = dict(gpu=args.gpu, nics_per_node=nics)
     if profile is not None:
         from costmodels.profile_links import cluster_from_profile
 
-        return cluster_from_profile(profile, nodes or args.nodes, args.gpus_per_node)
+        try:
+            cluster = cluster_from_profile(profile, nodes, args.gpus_per_node,
+                                           fill=args.fill_missing_level)  # fmt: skip
+        except ValueError as exc:  # MissingLevelError: a level this prediction needs
+            raise ValueError(f"--profile {args.profile}: {exc}") from None
+        return replace(cluster, **hardware)
     link = {key: getattr(args, key) or default for key, default in LINK_DEFAULTS.items()}
+    per_nic = parse_bandwidth(link["inter"], "--inter")
     return Cluster(
-        nodes=nodes or args.nodes,
+        nodes=nodes,
         gpus_per_node=args.gpus_per_node,
         intra_bandwidth_Bps=parse_bandwidth(link["intra"], "--intra"),
         intra_latency_s=parse_time(link["intra_latency"], "--intra-latency"),
-        inter_bandwidth_Bps=parse_bandwidth(link["inter"], "--inter"),
+        inter_bandwidth_Bps=per_gpu_share(per_nic, nics, args.gpus_per_node),
         inter_latency_s=parse_time(link["inter_latency"], "--inter-latency"),
+        **hardware,
     )
+
+
+def assumptions(cluster: Cluster, method: Method | None = None) -> list[str]:
+    """What a prediction assumed, in words (printed beside every number; issue 15)."""
+    nics = cluster.nics_per_node or cluster.gpus_per_node
+    lines = [
+        f"{cluster.nodes} node(s) x {cluster.gpus_per_node} GPUs ({cluster.gpu or 'no GPU preset'})"
+        f"; intra-node {cluster.intra_bandwidth_Bps / 1e9:.4g} GB/s per GPU, one direction",
+        f"network per node: {nics} NIC(s) x {cluster.node_network_Bps / nics / 1e9:.4g} GB/s = "
+        f"{cluster.node_network_Bps / 1e9:.4g} GB/s ({cluster.inter_bandwidth_Bps / 1e9:.4g} "
+        f"GB/s per GPU), latency {cluster.inter_latency_s * 1e6:.3g} us",
+    ]
+    if method is not None and method.architecture == "allreduce":
+        what = {
+            "nccl": "NCCL's tuner picks the algorithm and protocol per message (costmodels.nccl)"
+        }.get(method.collective, f"{method.collective} forced")
+        lines.append(f"all-reduce: {what}")
+    return lines
 
 
 def _method(args: argparse.Namespace):
     from costmodels.predict import Method
 
+    if args.architecture == "ps" and args.collective is not None:
+        raise ValueError(
+            "--collective applies to --architecture allreduce; parameter servers push and pull "
+            "(drop --collective or use --architecture allreduce)"
+        )
+    if args.architecture == "allreduce" and args.ps_servers is not None:
+        raise ValueError("--ps-servers applies to --architecture ps only")
     return Method(
-        architecture=args.architecture, schedule=args.schedule, collective=args.collective,
+        architecture=args.architecture, schedule=args.schedule,
+        collective=args.collective or "nccl",
         ps_servers=args.ps_servers, ps_placement=args.ps_placement, compression=args.compression,
     )  # fmt: skip
 
@@ -105,33 +160,39 @@ def predict_command(args: argparse.Namespace) -> int:
         workload = get_workload(args.workload)
         step = _step_time(args, workload)
         cluster = _cluster(args, _profile(args))
-        result = predict(workload, args.batch_size, step, cluster, _method(args))
+        method = _method(args)
+        result = predict(workload, args.batch_size, step, cluster, method)
     except (ValueError, UnitParseError) as exc:
         print(f"commatlas predict: {exc}", file=sys.stderr)
         return 2
     out = result.as_json()
+    said = assumptions(cluster, method)
     if args.json:
-        print(json.dumps(out))
+        print(json_text({**out, "assumptions": said}))
     else:
         for key, value in out.items():
             print(f"{key:28s} {value:.6g}" if isinstance(value, float) else f"{key:28s} {value}")
+        print("assumptions:\n" + "\n".join(f"  - {line}" for line in said))
     return 0
 
 
+# (architecture, schedule, all-reduce, compression); "nccl" is NCCL's own choice per message,
+# the textbook rows show what a single ring or a hierarchy would cost on the same links.
 COMPARE_METHODS = [
-    ("allreduce", "bsp", "ring", "none"),
+    ("allreduce", "bsp", "nccl", "none"),
+    ("allreduce", "wfbp", "nccl", "none"),
+    ("allreduce", "fusion", "nccl", "none"),
+    ("allreduce", "mg-wfbp", "nccl", "none"),
+    ("allreduce", "bytescheduler", "nccl", "none"),
     ("allreduce", "wfbp", "ring", "none"),
-    ("allreduce", "fusion", "ring", "none"),
-    ("allreduce", "mg-wfbp", "ring", "none"),
-    ("allreduce", "bytescheduler", "ring", "none"),
     ("allreduce", "wfbp", "hierarchical", "none"),
     ("allreduce", "wfbp", "double-binary-tree", "none"),
-    ("ps", "bsp", "ring", "none"),
-    ("ps", "wfbp", "ring", "none"),
-    ("ps", "bytescheduler", "ring", "none"),
-    ("allreduce", "wfbp", "ring", "fp16"),
-    ("allreduce", "wfbp", "ring", "topk:0.01"),
-    ("allreduce", "wfbp", "ring", "powersgd:4"),
+    ("ps", "bsp", "nccl", "none"),
+    ("ps", "wfbp", "nccl", "none"),
+    ("ps", "bytescheduler", "nccl", "none"),
+    ("allreduce", "wfbp", "nccl", "fp16"),
+    ("allreduce", "wfbp", "nccl", "topk:0.01"),
+    ("allreduce", "wfbp", "nccl", "powersgd:4"),
 ]
 
 
@@ -143,6 +204,7 @@ def compare_command(args: argparse.Namespace) -> int:
         workload = get_workload(args.workload)
         step = _step_time(args, workload)
         profile = _profile(args)
+        check_items(args.node_counts, "--node-counts")
         rows = []
         for nodes in args.node_counts:
             cluster = _cluster(args, profile, nodes)
@@ -153,23 +215,25 @@ def compare_command(args: argparse.Namespace) -> int:
         print(f"commatlas compare: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(rows))
+        print(json_text(rows))
         return 0
-    print(f"{'method':36s} {'workers':>7s} {'iter ms':>9s} {'samples/s':>10s} {'eff':>5s}")
+    print(f"{'method':36s} {'workers':>7s} {'iter ms':>9s} {'samples/s':>10s} {'eff %':>6s}")
     for row in sorted(rows, key=lambda r: (r["workers"], r["iteration_time_s"])):
         print(
             f"{row['method']:36s} {row['workers']:7d} {1e3 * row['iteration_time_s']:9.2f} "
-            f"{row['throughput_samples_per_s']:10.1f} {row['scaling_efficiency']:5.2f}"
+            f"{row['throughput_samples_per_s']:10.1f} {100 * row['scaling_efficiency']:6.1f}"
         )
     return 0
 
 
 def validate_models_command(args: argparse.Namespace) -> int:
+    """Calibrate on the BSP rows of ``--data``, predict the others; MAPE and best-method check."""
     from costmodels.validation import read_rows, validate
+    from costmodels.validation_report import best_methods, mape_by
 
     try:
         calibrations, checked, mape = validate(read_rows(Path(args.data)))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and NetworkNameError included
         print(f"commatlas validate-models: {exc}", file=sys.stderr)
         return 2
     rows = [
@@ -178,14 +242,22 @@ def validate_models_command(args: argparse.Namespace) -> int:
          "used_for_fit": c.used_for_fit}
         for c in checked
     ]  # fmt: skip
+    by_method = mape_by(checked, lambda c: c.row.method)
+    by_model = mape_by(checked, lambda c: c.row.dnn)
+    best = best_methods(checked)
     if args.json:
-        fits = [vars(cal) for cal in calibrations]
-        print(json.dumps({"rows": rows, "mape": mape, "calibration": fits}))
+        fits = [vars(c) for c in calibrations]
+        print(json_text({
+            "rows": rows, "mape": mape, "mape_by_method": by_method, "mape_by_model": by_model,
+            "best_method": [b.as_json() for b in best], "calibration": fits,
+        }))  # fmt: skip
         return 0
     for cal in calibrations:
         print(
-            f"{cal.network}: inter {1 / cal.beta / 1e9:.3f} GB/s, {cal.alpha * 1e6:.1f} us; "
-            f"intra {1 / cal.beta_intra / 1e9:.3f} GB/s, {cal.alpha_intra * 1e6:.1f} us"
+            f"{cal.network} ({cal.architecture}, {cal.rows} BSP rows): inter "
+            f"{cal.node_network_Bps / 1e9:.3f} GB/s per node ({1 / cal.beta / 1e9:.3f} per GPU), "
+            f"{cal.alpha * 1e6:.1f} us; intra "
+            f"{1 / cal.beta_intra / 1e9:.3f} GB/s, {cal.alpha_intra * 1e6:.1f} us"
         )
     print(
         f"{'dnn':10s} {'method':18s} {'gpus':>4s} {'measured':>9s} {'predicted':>9s} {'error':>7s}"
@@ -196,24 +268,50 @@ def validate_models_command(args: argparse.Namespace) -> int:
             f"{r['dnn']:10s} {r['method']:18s} {r['gpus']:4d} {r['measured']:9.1f} "
             f"{r['predicted']:9.1f} {100 * r['error']:+6.1f}%{mark}"
         )
+    print("MAPE by method: " + ", ".join(f"{k} {v:.1f}%" for k, v in by_method.items()))
+    print("MAPE by model: " + ", ".join(f"{k} {v:.1f}%" for k, v in by_model.items()))
+    for b in best:
+        verdict = "right" if b.exact else ("within noise" if b.within_noise else "WRONG")
+        print(f"best at {b.gpus} GPUs, {b.dnn}: measured {b.measured_best}, "
+              f"predicted {b.predicted_best} ({verdict})")  # fmt: skip
     print(f"MAPE over rows not used for the fit: {mape:.1f}%")
     return 0
 
 
 def _cluster_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workload", required=True, help="e.g. resnet50, bert-large, gpt2-medium")
-    parser.add_argument("--batch-size", type=int, required=True, help="samples per GPU")
-    parser.add_argument("--step-time", type=float, help="measured single-GPU iteration seconds")
-    parser.add_argument("--gpu", default="h200", help="GPU preset used when --step-time is absent")
-    parser.add_argument("--gpus-per-node", type=int, default=8)
-    parser.add_argument("--intra", help="intra-node bandwidth per GPU (100 GB/s)")
-    parser.add_argument("--intra-latency", help="intra-node latency (2 us)")
-    parser.add_argument("--inter", help="inter-node bandwidth per GPU (100 Gbit/s)")
-    parser.add_argument("--inter-latency", help="inter-node latency (5 us)")
+    text = nonempty(MAX_UNIT_TEXT)
+    parser.add_argument("--workload", required=True, type=nonempty(100),
+                        help="e.g. resnet50, bert-large, gpt2-medium")  # fmt: skip
+    parser.add_argument("--batch-size", type=bounded_int(1, MAX_BATCH), required=True,
+                        help="samples per GPU")  # fmt: skip
+    parser.add_argument("--step-time", type=positive_float,
+                        help="measured single-GPU iteration seconds")  # fmt: skip
     parser.add_argument(
-        "--profile", metavar="FILE",
+        "--gpu", default="h200", type=nonempty(100),
+        help="GPU preset: scales the measured step when --step-time is absent and picks the "
+        "intra-node fabric NCCL runs on (NVSwitch/NVLS, PCIe)",
+    )  # fmt: skip
+    parser.add_argument("--gpus-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE), default=8)
+    parser.add_argument("--intra", type=text,
+                        help="intra-node bandwidth per GPU, one direction (100 GB/s)")  # fmt: skip
+    parser.add_argument("--intra-latency", type=text, help="intra-node latency (2 us)")
+    parser.add_argument("--inter", type=text,
+                        help="bandwidth of one NIC, one direction (100 Gbit/s); a node has "
+                        "--nics-per-node of them")  # fmt: skip
+    parser.add_argument("--nics-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE),
+                        help="NICs (rails) per node; NCCL runs a ring or tree channel on each "
+                        "(default: one per GPU)")  # fmt: skip
+    parser.add_argument("--inter-latency", type=text, help="inter-node latency (5 us)")
+    parser.add_argument(
+        "--profile", metavar="FILE", type=nonempty(),
         help="cluster profile YAML (commatlas calibrate / import-nccl-tests): its fitted intra "
-        "and inter levels replace the four link flags",
+        "and inter levels replace the four link flags; a level the prediction needs but the "
+        "profile lacks is an error",
+    )  # fmt: skip
+    parser.add_argument(
+        "--fill-missing-level", action="store_true",
+        help="with --profile: price a level the profile lacks with the level it has (e.g. the "
+        "network of a one-node profile at its NVLink speed: optimistic)",
     )  # fmt: skip
     parser.add_argument("--json", action="store_true")
 
@@ -221,24 +319,42 @@ def _cluster_flags(parser: argparse.ArgumentParser) -> None:
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     pred = sub.add_parser("predict", help="predict one iteration for a workload and cluster")
     _cluster_flags(pred)
-    pred.add_argument("--nodes", type=int, required=True)
+    pred.add_argument("--nodes", type=bounded_int(1, MAX_NODES), required=True)
     pred.add_argument("--architecture", choices=["allreduce", "ps"], default="allreduce")
     pred.add_argument(
         "--schedule", default="wfbp",
         choices=["bsp", "wfbp", "fusion", "mg-wfbp", "bytescheduler", "local-sgd"],
     )  # fmt: skip
-    pred.add_argument("--collective", default="ring")
-    pred.add_argument("--ps-servers", type=int)
+    pred.add_argument(
+        "--collective", choices=list(ALLREDUCE_CHOICES), metavar="ALGORITHM",
+        help="all-reduce (architecture allreduce only): nccl (default: NCCL's own choice per "
+        "message), nccl-ring, nccl-tree ... (NCCL with that algorithm), or a textbook algorithm: "
+        + ", ".join(ALLREDUCE_ALGORITHMS),
+    )  # fmt: skip
+    pred.add_argument(
+        "--ps-servers",
+        type=bounded_int(1, MAX_NODES),
+        help="parameter-server shards (architecture ps; default one per node)",
+    )
     pred.add_argument("--ps-placement", choices=["separate", "colocated"], default="separate")
-    pred.add_argument("--compression", default="none", help="e.g. topk:0.01, qsgd:8, fp16")
+    pred.add_argument("--compression", default="none", type=nonempty(100),
+                      help="e.g. topk:0.01, qsgd:8, fp16")  # fmt: skip
     pred.set_defaults(run=predict_command)
 
-    comp = sub.add_parser("compare", help="predict many methods and node counts as a table")
+    comp = sub.add_parser(
+        "compare", help="predict many methods and node counts as a table",
+        description="Predict a fixed set of methods (NCCL's own all-reduce per message, "
+        "textbook ring / hierarchical / double binary tree, parameter servers, compression) at "
+        "each node count. --intra is per GPU and direction, --inter per NIC and direction, "
+        "--nics-per-node NICs per node (default one per GPU).",
+    )  # fmt: skip
     _cluster_flags(comp)
-    comp.add_argument("--node-counts", type=int, nargs="+", default=[1, 2, 4, 8])
+    comp.add_argument("--node-counts", type=bounded_int(1, MAX_NODES), nargs="+",
+                      default=[1, 2, 4, 8], help=f"at most {MAX_LIST_ITEMS} counts")  # fmt: skip
     comp.set_defaults(run=compare_command)
 
     val = sub.add_parser("validate-models", help="calibrate on BSP rows, predict measured runs")
-    val.add_argument("--data", default=str(DEFAULT_DATA / "paper-a-measured-10gbe.csv"))
+    val.add_argument("--data", type=nonempty(),
+                     default=str(DEFAULT_DATA / "paper-a-measured-10gbe.csv"))  # fmt: skip
     val.add_argument("--json", action="store_true")
     val.set_defaults(run=validate_models_command)

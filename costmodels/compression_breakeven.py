@@ -26,6 +26,7 @@ import numpy as np
 import sympy as sp
 
 import costmodels
+from costmodels.compression_cost import calibrated_gamma_c
 from costmodels.symbols import beta, cols, d, key_of, n, rows, w_v
 
 # Dense bytes of the tensor each model compresses (what the dense all-reduce would send).
@@ -81,8 +82,6 @@ def breakeven_beta_expr(model_id: str, variant: str | None = None) -> sp.Expr:
 
 
 def _with_defaults(model_id: str, values: Mapping[str, float]) -> dict[str, float]:
-    from costmodels.compression_cost import calibrated_gamma_c
-
     filled = dict(values)
     if "gamma_c" not in filled:  # default: the H200-calibrated rate of the record's kernel
         filled["gamma_c"] = calibrated_gamma_c(model_id)

@@ -13,7 +13,7 @@ t0 is kept. The profiled kernels are the compress side only (e.g. topk of |g|, s
 decoding is cheaper and is covered by the same rate.
 
 Break-even and the per-spec exchange time live in ``compression_breakeven`` and
-``compression_exchange``; they are re-exported here.
+``compression_exchange``, which import from here (one direction: this module imports neither).
 """
 
 from __future__ import annotations
@@ -123,29 +123,12 @@ def calibrated_gamma_c(model_id: str, memory_bandwidth_Bps: float | None = None)
     return kernel_fit(kernel).c_s_per_byte * _bandwidth_scale(memory_bandwidth_Bps)
 
 
-# Re-exported so callers need one import (defined in their own modules to keep files small).
-from costmodels.compression_breakeven import (  # noqa: E402
-    Breakeven,
-    breakeven,
-    breakeven_bandwidth,
-    breakeven_beta_expr,
-    pays_off,
-)
-from costmodels.compression_exchange import SPECS, exchange_time  # noqa: E402
-
 __all__ = [
     "KERNEL_OF",
-    "Breakeven",
-    "breakeven",
-    "breakeven_beta_expr",
-    "SPECS",
     "KernelFit",
-    "breakeven_bandwidth",
     "calibrated_gamma_c",
     "compute_cost",
-    "exchange_time",
     "h200_copy_bandwidth_Bps",
     "kernel_fit",
     "kernels",
-    "pays_off",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 import costmodels
+from costmodels.compression_cost import KERNEL_OF, compute_cost
 
 VALUE_BYTES = 4  # fp32 gradients
 INDEX_BYTES = 4  # int32 indices
@@ -57,8 +58,6 @@ def square_view(elements: float) -> tuple[int, int]:
 
 def _parse(spec: str, d: float) -> tuple[str, str | None, str | None, dict[str, float]]:
     """(record id, variant, kernel, extra symbol values) for a spec."""
-    from costmodels.compression_cost import KERNEL_OF
-
     name, _, arg = spec.strip().lower().partition(":")
     if name == "none" and not arg:
         return "ring-allreduce", None, None, {}
@@ -105,8 +104,6 @@ def exchange_time(
     memory_bandwidth_Bps: float | None = None,
 ) -> tuple[float, float]:
     """(communication seconds, compute seconds) to exchange one fp32 tensor of ``dense_bytes``."""
-    from costmodels.compression_cost import compute_cost
-
     if not dense_bytes > 0:
         raise ValueError(f"dense_bytes must be positive, got {dense_bytes!r}")
     if int(p) != p or p < 1:

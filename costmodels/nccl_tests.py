@@ -33,6 +33,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -112,11 +113,16 @@ def _header_tokens(line: str) -> list[str] | None:
     return None
 
 
-def _number(token: str, what: str, number: int) -> float:
+def _number(token: str, what: str, number: int, positive: bool = False) -> float:
+    """A finite number (> 0 when ``positive``, else >= 0); the error names line and column."""
     try:
-        return float(token)
+        value = float(token)
     except ValueError:
         raise NcclTestsFormatError(f"line {number}: {what} {token!r} is not a number") from None
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        bound = "a positive" if positive else "a non-negative"
+        raise NcclTestsFormatError(f"line {number}: {what} {token!r} must be {bound} number")
+    return value
 
 
 def _row(tokens: list[str], header: list[str], number: int) -> NcclTestsRow:
@@ -132,10 +138,12 @@ def _row(tokens: list[str], header: list[str], number: int) -> NcclTestsRow:
         size_bytes=int(tokens[0]),
         count=int(tokens[1]),
         dtype=tokens[2],
-        time_us=_number(tail[0], "time", number),
+        time_us=_number(tail[0], "time", number, positive=True),
         algbw_GBps=_number(tail[tail_names.index("algbw")], "algbw", number),
         busbw_GBps=_number(tail[tail_names.index("busbw")], "busbw", number),
-        in_place_time_us=_number(tail[in_place[0]], "time", number) if in_place else None,
+        in_place_time_us=(
+            _number(tail[in_place[0]], "in-place time", number, positive=True) if in_place else None
+        ),
     )
 
 
@@ -187,6 +195,11 @@ def parse_runs(text: str) -> list[NcclTestsRun]:
     return [run for run in runs if run.rows]
 
 
+class UnnamedCollectiveError(ValueError):
+    """The log does not say which collective it measured; the caller must name it (the CLI's
+    --collective, the Calibrate page's Collective menu)."""
+
+
 def measurement_fields(
     text: str, collective: str | None = None, level: str | None = None
 ) -> list[dict[str, object]]:
@@ -200,7 +213,7 @@ def measurement_fields(
     for number, run in enumerate(parse_runs(text), start=1):
         name = collective or run.collective
         if name is None:
-            raise ValueError(
+            raise UnnamedCollectiveError(
                 f"nccl-tests run {number}: the text does not say which collective it measured "
                 "(no '..._perf' command or 'Collective test starting' line); choose it"
             )

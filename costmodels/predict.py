@@ -4,23 +4,34 @@ The pieces: the workload's gradients with their ready times (costmodels.workload
 one message under the method's architecture, collective and compression (cost models), and the
 schedule that orders the messages against backward and the next forward (costmodels.schedules).
 
-Cluster model: ``nodes`` x ``gpus_per_node`` ranks; inside a node links are (alpha_intra,
-beta_intra), between nodes (alpha, beta). Algorithms that know about the hierarchy
-(hierarchical, torus2d) use both; the flat ones (ring, trees, recursive, parameter server,
-compression exchanges) run at the speed of the slowest link they cross: the inter-node link as
-soon as there are two nodes, the intra-node link on one node.
+Cluster model (costmodels/dp_cluster.py): ``nodes`` x ``gpus_per_node`` ranks. The default
+all-reduce, ``nccl``, is NCCL as it runs (costmodels.nccl: rings and trees over every NIC of a
+node, NVLS, protocols, its tuner's choice per message). The textbook algorithms stay selectable:
+inside a node their links are (alpha_intra, beta_intra), between nodes (alpha, beta); those that
+know about the hierarchy (hierarchical, torus2d) use both, the flat ones (ring, trees,
+recursive, parameter server, compression exchanges) run at the speed of the slowest link they
+cross: the inter-node link (one GPU's share of the network) as soon as there are two nodes.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import costmodels
-from costmodels.collective_time import ALLREDUCE_ALGORITHMS, allreduce_time
+from costmodels import ps_pipeline
+from costmodels.collective_time import allreduce_time
 from costmodels.compression_exchange import exchange_time
+from costmodels.dp_cluster import (
+    ALLREDUCE_CHOICES,
+    Cluster,
+    nccl_allreduce_seconds,
+    nccl_effective_link,
+)
 from costmodels.schedules import simulate
+from costmodels.schedules.fixed_costs import FixedCosts
 from costmodels.schedules.result import IterationResult
 from costmodels.workloads import Workload
 
@@ -29,71 +40,60 @@ SCHEDULE_NAMES = ("bsp", "wfbp", "fusion", "mg-wfbp", "bytescheduler", "local-sg
 
 
 @dataclass(frozen=True)
-class Cluster:
-    """Nodes of identical GPUs; link speeds in SI units (bytes/s and seconds)."""
-
-    nodes: int
-    gpus_per_node: int
-    intra_bandwidth_Bps: float
-    intra_latency_s: float
-    inter_bandwidth_Bps: float
-    inter_latency_s: float
-    reduction_Bps: float = float("inf")  # summation throughput; inf = free reduction
-
-    def __post_init__(self) -> None:
-        for name in ("nodes", "gpus_per_node"):
-            if int(getattr(self, name)) != getattr(self, name) or getattr(self, name) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
-        for name in ("intra_bandwidth_Bps", "inter_bandwidth_Bps", "reduction_Bps"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
-        for name in ("intra_latency_s", "inter_latency_s"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
-
-    @property
-    def p(self) -> int:
-        return self.nodes * self.gpus_per_node
-
-    def values(self) -> dict[str, float]:
-        """Cost-model symbol values; the flat alpha/beta are those of the slowest link used."""
-        multi_node = self.nodes > 1
-        return {
-            "p": self.p,
-            "g": self.gpus_per_node,
-            "alpha": self.inter_latency_s if multi_node else self.intra_latency_s,
-            "beta": 1 / (self.inter_bandwidth_Bps if multi_node else self.intra_bandwidth_Bps),
-            "gamma": 1 / self.reduction_Bps,
-            "alpha_intra": self.intra_latency_s,
-            "beta_intra": 1 / self.intra_bandwidth_Bps,
-        }
-
-
-@dataclass(frozen=True)
 class Method:
     """How gradients are exchanged: architecture x collective x schedule x compression."""
 
     architecture: Architecture = "allreduce"
     schedule: str = "wfbp"
-    collective: str = "ring"
+    collective: str = "nccl"  # NCCL's own choice (costmodels.nccl); or a textbook algorithm
     ps_servers: int | None = None  # default: one per node
     ps_placement: Literal["separate", "colocated"] = "separate"
     compression: str = "none"
     fusion_threshold_bytes: float = 64 * 2**20  # Horovod's default fusion buffer
     partition_bytes: float = 4 * 2**20  # ByteScheduler / BytePS partition size
     local_sgd_period: int = 8
+    # Fixed costs of the framework that runs the schedule, apart from comm (meanings in
+    # costmodels.schedules.fixed_costs; presets with their sources in
+    # costmodels.schedules.frameworks). The defaults add nothing, so a plain Method is the
+    # network alone.
+    message_overhead_s: float = 0.0  # per message: launch, bucket copies, bookkeeping
+    cycle_time_s: float = 0.0  # Horovod's HOROVOD_CYCLE_TIME; fuses per cycle up to the threshold
+    first_bucket_bytes: float | None = None  # PyTorch DDP's smaller first bucket (fusion)
+    credit_bytes: float | None = None  # ByteScheduler's credit; None: one partition in flight
+    forward_overlap: bool = True  # ByteScheduler overlaps the next forward; BytePS's own does not
+    plan_alpha_s: float | None = None  # MG-WFBP plans with plan_alpha_s + plan_beta * n ...
+    plan_beta_s_per_byte: float | None = None  # ... when both are given (its own fit)
+    ps_partition_bytes: float | None = None  # BytePS: partitioned, pipelined push/pull
+    overlap: float = 1.0  # share of the stream's speed left while backward computes
 
     def __post_init__(self) -> None:
         if self.architecture not in ("allreduce", "ps"):
             raise ValueError(f"architecture must be 'allreduce' or 'ps', got {self.architecture!r}")
         if self.schedule not in SCHEDULE_NAMES:
             raise ValueError(f"schedule must be one of {SCHEDULE_NAMES}, got {self.schedule!r}")
-        if self.architecture == "allreduce" and self.collective not in ALLREDUCE_ALGORITHMS:
+        if self.architecture == "allreduce" and self.collective not in ALLREDUCE_CHOICES:
             raise ValueError(
-                f"collective must be one of {list(ALLREDUCE_ALGORITHMS)}, got {self.collective!r}"
+                f"collective must be one of {list(ALLREDUCE_CHOICES)}, got {self.collective!r}"
             )
         if self.ps_placement not in ("separate", "colocated"):
             raise ValueError(f"ps_placement must be separate or colocated: {self.ps_placement!r}")
+        for name in ("message_overhead_s", "cycle_time_s"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and 0 <= value < math.inf):
+                raise ValueError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
+        for name in ("first_bucket_bytes", "credit_bytes", "ps_partition_bytes"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, int | float) and value > 0):
+                raise ValueError(f"{name} must be > 0 bytes or None, got {value!r}")
+        plan = (self.plan_alpha_s, self.plan_beta_s_per_byte)
+        if (plan[0] is None) != (plan[1] is None) or any(
+            v is not None and not (isinstance(v, int | float) and 0 <= v < math.inf) for v in plan
+        ):
+            raise ValueError(
+                f"plan_alpha_s and plan_beta_s_per_byte: both >= 0 or both None: {plan}"
+            )
+        if not (isinstance(self.overlap, int | float) and 0 <= self.overlap <= 1):
+            raise ValueError(f"overlap must be in [0, 1], got {self.overlap!r}")
 
     @property
     def label(self) -> str:
@@ -105,12 +105,51 @@ class Method:
         squeeze = "" if self.compression == "none" else f"+{self.compression}"
         return f"{self.schedule}/{where}{squeeze}"
 
-    def schedule_options(self) -> dict[str, float]:
-        return {
-            "fusion": {"threshold_bytes": self.fusion_threshold_bytes},
-            "bytescheduler": {"partition_bytes": self.partition_bytes},
+    def fixed_costs(self, cluster: Cluster | None = None) -> FixedCosts:
+        """The schedule's fixed costs; with ``cluster``, BytePS's pipeline delivery latency."""
+        delivery = None
+        if cluster is not None and self._ps_pipelined(cluster):
+            link = cluster.node_values()  # a worker machine pushes through all its NICs
+            partition = float(self.ps_partition_bytes)  # type: ignore[arg-type]
+
+            def delivery(nbytes: float) -> float:
+                return ps_pipeline.delivery_seconds(
+                    nbytes, cluster.nodes, cluster.gpus_per_node, partition, link
+                )
+
+        return FixedCosts(
+            message_s=self.message_overhead_s,
+            cycle_s=self.cycle_time_s,
+            cycle_fusion_bytes=self.fusion_threshold_bytes,
+            delivery=delivery,
+            overlap=self.overlap,
+        )
+
+    def schedule_options(self, cluster: Cluster | None = None) -> dict[str, Any]:
+        """Keyword options of the schedule (costmodels.schedules.simulate), fixed costs included."""
+        options: dict[str, Any] = {
+            "fusion": {
+                "threshold_bytes": self.fusion_threshold_bytes,
+                "first_bucket_bytes": self.first_bucket_bytes,
+            },
+            "bytescheduler": {
+                "partition_bytes": self.partition_bytes,
+                "credit_bytes": self.credit_bytes,
+                "forward_overlap": self.forward_overlap,
+            },
             "local-sgd": {"H": self.local_sgd_period},
         }.get(self.schedule, {})
+        if self.schedule == "mg-wfbp" and self.plan_alpha_s is not None:
+            alpha, beta = self.plan_alpha_s, float(self.plan_beta_s_per_byte)  # type: ignore[arg-type]
+            options = {"plan_comm": lambda nbytes: alpha + beta * nbytes if nbytes > 0 else 0.0}
+        return {**options, "costs": self.fixed_costs(cluster)}
+
+    def _ps_pipelined(self, cluster: Cluster) -> bool:
+        return (
+            self.architecture == "ps"
+            and self.ps_partition_bytes is not None
+            and self.compression == "none"
+        )
 
 
 def message_seconds(method: Method, cluster: Cluster, nbytes: float) -> float:
@@ -120,12 +159,27 @@ def message_seconds(method: Method, cluster: Cluster, nbytes: float) -> float:
     if p == 1 or nbytes <= 0:
         return 0.0
     if method.compression != "none":
+        alpha, beta = values["alpha"], values["beta"]
+        if method.architecture == "allreduce" and method.collective.startswith("nccl"):
+            alpha, beta = nccl_effective_link(cluster, method.collective)
         communication, compute = exchange_time(
-            method.compression, nbytes, p, values["alpha"], values["beta"], values["gamma"]
+            method.compression, nbytes, p, alpha, beta, values["gamma"]
         )
         return communication + compute
     if method.architecture == "allreduce":
+        if method.collective.startswith("nccl"):
+            return nccl_allreduce_seconds(cluster, nbytes, method.collective)
         return float(allreduce_time(method.collective, n=nbytes, **values))
+    if method._ps_pipelined(cluster):  # BytePS: the delivery latency comes with fixed_costs
+        servers = method.ps_servers or cluster.nodes
+        colocated = method.ps_placement == "colocated"
+        if colocated and servers > cluster.nodes:
+            raise ValueError(
+                f"colocated parameter servers need ps_servers <= {cluster.nodes} nodes"
+            )
+        return ps_pipeline.stream_seconds(
+            nbytes, cluster.nodes, cluster.gpus_per_node, servers, colocated, cluster.node_values()
+        )
     return _parameter_server_seconds(method, cluster, nbytes, values)
 
 
@@ -144,7 +198,8 @@ def _parameter_server_seconds(
     if g > 1:
         local = float(costmodels.get("reduce-scatter").evaluate("ring", **intra))
         local += float(costmodels.get("allgather").evaluate("ring", **intra))
-    network = dict(alpha=cluster.inter_latency_s, beta=1 / cluster.inter_bandwidth_Bps)
+    node = cluster.node_values()  # each worker machine pushes and pulls through all its NICs
+    network = dict(alpha=node["alpha"], beta=node["beta"])
     if workers == 1:
         # One worker machine has nobody to synchronise with: the local reduction is the whole
         # exchange (Shi et al.'s 4-GPU BytePS rows imply ~5 GB/s, faster than their 10GbE).
@@ -218,7 +273,7 @@ def predict(
         forward,
         backward,
         comm or (lambda nbytes: message_seconds(method, cluster, nbytes)),
-        **method.schedule_options(),
+        **method.schedule_options(cluster),
     )
     iteration = result.iteration_time_s
     return Prediction(

@@ -63,6 +63,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from costmodels.nccl_tests import measurement_fields
 from costmodels.registry import get
+from costmodels.safe_output import write_atomic
 
 Level = Literal["intra", "inter"]
 COLLECTIVES = (
@@ -226,6 +227,7 @@ def fit_alpha_beta(
     steps, volume = coefficients(name, p, n)
     if not np.any(volume > 0):
         raise ValueError(f"fit_alpha_beta: {name} on one rank sends nothing; no bandwidth to fit")
+    _check_identified(name, volume, seconds)
     # 1. beta jointly with alpha, residuals in seconds: the large sizes decide it.
     alpha, beta = _huber_irls(np.column_stack([steps, volume]), seconds)
     if alpha < 0:  # a negative latency is no latency: refit beta alone
@@ -250,6 +252,25 @@ def fit_alpha_beta(
         median_abs_rel_error=float(np.median(relative)),
         max_abs_rel_error=float(np.max(relative)),
     )
+
+
+MIN_GROWTH = 1.05  # the largest size must take at least 5% longer than the smallest
+
+
+def _check_identified(name: str, volume: np.ndarray, seconds: np.ndarray) -> None:
+    """Refuse data that cannot identify a bandwidth, saying why (issue 14).
+
+    The largest size must take at least MIN_GROWTH times as long as the smallest: a flat or
+    falling curve fits any huge B (one imported log gave B = 2.3e21 GB/s) and a busy machine can
+    produce one. Noise between the two ends is the robust fit's business.
+    """
+    largest, smallest = volume == volume.max(), volume == volume.min()
+    growth = float(seconds[largest].mean() / seconds[smallest].mean())
+    if growth < MIN_GROWTH:
+        raise ValueError(
+            f"fit_alpha_beta: the {name} times do not grow with the message size (the largest "
+            f"size takes {growth:.3g}x the smallest's time); no bandwidth can be fitted"
+        )
 
 
 def parse_nccl_tests(
@@ -337,6 +358,4 @@ def save_profile(profile: ClusterProfile, path: str | Path) -> Path:
     """Write ``profile`` as YAML (load_profile reads it back equal)."""
     if not isinstance(profile, ClusterProfile):
         raise TypeError(f"profile must be a ClusterProfile, got {type(profile).__name__}")
-    path = Path(path)
-    path.write_text(profile_to_yaml(profile), encoding="utf-8")
-    return path
+    return write_atomic(path, profile_to_yaml(profile), "profile")

@@ -4,19 +4,27 @@ A :class:`~costmodels.profile.ClusterProfile` holds one fitted :class:`~costmode
 per level ("intra": inside a node, "inter": one GPU's share of the network). The calculator's
 link menus ("Calibrated: <name>"), ``commatlas predict --profile`` / ``compare --profile`` and
 ``commatlas check-ddp`` all read the profile through :func:`level_fit`, so a level the profile
-lacks is filled the same way everywhere: with the fit of the level it has (a one-node calibration
-prices the network like its own links, and says so).
+lacks is treated the same way everywhere: a prediction that needs it (the network for more than
+one node, the intra-node link for more than one GPU per node) is an error
+(:class:`MissingLevelError`) unless the caller asks, explicitly, to price it with the level the
+profile has (``fill=True``; ``--fill-missing-level`` on the command line). A one-node
+calibration would otherwise price the network at NVLink speed without anyone noticing.
 
 Example::
 
     >>> from costmodels.profile import ClusterProfile, LinkFit
     >>> lab = ClusterProfile(name="lab", source="hand",
     ...                      levels={"intra": LinkFit(alpha_s=2e-6, bandwidth_Bps=1e11)})
-    >>> fit, used = level_fit(lab, "inter")
+    >>> fit, used = level_fit(lab, "inter", fill=True)
     >>> used, fit.bandwidth_Bps
     ('intra', 100000000000.0)
-    >>> cluster_from_profile(lab, nodes=2, gpus_per_node=4).inter_latency_s
+    >>> cluster_from_profile(lab, nodes=1, gpus_per_node=4).intra_latency_s  # no network used
     2e-06
+    >>> try:
+    ...     cluster_from_profile(lab, nodes=2, gpus_per_node=4)
+    ... except MissingLevelError as exc:
+    ...     print(str(exc)[:57])
+    the calibrated profile 'lab' has no inter level (it holds
 """
 
 from __future__ import annotations
@@ -25,24 +33,49 @@ from costmodels.predict import Cluster
 from costmodels.profile import ClusterProfile, Level, LinkFit
 
 
-def level_fit(profile: ClusterProfile, level: Level) -> tuple[LinkFit, Level]:
-    """The fit that prices ``level`` and the level it was fitted on (the other when missing).
+class MissingLevelError(ValueError):
+    """A prediction needs a level (intra or inter) the calibrated profile does not hold."""
 
-    Raises ValueError naming the profile when it holds no level at all.
+
+_HOW = {"inter": "calibrate across two nodes for the network",
+        "intra": "calibrate inside one node for its links"}  # fmt: skip
+
+
+def level_fit(profile: ClusterProfile, level: Level, fill: bool = False) -> tuple[LinkFit, Level]:
+    """The fit that prices ``level`` and the level it was fitted on.
+
+    A missing level raises :class:`MissingLevelError` saying how to get it, unless ``fill``:
+    then the other level's fit is returned (and named, so callers can say so). Raises
+    ValueError naming the profile when it holds no level at all.
     """
     if level not in ("intra", "inter"):
         raise ValueError(f"level must be 'intra' or 'inter', got {level!r}")
     levels = dict(profile.levels)
     if not levels:
         raise ValueError(f"the calibrated profile {profile.name!r} has no fitted level")
-    used = level if level in levels else next(iter(levels))
-    return levels[used], used
+    if level in levels:
+        return levels[level], level
+    other = next(iter(levels))
+    if not fill:
+        raise MissingLevelError(
+            f"the calibrated profile {profile.name!r} has no {level} level (it holds "
+            f"{' and '.join(levels)} only): {_HOW[level]}, or fill it with the {other} fit "
+            "explicitly (--fill-missing-level)"
+        )
+    return levels[other], other
 
 
-def cluster_from_profile(profile: ClusterProfile, nodes: int, gpus_per_node: int) -> Cluster:
-    """A :class:`~costmodels.predict.Cluster` whose two links are the profile's levels."""
-    intra, _ = level_fit(profile, "intra")
-    inter, _ = level_fit(profile, "inter")
+def cluster_from_profile(
+    profile: ClusterProfile, nodes: int, gpus_per_node: int, fill: bool = False
+) -> Cluster:
+    """A :class:`~costmodels.predict.Cluster` whose two links are the profile's levels.
+
+    Only the levels the cluster uses must be in the profile (the network for two or more
+    nodes, the intra-node link for two or more GPUs per node); a level it does not use takes
+    the other's numbers, which then change nothing.
+    """
+    intra, _ = level_fit(profile, "intra", fill=fill or gpus_per_node == 1)
+    inter, _ = level_fit(profile, "inter", fill=fill or nodes == 1)
     return Cluster(
         nodes=nodes,
         gpus_per_node=gpus_per_node,

@@ -15,8 +15,15 @@ def register(model: CostModel) -> CostModel:
     return model
 
 
+def _load_formulas() -> None:
+    """Import costmodels.formulas once: importing it registers every model (kept out of
+    ``import costmodels`` so light modules stay light)."""
+    import costmodels.formulas  # noqa: F401
+
+
 def get(model_id: str) -> CostModel:
     """The cost model for a record id; KeyError lists the known ids."""
+    _load_formulas()
     try:
         return _MODELS[model_id]
     except KeyError:
@@ -24,6 +31,7 @@ def get(model_id: str) -> CostModel:
 
 
 def ids() -> list[str]:
+    _load_formulas()
     return sorted(_MODELS)
 
 

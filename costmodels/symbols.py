@@ -73,6 +73,43 @@ _ALL = {
     "v": _sym("v", "v", "virtual pipeline stages per GPU (interleaving)", "dimensionless", True),
     "t_f": _sym("t_f", "t_f", "forward time of one micro-batch on one stage", "second"),
     "t_b": _sym("t_b", "t_b", "backward time of one micro-batch on one stage", "second"),
+    # NCCL model (costmodels/nccl): per-call cost, protocol efficiency, NICs per node.
+    "alpha_0": _sym(
+        "alpha_0", "alpha_0", "fixed cost of one collective call (launch, base latency)", "second"
+    ),
+    "eta": _sym(
+        "eta", "eta", "share of the bottleneck link's rate an algorithm and protocol deliver",
+        "dimensionless",
+    ),
+    "K": _sym("K", "K", "NICs (network rails) per node", "dimensionless", True),
+    # Techniques after the surveys (costmodels/formulas/recent): zero-bubble and DualPipe
+    # pipelines, expert-parallel dispatch/combine, Streaming DiLoCo.
+    "t_w": _sym(
+        "t_w", "t_w", "weight-gradient part of one micro-batch's backward on one stage", "second"
+    ),
+    "t_fb": _sym(
+        "t_fb",
+        "t_fb",
+        "one forward and one backward chunk run overlapped (DualPipe's F&B)",
+        "second",
+    ),
+    "k_e": _sym(
+        "k_e", "k_e", "experts each token is routed to (the router's top-k)", "dimensionless", True
+    ),
+    "M_n": _sym(
+        "M_n",
+        "M_n",
+        "most nodes one token may be sent to (node-limited routing)",
+        "dimensionless",
+        True,
+    ),
+    "F": _sym(
+        "F",
+        "F",
+        "fragments the model is split into for staggered synchronisation",
+        "dimensionless",
+        True,
+    ),
 }
 
 SYMBOLS: dict[str, SymbolInfo] = {key: info for key, info in _ALL.items()}
@@ -102,6 +139,14 @@ m = SYMBOLS["m"].symbol
 v = SYMBOLS["v"].symbol
 t_f = SYMBOLS["t_f"].symbol
 t_b = SYMBOLS["t_b"].symbol
+alpha_0 = SYMBOLS["alpha_0"].symbol
+eta = SYMBOLS["eta"].symbol
+K = SYMBOLS["K"].symbol
+t_w = SYMBOLS["t_w"].symbol
+t_fb = SYMBOLS["t_fb"].symbol
+k_e = SYMBOLS["k_e"].symbol
+M_n = SYMBOLS["M_n"].symbol
+F = SYMBOLS["F"].symbol
 
 
 def key_of(symbol: sp.Symbol) -> str:

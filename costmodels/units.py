@@ -1,8 +1,15 @@
-"""Unit strings at the edges ("100 Gbit/s", "5 us", "25M params") parsed with pint into SI floats.
+"""Unit strings at the edges ("100 Gbit/s", "5 us", "25M params") parsed into SI floats.
 
 Inside the project everything is SI (seconds, bytes, bytes/s); these helpers are the only place
 where text with units becomes numbers. Each raises :class:`UnitParseError` naming the argument and
-why, never a bare pint exception.
+why, never a bare pint exception. Text must carry its unit: "100" is rejected with the same
+message everywhere ("needs a unit, e.g. 100 Gbit/s"); numbers passed from code (int, float) are
+SI already.
+
+The common units (B, kB ... TiB, bit ... Tbit, their "/s" and "ps" rates, s, ms, us, ns) come
+from a table checked against pint by tests/costmodels/test_units_and_compare.py; any other unit
+is read by pint, imported on first use (importing pint costs ~0.2 s, which the command line
+would pay on every call).
 """
 
 from __future__ import annotations
@@ -12,8 +19,12 @@ import shutil
 import tempfile
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pint
+from costmodels.limits import MAX_UNIT_TEXT
+
+if TYPE_CHECKING:
+    import pint
 
 
 class UnitParseError(ValueError):
@@ -28,6 +39,8 @@ def registry() -> pint.UnitRegistry:
     formula adding seconds to bytes would pass the unit check. Giving information its own base
     dimension makes both errors visible.
     """
+    import pint
+
     defaults = Path(pint.__file__).parent / "default_en.txt"
     text = defaults.read_text(encoding="utf-8")
     if "\nbit = []\n" not in text:
@@ -43,56 +56,149 @@ def registry() -> pint.UnitRegistry:
 
 
 _COUNT = re.compile(
-    r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKMGTB]?)\s*(params?|parameters?)?\s*$"
+    r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]{1,3})?)\s*([kKMGTB]?)\s*(params?|parameters?)?\s*$"
 )
 _COUNT_SCALE = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "T": 1e12}
 
+# The whole grammar of a quantity: a decimal number (optionally in scientific notation with at
+# most three exponent digits) and a unit made of names, optionally "name/name". Nothing else
+# reaches pint: its parser evaluates arithmetic ("9**9**9 B/s" is an exact big integer that takes
+# minutes), so the number is read by float() and pint only ever sees a unit name.
+_QUANTITY = re.compile(
+    r"^\s*(?P<number>[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?)\s*"
+    r"(?P<unit>[A-Za-z\u00b5\u03bc_]+(?:\s*/\s*[A-Za-z_]+)?)?\s*$"
+)
+MAX_TEXT = MAX_UNIT_TEXT  # characters of one quantity string
 
-def _quantity(text: str | float | int, what: str, unit: str) -> float:
+
+BYTES_PER_SECOND, SECOND, BYTE = "byte / second", "second", "byte"
+#: what each target quantity is called and a unit string to show as an example
+QUANTITIES = {
+    BYTES_PER_SECOND: ("bandwidth", "100 Gbit/s"),
+    SECOND: ("time", "5 us"),
+    BYTE: ("size", "64 MB"),
+}
+
+
+def _common_units() -> dict[str, tuple[str, float]]:
+    """unit text -> (quantity, SI factor) for the spellings people type most (pint agrees)."""
+    table: dict[str, tuple[str, float]] = {}
+    prefixes = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
+                "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}  # fmt: skip
+    for prefix, scale in prefixes.items():
+        for name, bytes_each in (("B", 1.0), ("byte", 1.0), ("bytes", 1.0), ("bit", 0.125)):
+            if name.startswith("byte") and prefix:
+                continue  # "kbyte" is pint's too, but nobody types it; pint still reads it
+            table[prefix + name] = (BYTE, scale * bytes_each)
+            table[f"{prefix}{name}/s"] = (BYTES_PER_SECOND, scale * bytes_each)
+        if not prefix.endswith("i"):
+            table[f"{prefix}Bps"] = (BYTES_PER_SECOND, scale)
+            table[f"{prefix}bps"] = (BYTES_PER_SECOND, scale / 8)
+    for name, seconds in (
+        ("s", 1.0),
+        ("ms", 1e-3),
+        ("us", 1e-6),
+        ("\u00b5s", 1e-6),
+        ("\u03bcs", 1e-6),
+        ("ns", 1e-9),
+        ("second", 1.0),
+        ("seconds", 1.0),
+    ):
+        table[name] = (SECOND, seconds)  # fmt: skip
+    return table
+
+
+COMMON_UNITS = _common_units()
+
+
+def _quantity_of(dimensionality: object) -> str:
+    names = {"[time]": "a time", "[information]": "a size", "[information] / [time]": "a bandwidth"}
+    return names.get(str(dimensionality), f"a quantity in {dimensionality}")
+
+
+@lru_cache(maxsize=256)
+def _factor(unit: str, target: str) -> float:
+    """How many ``target`` one ``unit`` is; a ValueError saying why when it is not one."""
+    unit = re.sub(r"\s*/\s*", "/", unit)
+    wanted, example = QUANTITIES[target]
+    if unit in COMMON_UNITS:
+        quantity, factor = COMMON_UNITS[unit]
+        if quantity != target:
+            raise ValueError(f"is a {QUANTITIES[quantity][0]}, not a {wanted}; e.g. {example}")
+        return factor
+    ureg = registry()
+    # "us" is the common ASCII spelling of microseconds; pint reads "µs" itself.
+    unit = re.sub(r"\bus\b", "microsecond", unit)
+    try:
+        parsed = ureg.parse_units(unit)
+    except Exception as exc:  # pint raises several unrelated exception types
+        raise ValueError(
+            f"has an unknown unit {unit!r} ({type(exc).__name__}); e.g. {example}"
+        ) from None
+    quantity = ureg.Quantity(1.0, parsed)
+    if not quantity.check(ureg.Quantity(1.0, target).dimensionality):
+        got = _quantity_of(quantity.dimensionality)
+        raise ValueError(f"is {got}, not a {wanted}; e.g. {example}")
+    return float(quantity.to(target).magnitude)
+
+
+def needs_unit(text: object, what: str, target: str) -> UnitParseError:
+    """The one message for a number typed without its unit (CLI, app, API alike)."""
+    return UnitParseError(f"{what}: {text!r} needs a unit, e.g. {QUANTITIES[target][1]}")
+
+
+def _quantity(text: str | float | int, what: str, unit: str, allow_zero: bool = False) -> float:
+    example = QUANTITIES[unit][1]
+    if isinstance(text, bool):
+        raise UnitParseError(f"{what}: expected a string like '{example}', got {text!r}")
     if isinstance(text, int | float):
         value = float(text)
     else:
         if not isinstance(text, str) or not text.strip():
-            raise UnitParseError(f"{what}: expected a string like '1 {unit}', got {text!r}")
-        ureg = registry()
-        # "us" is the common ASCII spelling of microseconds.
-        cleaned = re.sub(r"(?<=[0-9\s])us\b", "microsecond", text.strip())
-        try:
-            quantity = ureg.Quantity(cleaned)
-        except Exception as exc:  # pint raises several unrelated exception types
-            raise UnitParseError(f"{what}: cannot read {text!r} ({exc})") from None
-        if isinstance(quantity, int | float):
-            raise UnitParseError(f"{what}: {text!r} has no unit; write it like '1 {unit}'")
-        if not quantity.check(ureg.Quantity(1, unit).dimensionality):
+            raise UnitParseError(f"{what}: expected a string like '{example}', got {text!r}")
+        if len(text) > MAX_TEXT:
+            raise UnitParseError(f"{what}: longer than {MAX_TEXT} characters")
+        match = _QUANTITY.match(text)
+        if not match:
             raise UnitParseError(
-                f"{what}: {text!r} is in {quantity.dimensionality}, not convertible to {unit}"
+                f"{what}: cannot read {text!r}; write a number and a unit, like '{example}' "
+                "(no arithmetic)"
             )
-        value = float(quantity.to(unit).magnitude)
-    if not value > 0 or value != value or value == float("inf"):
-        raise UnitParseError(f"{what}: must be a positive finite number, got {text!r}")
+        if not match.group("unit"):
+            raise needs_unit(text, what, unit)
+        try:
+            factor = _factor(match.group("unit").strip(), unit)
+        except ValueError as exc:
+            raise UnitParseError(f"{what}: {text!r} {exc}") from None
+        value = float(match.group("number")) * factor
+    if value != value or value == float("inf") or value < 0 or (value == 0 and not allow_zero):
+        bound = "a non-negative" if allow_zero else "a positive"
+        raise UnitParseError(f"{what}: must be {bound} finite number, got {text!r}")
     return value
 
 
 def parse_bandwidth(text: str | float, what: str = "bandwidth") -> float:
-    """'100 Gbit/s' -> bytes per second (a bare number is taken as bytes/s)."""
-    return _quantity(text, what, "byte / second")
+    """'100 Gbit/s' -> bytes per second (text needs a unit; a float from code is bytes/s)."""
+    return _quantity(text, what, BYTES_PER_SECOND)
 
 
 def parse_time(text: str | float, what: str = "latency") -> float:
-    """'5 us' -> seconds (a bare number is taken as seconds)."""
-    return _quantity(text, what, "second")
+    """'5 us' -> seconds (text needs a unit; a float from code is seconds); zero is allowed."""
+    return _quantity(text, what, SECOND, allow_zero=True)
 
 
 def parse_bytes(text: str | float, what: str = "size") -> float:
-    """'100 MB' or '1 GiB' -> bytes (a bare number is taken as bytes)."""
-    return _quantity(text, what, "byte")
+    """'100 MB' or '1 GiB' -> bytes (text needs a unit; a float from code is bytes)."""
+    return _quantity(text, what, BYTE)
 
 
 def parse_count(text: str | float | int, what: str = "count") -> float:
     """'25M', '1.5B params', '340e6' -> a plain number (k/M/G|B/T are powers of 1000)."""
-    if isinstance(text, int | float):
+    if isinstance(text, int | float) and not isinstance(text, bool):
         value = float(text)
     else:
+        if len(str(text)) > MAX_TEXT:
+            raise UnitParseError(f"{what}: longer than {MAX_TEXT} characters")
         match = _COUNT.match(str(text))
         if not match:
             raise UnitParseError(f"{what}: cannot read {text!r} as a count like '25M' or '1.5B'")

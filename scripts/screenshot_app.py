@@ -42,10 +42,17 @@ def menu_pages() -> list[tuple[str, str, bool]]:
     return [(url, file, index == 0) for index, (url, file) in enumerate(present)]
 
 
-def shoot(page: Page, address: str, out: Path) -> None:
-    """Open ``address``, wait for the page (and its charts, if any) to settle, save a PNG."""
+# url path -> the button to press first, so the shot shows the page at work (not its empty form)
+ACTIONS = {"calibrate": "two nodes x 8 A100 all-reduce"}
+
+
+def shoot(page: Page, address: str, out: Path, button: str | None = None) -> None:
+    """Open ``address`` (and press ``button``), wait for the page and its charts to settle,
+    save a PNG."""
     page.goto(address)
     page.wait_for_selector("h1", timeout=120_000)
+    if button:
+        page.get_by_role("button", name=button).click()
     page.wait_for_timeout(1000)  # the run indicator appears only once the script started
     # Done when Streamlit shows no run indicator and no placeholder (skeleton) any more.
     page.wait_for_function(
@@ -74,7 +81,8 @@ def main() -> None:
         shoot(page, url + "/" + README_QUERY, out / README_SHOT)
         for url_path, _, default in menu_pages():
             # The default page lives at "/"; the others at their url_path.
-            shoot(page, url + ("/" if default else f"/{url_path}"), out / f"app-{url_path}.png")
+            shoot(page, url + ("/" if default else f"/{url_path}"), out / f"app-{url_path}.png",
+                  ACTIONS.get(url_path))  # fmt: skip
         browser.close()
 
 

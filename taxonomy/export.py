@@ -40,31 +40,42 @@ def to_json(records: Iterable[Record]) -> str:
     return json.dumps([r.model_dump(mode="json") for r in records], indent=2, ensure_ascii=False)
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> object:
+    """A cell a spreadsheet will not run: text that begins like a formula (= + - @, tab, CR)
+    gets a leading apostrophe, as the OWASP "CSV Injection" page recommends; other values pass."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
 def to_csv(records: Iterable[Record]) -> str:
+    """One row per record; every text cell neutralised by :func:`csv_cell`."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
     for r in records:
         first = r.citations[0]
-        writer.writerow(
-            {
-                "id": r.id,
-                "name": r.name,
-                "level": r.level,
-                "category": "/".join(r.category),
-                "lossless": "" if r.lossless is None else str(r.lossless).lower(),
-                "survey_a": r.placement.A or "",
-                "survey_b": r.placement.B or "",
-                "mentioned_a": r.placement.mentioned.A,
-                "mentioned_b": r.placement.mentioned.B,
-                "cost_model": r.cost_model or "",
-                "reference_impl": r.reference_impl or "",
-                "first_citation": first.title,
-                "year": first.year,
-                "verified": str(all(c.verified for c in r.citations)).lower(),
-                "summary": r.summary,
-            }
-        )
+        row = {
+            "id": r.id,
+            "name": r.name,
+            "level": r.level,
+            "category": "/".join(r.category),
+            "lossless": "" if r.lossless is None else str(r.lossless).lower(),
+            "survey_a": r.placement.A or "",
+            "survey_b": r.placement.B or "",
+            "mentioned_a": r.placement.mentioned.A,
+            "mentioned_b": r.placement.mentioned.B,
+            "cost_model": r.cost_model or "",
+            "reference_impl": r.reference_impl or "",
+            "first_citation": first.title,
+            "year": first.year,
+            "verified": str(all(c.verified for c in r.citations)).lower(),
+            "summary": r.summary,
+        }
+        writer.writerow({key: csv_cell(value) for key, value in row.items()})
     return buffer.getvalue()
 
 

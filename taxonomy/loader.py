@@ -16,6 +16,8 @@ from pydantic import ValidationError
 
 from taxonomy.schema import Record
 
+MAX_RECORD_BYTES = 1_000_000  # one record file; a real record is a few kilobytes
+
 RECORDS_DIR = Path(__file__).parent / "records"
 
 
@@ -55,10 +57,29 @@ class TaxonomyError(ValueError):
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def _read_record_text(path: Path) -> tuple[str | None, list[Problem]]:
+    """The file's text, or one problem saying why it cannot be a record file."""
+    if not path.is_file():
+        return None, [Problem(path, "<file>", "not a regular file (a directory named *.yaml?)")]
+    try:
+        size = path.stat().st_size
+        if size > MAX_RECORD_BYTES:
+            return None, [Problem(path, "<file>", f"{size:,} bytes; a record is at most "
+                                  f"{MAX_RECORD_BYTES:,}")]  # fmt: skip
+        return path.read_text(encoding="utf-8"), []
+    except UnicodeDecodeError as exc:
+        return None, [Problem(path, "<file>", f"not UTF-8 text (byte {exc.start}): binary?")]
+    except OSError as exc:
+        return None, [Problem(path, "<file>", f"cannot read ({exc.strerror or exc})")]
+
+
 def _parse_file(path: Path) -> tuple[Record | None, list[Problem]]:
+    text, problems = _read_record_text(path)
+    if text is None:
+        return None, problems
     try:
         # libyaml's loader parses the 200+ records about ten times faster than pure Python.
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
+        data = yaml.load(text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         return None, [Problem(path, "<yaml>", f"not valid YAML: {exc}".replace("\n", " "))]
     if not isinstance(data, dict):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -65,25 +66,36 @@ def _haystacks(record: Record) -> dict[str, str]:
     }
 
 
+def _word_pattern(token: str) -> re.Pattern[str]:
+    """A query word as a regex matching at a word start; hyphens join a phrase (see search)."""
+    parts = [re.escape(part) for part in token.split("-") if part]
+    body = "(?:" + " ?".join(parts) + ")" if parts else re.escape(token)
+    return re.compile(r"(?<![a-z0-9])" + body)
+
+
 def search(records: Iterable[Record], query: str) -> list[Hit]:
     """Records whose name, aliases, category or summary contain every word of ``query``.
 
-    Case-insensitive; hyphens and spaces are interchangeable ("all reduce" finds "all-reduce").
-    Ranked by how many query words each field holds (weighted: id and name count most), with a
-    bonus when the whole query appears in the id, name or an alias; ties by id.
+    Case-insensitive; a word matches at the start of a word of the text ("reduce" finds
+    "reduce-scatter", not "allreduce"s middle); a hyphenated word is one phrase, with the hyphen
+    as a space or left out ("top-k" finds "top-k" and "topk", not "TopoOpt ... k"; "all-reduce"
+    finds "all reduce" and "allreduce"). Ranked by how many query words each field holds
+    (weighted: id and name count most), with a bonus when the whole query appears in the id,
+    name or an alias; ties by id.
     """
     phrase = " ".join(query.casefold().replace("-", " ").split())
-    words = phrase.split()
-    if not words:
+    tokens = query.casefold().split()
+    if not tokens:
         raise ValueError("search: the query is empty")
+    patterns = [_word_pattern(token) for token in tokens]
     hits = []
     for record in records:
         texts = {k: v.casefold().replace("-", " ") for k, v in _haystacks(record).items()}
-        if not all(any(w in text for text in texts.values()) for w in words):
+        if not all(any(w.search(text) for text in texts.values()) for w in patterns):
             continue
         score, fields = 0, []
         for field, text in texts.items():
-            found = sum(1 for w in words if w in text)
+            found = sum(1 for w in patterns if w.search(text))
             if found:
                 fields.append(field)
                 score += _WEIGHTS[field] * found

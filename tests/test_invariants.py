@@ -4,7 +4,9 @@
 - every registered cost model and every registered reference implementation is named by exactly
   one record: no orphans, no double claims.
 The bytes-on-the-wire invariant lives beside each implementation's tests
-(tests/reference_impls/), where the processes already run.
+(tests/reference_impls/), where the processes already run; its latency twin (messages per rank
+and latency rounds equal a variant's alpha coefficient, for every modelled implementation) is
+tests/reference_impls/test_message_counts.py.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ import numpy as np
 from costmodels.compression_cost import KERNEL_OF, calibrated_gamma_c
 from costmodels.compression_exchange import square_view
 from costmodels.hardware import get_gpu, get_link
+from costmodels.nccl.constants import BASE_LATENCY_US, LAUNCH_OVERHEAD_US
 
 GPUS_PER_NODE = 8
 INTER_LINK = "hdr"
@@ -58,7 +59,8 @@ def describe() -> str:
     return (
         f"{inter.name} between nodes ({inter.bandwidth_Bps * inter.achievable_fraction / 1e9:.1f}"
         f" GB/s, {inter.alpha_s * 1e6:g} us), {intra.name} inside a node of {GPUS_PER_NODE} GPUs "
-        f"({intra.bandwidth_Bps * intra.achievable_fraction / 1e9:.0f} GB/s), "
+        f"({intra.bandwidth_Bps * intra.achievable_fraction / 1e9:.0f} GB/s; up to "
+        f"{GPUS_PER_NODE} workers share one node), "
         f"reduction at {get_gpu(GPU).memory_bandwidth_Bps / 3e12:.1f} TB/s"
     )
 
@@ -67,17 +69,23 @@ def symbol_values(model_id: str, p: Any, n: Any, bits: float | None = None) -> d
     """Values for every symbol a cost model may use, for p workers and an n-byte fp32 message.
 
     ``p`` and ``n`` may be numpy arrays (broadcast together); derived values follow them
-    (d = n / 4, k = DENSITY d, S = p, the matrix view of d). Symbols a model does not use are
-    ignored by ``CostModel.evaluate``.
+    (d = n / 4, k = DENSITY d, S = p, the matrix view of d). alpha and beta follow p too: up to
+    ``GPUS_PER_NODE`` workers sit in one node and a flat collective runs over its NVLink; from
+    two nodes on, over the network (alpha_intra / beta_intra stay NVLink for the models with a
+    node structure). Symbols a model does not use are ignored by ``CostModel.evaluate``.
     """
     ranks = np.asarray(p, dtype=float)
+    links = link_values()
+    one_node = ranks <= GPUS_PER_NODE
     size = np.asarray(n, dtype=float)
     d = size / 4.0
     rows, cols = np.vectorize(square_view, otypes=[float, float])(d)
     # The kernels were timed on an H200, the scenario's GPU: their fits apply unscaled.
     gamma_c = calibrated_gamma_c(model_id) if model_id in KERNEL_OF else 0.0
     return {
-        **link_values(),
+        **links,
+        "alpha": np.where(one_node, links["alpha_intra"], links["alpha"]),
+        "beta": np.where(one_node, links["beta_intra"], links["beta"]),
         "p": ranks,
         "n": size,
         "d": d,
@@ -97,6 +105,19 @@ def symbol_values(model_id: str, p: Any, n: Any, bits: float | None = None) -> d
         "v": 2.0,
         "t_f": FORWARD_S,
         "t_b": BACKWARD_S,
+        # Techniques after the surveys (costmodels/formulas/recent), illustrative values: half of
+        # the backward is the weight gradient; DualPipe's overlapped F&B gains nothing here;
+        # DeepSeek-V3's routing (top-8 experts, at most 4 nodes); Streaming DiLoCo fragments.
+        "t_w": BACKWARD_S / 2,
+        "t_fb": FORWARD_S + BACKWARD_S,
+        "k_e": 8.0,
+        "M_n": 4.0,
+        "F": 4.0,
+        # NCCL's model (costmodels/nccl): one NIC per GPU, the Simple protocol at full rate
+        # (eta = 1), and per call the launch estimate plus NCCL's Simple ring base latency.
+        "alpha_0": (LAUNCH_OVERHEAD_US + BASE_LATENCY_US["ring"]["simple"]) * 1e-6,
+        "eta": 1.0,
+        "K": float(GPUS_PER_NODE),
     }
 
 

@@ -163,46 +163,36 @@ def surveys_page(records: list[Record]) -> str:
 
 
 def taxonomy_picture(records: list[Record]) -> str:
-    """An icicle chart: levels (top row) split into their categories, widths = record counts."""
+    """Horizontal bars: one per top-level category, grouped and coloured by level, length = its
+    record count. Every label is horizontal text (a rotated icicle was unreadable, issue 17)."""
     rows = []
-    start = 0
     for level, title in LEVEL_TITLES.items():
         members = [r for r in records if r.level == level]
-        rows.append({"row": "level", "x0": start, "x1": start + len(members),
-                     "label": f"{title} ({len(members)})", "group": level})  # fmt: skip
-        inner = start
-        for top, count in sorted(Counter(r.category[0] for r in members).items()):
-            rows.append({"row": "category", "x0": inner, "x1": inner + count,
-                         "label": f"{_title(top)} ({count})", "group": level})  # fmt: skip
-            inner += count
-        start += len(members)
+        counts = Counter(r.category[0] for r in members)
+        for top, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+            rows.append({"level": f"{title} ({len(members)})",
+                         "category": f"{_title(top)} ({count})", "records": count})  # fmt: skip
     data = pd.DataFrame(rows)
-    data["mid"] = (data.x0 + data.x1) / 2
-    # Quantitative rows: a short band for the levels, a tall one for the rotated category names.
-    data["y0"] = data.row.map({"level": 0, "category": 44})
-    data["y1"] = data.row.map({"level": 40, "category": 330})
-    data["ytext"] = data.row.map({"level": 20, "category": 324})
-    base = alt.Chart(data).encode(
-        x=alt.X("x0:Q", axis=None, scale=alt.Scale(domain=[0, len(records)], nice=False)),
-        x2="x1:Q",
+    order = list(data["category"])  # grouped by level, largest first inside each
+    chart = (
+        alt.Chart(data)
+        .mark_bar()
+        .encode(
+            y=alt.Y("category:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),
+            x=alt.X("records:Q", title="records", axis=alt.Axis(tickMinStep=1)),
+            color=alt.Color(
+                "level:N",
+                sort=list(dict.fromkeys(data["level"])),
+                scale=alt.Scale(scheme="tableau10"),
+                legend=alt.Legend(title=None, orient="top", labelLimit=0),
+            ),
+        )
+        .properties(width=520, height=18 * len(data))
     )
-    scale = alt.Scale(domain=[330, 0], nice=False)
-    y = alt.Y("y0:Q", axis=None, scale=scale)
-    rects = base.mark_rect(stroke="white", strokeWidth=2).encode(
-        y=y, y2="y1:Q", color=alt.Color("group:N", legend=None, scale=alt.Scale(scheme="tableau10"))
+    labels = chart.mark_text(align="left", dx=3, fontSize=11).encode(
+        text="records:Q", color=alt.value("black")
     )
-    level_text = (
-        base.transform_filter("datum.row == 'level'")
-        .mark_text(color="white", fontWeight="bold", fontSize=13)
-        .encode(x="mid:Q", y=alt.Y("ytext:Q", axis=None, scale=scale), text="label:N")
-    )
-    category_text = (
-        base.transform_filter("datum.row == 'category'")
-        .mark_text(angle=270, color="white", fontSize=11, align="left", baseline="middle")
-        .encode(x="mid:Q", y=alt.Y("ytext:Q", axis=None, scale=scale), text="label:N")
-    )
-    chart = alt.layer(rects, level_text, category_text).properties(width=760, height=330)
-    return charts.svg(charts.configure(chart).configure_view(stroke=None))
+    return charts.svg(charts.configure(alt.layer(chart, labels)).configure_view(stroke=None))
 
 
 def taxonomy_files(tax: Taxonomy) -> Files:

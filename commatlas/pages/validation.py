@@ -11,57 +11,21 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from costmodels.validation import read_rows, validate
-
 DATA = Path(__file__).resolve().parents[2] / "costmodels" / "data" / "paper-a-measured-10gbe.csv"
 
 
-@cache
 def _validated(data: Path) -> tuple:
     """``costmodels.validation.validate`` of the measured rows, computed once per build."""
-    return validate(read_rows(data))
+    from commatlas.pages.validation_dp import validated
+
+    return validated(data)
 
 
 def validation_page(data: Path = DATA) -> str:
-    calibrations, checked, mape = _validated(data)
-    lines = [
-        "# Validation: predicted vs measured",
-        "",
-        "Shi et al. (IEEE Network 2021) measured seven lossless methods on 8 nodes x 4 GPUs over",
-        "10 Gbit/s Ethernet (data: HKBU-HPML/ddl-benchmarks, `results/2020-05-29`). CommAtlas fits",
-        "each network's effective bandwidths from the BSP rows only (latencies are the link",
-        "presets), then predicts every row with the method's schedule over the H200-measured",
-        "gradient ready times scaled to the testbed's step time. Rows marked *fit* were used for",
-        "the fit; the MAPE counts only the others. Reproduce with `commatlas validate-models`.",
-        "",
-    ]
-    for cal in calibrations:
-        lines.append(
-            f"- **{cal.network}**: inter-node {1 / cal.beta / 1e9:.3f} GB/s effective "
-            f"(latency {cal.alpha * 1e6:.0f} us); intra-node {1 / cal.beta_intra / 1e9:.3f} GB/s "
-            f"(latency {cal.alpha_intra * 1e6:.0f} us)."
-        )
-    lines += ["", f"**MAPE over the {sum(not c.used_for_fit for c in checked)} predicted rows: "
-              f"{mape:.1f}%**", ""]  # fmt: skip
-    lines += ["![Predicted against measured throughput](plots/validation.svg)", ""]
-    lines += [
-        "| Model | Method | GPUs | Measured (samples/s) | Predicted | Error |",
-        "|---|---|---|---|---|---|",
-    ]
-    for c in checked:
-        mark = " *fit*" if c.used_for_fit else ""
-        lines.append(
-            f"| {c.row.dnn} | {c.row.method} | {c.row.gpus} | {c.row.measured:.1f} | "
-            f"{c.predicted:.1f} | {100 * c.error:+.1f}%{mark} |"
-        )
-    lines += [
-        "",
-        "Known gaps: BERT's 8-GPU rows are slower than its 4-GPU rows (the first configuration",
-        "that crosses the network); ByteScheduler's measured 4-GPU all-reduce rows are slower",
-        "than WFBP, which a communication model alone does not explain.",
-        "",
-    ]
-    return "\n".join(lines)
+    """The data-parallel page (commatlas/pages/validation_dp.py)."""
+    from commatlas.pages.validation_dp import data_parallel_page
+
+    return data_parallel_page(data)
 
 
 def validation_plot(data: Path = DATA) -> str:
@@ -145,4 +109,18 @@ def validation_files(tax: object = None) -> dict[str, str]:
         "generated/plots/validation.svg": validation_plot(),
         "generated/validation-llm.md": megatron_page(_megatron()),
         "generated/plots/validation-llm.svg": megatron_plot(),
+        "generated/plots/validation-llm-vtrain.svg": _vtrain_plot(),
+        **_nccl_files(),
     }
+
+
+def _nccl_files() -> dict[str, str]:
+    from commatlas.pages.validation_nccl import PLOT, nccl_page, nccl_plot
+
+    return {"generated/validation-nccl.md": nccl_page(), PLOT: nccl_plot()}
+
+
+def _vtrain_plot() -> str:
+    from commatlas.pages.validation_llm import vtrain_plot
+
+    return vtrain_plot()

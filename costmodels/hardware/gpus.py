@@ -2,7 +2,11 @@
 
 Peaks are the vendor's dense numbers (NVIDIA datasheets quote tensor-core numbers "with
 sparsity", twice the dense rate; we store the dense half). fp32 is the non-tensor-core rate.
-Bandwidths are SI bytes per second (vendor "GB/s" and "TB/s" are decimal).
+Bandwidths are SI bytes per second (vendor "GB/s" and "TB/s" are decimal). ``nvlink_Bps`` is the
+GPU-to-GPU fabric (NVLink, or AMD Infinity Fabric) per GPU and per direction: half the
+"total" or "bidirectional" figure vendors print. ``sm_count`` (streaming multiprocessors, or
+AMD compute units) is what a GEMM's thread-block tiles are spread over (wave quantisation in
+costmodels/llm/gemm.py).
 """
 
 from __future__ import annotations
@@ -14,9 +18,11 @@ from dataclasses import dataclass
 class GPU:
     """One accelerator's published peaks (TFLOP/s are 1e12 floating-point operations per second).
 
-    ``bf16_tflops`` is None where the chip has no bf16 tensor cores (Volta, Turing).
-    ``memory_gib`` is the vendor's "GB" of device memory, which for HBM and GDDR parts is a
-    binary size (16, 32, 80 GiB ...), so it is stored as GiB.
+    ``bf16_tflops`` is None where the chip has no bf16 tensor cores (Volta, Turing), and
+    ``fp8_tflops`` None where it has no fp8 tensor cores (before Hopper). ``memory_gib`` is the
+    vendor's "GB" of device memory, which for HBM and GDDR parts is a binary size (16, 32,
+    80 GiB ...), so it is stored as GiB. ``nvlink_Bps`` is None where the part has no
+    GPU-to-GPU fabric in its usual server.
     """
 
     name: str
@@ -26,6 +32,18 @@ class GPU:
     memory_gib: float
     memory_bandwidth_Bps: float
     source: str
+    fp8_tflops: float | None = None
+    nvlink_Bps: float | None = None
+    sm_count: int | None = None
+
+    def __post_init__(self) -> None:
+        for field in ("fp16_tflops", "fp32_tflops", "memory_gib", "memory_bandwidth_Bps"):
+            if not getattr(self, field) > 0:
+                raise ValueError(f"GPU.{field} must be positive, got {getattr(self, field)!r}")
+        for field in ("bf16_tflops", "fp8_tflops", "nvlink_Bps", "sm_count"):
+            value = getattr(self, field)
+            if value is not None and not value > 0:
+                raise ValueError(f"GPU.{field} must be positive or None, got {value!r}")
 
     @property
     def memory_bytes(self) -> int:
@@ -33,14 +51,27 @@ class GPU:
 
 
 _A100 = (
-    "NVIDIA A100 datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf) as tabulated on "
-    "glennklockwood.com/garden/processors/A100; memory bandwidth also on thundercompute.com "
-    "'NVIDIA A100 specs' (40GB SXM 1,555 GB/s, 80GB SXM 2,039 GB/s)"
+    "NVIDIA A100 datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf: BF16/FP16 tensor "
+    "312 TFLOPS dense, FP32 19.5) as tabulated on glennklockwood.com/garden/processors/A100; "
+    "memory bandwidth also on thundercompute.com "
+    "'NVIDIA A100 specs' (40GB SXM 1,555 GB/s, 80GB SXM 2,039 GB/s); NVLink 3: 600 GB/s total, "
+    "300 GB/s each way (glennklockwood.com A100: '300+300 GB/s NVLink'); 108 SMs "
+    "(notes.haroldbenoit.com GPU hardware notes: 'A100-80GB has ... 108 Streaming "
+    "Multiprocessors')"
 )
 _H100 = (
     "NVIDIA H100 datasheet as tabulated on archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html "
-    "(SXM: FP16/BF16 tensor 1,979 TFLOPS with sparsity, FP32 67, 80 GB, 3,350 GB/s; PCIe: 1,513, "
-    "51, 80 GB, 2,000 GB/s) and glennklockwood.com/garden/processors/h100 (dense 989.4)"
+    "(SXM: FP16/BF16 tensor 1,979 TFLOPS with sparsity, FP8 3,958 with sparsity, FP32 67, 80 GB, "
+    "3,350 GB/s, 132 SMs, NVLink 900 GB/s; PCIe: 1,513, FP8 3,026, 51, 80 GB, 2,000 GB/s, 114 SMs, "
+    "NVLink 600 GB/s; 'Specifications 1/2 lower without sparsity') and "
+    "glennklockwood.com/garden/processors/h100 (dense BF16 989.4, FP8 1978.9)"
+)
+_BLACKWELL = (
+    "glennklockwood.com/garden/processors/B200 (NVIDIA figures: HGX B200 at 1,000 W dense "
+    "BF16/FP16 2,250, FP8 4,500 TFLOPS; the GB200 variant at 1,200 W dense BF16/FP16 2,500, FP8 "
+    "5,000, FP32 90); verda.com 'GB300 NVL72 architecture' per-GPU table (B200: FP32 0.075 "
+    "PFLOPS, 180 GB HBM3E, 7.7 TB/s; NVLink 5 '1.8 TB/s total bandwidth (900 GB/s "
+    "unidirectional)'); hmc-tech.com B200 page: 148 SMs"
 )
 
 GPUS: dict[str, GPU] = {
@@ -50,21 +81,51 @@ GPUS: dict[str, GPU] = {
             "NVIDIA Tesla V100 datasheet figures (SXM2: 125 tensor TFLOPS, 15.7 FP32, 32/16 GB "
             "HBM2, 900 GB/s) as quoted on grokipedia 'Nvidia Tesla V100' and, for 125 tensor "
             "TFLOPS, developer.nvidia.com 'Programming Tensor Cores in CUDA 9'; 900 GB/s also "
-            "io-tech.fi on the V100 PCIe. fp16 is mixed-precision tensor (fp32 accumulate)."),
-        GPU("A100 40GB SXM", 312.0, 312.0, 19.5, 40, 1555e9, _A100),
-        GPU("A100 80GB SXM", 312.0, 312.0, 19.5, 80, 2039e9, _A100),
-        GPU("H100 SXM", 989.4, 989.4, 66.9, 80, 3.35e12, _H100),
+            "io-tech.fi on the V100 PCIe. fp16 is mixed-precision tensor (fp32 accumulate). "
+            "olcf.ornl.gov Summit V100 guide: 80 SMs, NVLink 'peak bandwidth of 25 GB/s (in each "
+            "direction)' per link; SXM2 has six links, so 150 GB/s each way (300 GB/s total).",
+            nvlink_Bps=150e9, sm_count=80),
+        GPU("A100 40GB SXM", 312.0, 312.0, 19.5, 40, 1555e9, _A100,
+            nvlink_Bps=300e9, sm_count=108),
+        GPU("A100 80GB SXM", 312.0, 312.0, 19.5, 80, 2039e9, _A100,
+            nvlink_Bps=300e9, sm_count=108),
+        GPU("H100 SXM", 989.4, 989.4, 66.9, 80, 3.35e12, _H100,
+            fp8_tflops=1978.9, nvlink_Bps=450e9, sm_count=132),
         GPU("H100 PCIe", 756.5, 756.5, 51.0, 80, 2.0e12,
-            _H100 + "; dense = half of the 1,513 sparse figure"),
+            _H100 + "; dense = half of the 1,513 (FP8 3,026) sparse figures; NVLink is the "
+            "600 GB/s two-GPU bridge, 300 GB/s each way",
+            fp8_tflops=1513.0, nvlink_Bps=300e9, sm_count=114),
         GPU("H200 SXM", 989.4, 989.4, 66.9, 141, 4.8e12,
             "Same GH100 compute as H100 SXM (lzwjava.github.io 'NVIDIA H200 GPU Specifications', "
             "aiminingco.com/gpu/h200/specs: 141 GB HBM3e, 4.8 TB/s, FP8 3,958 TFLOPS with "
-            "sparsity as on H100); compute peaks therefore those of H100 SXM (" + _H100 + ")"),
+            "sparsity as on H100); compute peaks, SMs and NVLink therefore those of H100 SXM ("
+            + _H100 + ")",
+            fp8_tflops=1978.9, nvlink_Bps=450e9, sm_count=132),
+        GPU("B200", 2250.0, 2250.0, 75.0, 180, 7.7e12, _BLACKWELL,
+            fp8_tflops=4500.0, nvlink_Bps=900e9, sm_count=148),
+        GPU("GB200", 2500.0, 2500.0, 90.0, 186, 8.0e12,
+            "One B200 GPU of a GB200 superchip at 1,200 W: " + _BLACKWELL + "; memory: GB200 "
+            "NVL72 'about 13.4 TB of unified GPU memory' for 72 GPUs (aiwiki.ai GB200 NVL72, "
+            "citing NVIDIA) = 186 GB each, 8 TB/s per GPU (gpu.blog GB200 NVL72 page; "
+            "glennklockwood.com B200: '8 TB/s (max)')",
+            fp8_tflops=5000.0, nvlink_Bps=900e9, sm_count=148),
+        GPU("MI300X", 1307.4, 1307.4, 163.4, 192, 5.3e12,
+            "AMD Instinct MI300X: dense BF16 1,307.4 and FP8 2,614.9 TFLOP/s, 5.3 TB/s HBM3, "
+            "192 GB (github.com/alpharomercoma/MI300X-vs-H200 METHODOLOGY.md spec table); "
+            "304 compute units (rocm.docs.amd.com 'AMD GPU specifications': 304 = 38 per XCD "
+            "on CDNA3; gpu.blog MI300X: 304 CUs); FP32 163.4 is AMD's FP32 matrix rate (the "
+            "vector rate is half); Infinity Fabric 896 GB/s aggregate (gpu.blog) of 128 GB/s "
+            "bidirectional links (emergentmind.com MI300X summary), 448 GB/s each way",
+            fp8_tflops=2614.9, nvlink_Bps=448e9, sm_count=304),
         GPU("RTX 2080 Ti", 26.9, None, 13.45, 11, 616e9,
             "Reference-clock figures on gpu.spicedreamphone.com (TU102: 11 GB GDDR6, 616.0 GB/s, "
             "FP32 13.45 TFLOPS, FP16 26.90 TFLOPS non-tensor); 616 GB/s also on 3dfxzone.it. "
             "fp16 here is the non-tensor rate: the tensor-core peak for this GeForce part could "
-            "not be verified from a stored source, so it is left out (a lower bound)."),
+            "not be verified from a stored source, so it is left out (a lower bound). NVLink "
+            "bridge: Turing 'NVLink 2.0 ... 100 GB/s bidirectional' (developer.aliyun.com GPU "
+            "architecture review), 50 GB/s each way. SM count not verified for the cut-down "
+            "2080 Ti die (the full TU102 has 72), so left unset.",
+            nvlink_Bps=50e9),
     )
 }  # fmt: skip
 
@@ -72,7 +133,8 @@ GPUS: dict[str, GPU] = {
 # Short names people type; the SXM part is the default where a PCIe one also exists.
 _ALIASES = {"v100": "V100 SXM2", "a100": "A100 80GB SXM", "a10040gb": "A100 40GB SXM",
             "a10080gb": "A100 80GB SXM", "h100": "H100 SXM", "h200": "H200 SXM",
-            "2080ti": "RTX 2080 Ti"}  # fmt: skip
+            "2080ti": "RTX 2080 Ti", "b200": "B200", "gb200": "GB200", "mi300x": "MI300X",
+            "h100pcie": "H100 PCIe"}  # fmt: skip
 
 
 def get_gpu(name: str) -> GPU:

@@ -132,7 +132,9 @@ _ALIASES = {"pcie3": "PCIe 3.0 x16", "pcie4": "PCIe 4.0 x16", "pcie5": "PCIe 5.0
             "nvlink3": "NVLink 3 (A100)", "nvlink4": "NVLink 4 (H100)",
             "edr": "InfiniBand EDR", "hdr": "InfiniBand HDR", "ndr": "InfiniBand NDR",
             "10gbe": "10 GbE", "25gbe": "25 GbE", "100gbe": "100 GbE",
-            "400gbe": "400 GbE"}  # fmt: skip
+            "400gbe": "400 GbE",
+            "ibedr": "InfiniBand EDR", "ibhdr": "InfiniBand HDR", "ibndr": "InfiniBand NDR",
+            "roce100": "RoCE 100", "roce200": "RoCE 200", "roce400": "RoCE 400"}  # fmt: skip
 
 
 def get_link(name: str) -> Link:

@@ -5,10 +5,14 @@ m micro-batches per pipeline, v model chunks per device. Activations are bf16 (2
 number is seconds per step spent by one GPU of the busiest pipeline stage; per micro-batch, the
 TP, PP, CP and EP terms are that value over m.
 
-Placement (Megatron-LM's order): rank = tp + t (cp + c (dp + d pp)). A group runs on the
-intra-node link when all its members share a node, else on the inter-node link; an all-reduce of
-a group with several members in each of several nodes is hierarchical (costmodels.collective_time
-"hierarchical"). Collectives are ring (Thakur et al. 2005); a rank sends and receives at once.
+Placement (Megatron-LM's order): rank = tp + t (cp + c (dp + d pp)). Collectives are priced by
+the NCCL model (costmodels/llm/nccl_groups.py, issue 15): a group is an NCCL system of its members
+per node on the GPU's fabric plus, across nodes, one NIC share per member, and NCCL's tuner picks
+ring, tree or NVLS and the protocol per message. With ``nccl=False`` they are the textbook forms
+the volumes below were written for: ring inside a node or over single-member nodes, hierarchical
+(costmodels.collective_time "hierarchical") for several members in each of several nodes, and
+pairwise all-to-all (Thakur et al. 2005); a rank sends and receives at once. Point-to-point
+pipeline transfers stay alpha + bytes x beta on the link they cross.
 
 * TP (Shoeybi et al. 2019, arXiv:1909.08053; per-layer count in Narayanan et al. SC'21 Sec. 3.2,
   "8bsh(t-1)/t per layer per device for each microbatch"): 2 all-reduces of b(s/c)h x 2 bytes
@@ -43,12 +47,15 @@ a group with several members in each of several nodes is hierarchical (costmodel
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
-from costmodels.collective_time import allreduce_time
+from costmodels.llm.groups import GroupSpan, allreduce_s, collective_s, group_span, link_of
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
-from costmodels.registry import get
+
+__all__ = [  # the group helpers are re-exported: callers import them from here
+    "CommBreakdown", "GroupSpan", "allreduce_s", "collective_s", "communication_breakdown",
+    "group_span", "layer_parameters", "stage_parameters_per_gpu", "wire_bytes",
+]  # fmt: skip
 
 BF16 = 2  # bytes per activation or parameter element on the wire
 
@@ -81,67 +88,6 @@ class CommBreakdown:
     def exposed_of(self, dim: str) -> float:
         hidden = {"dp": self.dp_hidden, "cp": self.cp_hidden}.get(dim, 0.0)
         return float(getattr(self, dim)) - hidden
-
-
-@dataclass(frozen=True)
-class GroupSpan:
-    """Where a communication group sits: its size, nodes spanned and members per node."""
-
-    size: int
-    nodes: int
-    per_node: int  # members in each node (0 when groups are spread unevenly)
-
-
-@functools.lru_cache(maxsize=4096)  # O(world) per call and called with repeating arguments
-def group_span(stride: int, size: int, world: int, gpus_per_node: int) -> GroupSpan:
-    """The worst group of ranks {base + k*stride, k < size} over all groups of the world."""
-    block = stride * size
-    if world % block:
-        raise ValueError(f"group of {size} with stride {stride} does not tile {world} ranks")
-    worst = GroupSpan(size, 1, size)
-    for start in range(0, world, block):
-        for base in range(start, start + stride):
-            counts: dict[int, int] = {}
-            for k in range(size):
-                node = (base + k * stride) // gpus_per_node
-                counts[node] = counts.get(node, 0) + 1
-            even = len(set(counts.values())) == 1
-            span = GroupSpan(size, len(counts), size // len(counts) if even else 0)
-            if (span.nodes, -span.per_node) > (worst.nodes, -worst.per_node):
-                worst = span
-    return worst
-
-
-def _link(span: GroupSpan, cluster: LLMCluster) -> dict[str, float]:
-    if span.nodes == 1:
-        return {"alpha": cluster.intra_latency_s, "beta": 1 / cluster.intra_bandwidth_Bps}
-    return {"alpha": cluster.inter_latency_s, "beta": 1 / cluster.inter_bandwidth_Bps}
-
-
-def allreduce_s(n_bytes: float, span: GroupSpan, cluster: LLMCluster) -> float:
-    """Ring all-reduce inside a node or over single-member nodes; hierarchical otherwise."""
-    if span.size == 1 or n_bytes == 0:
-        return 0.0
-    if span.nodes > 1 and span.per_node > 1:
-        return float(
-            allreduce_time(
-                "hierarchical", p=span.size, g=span.per_node, n=n_bytes, gamma=0.0,
-                alpha=cluster.inter_latency_s, beta=1 / cluster.inter_bandwidth_Bps,
-                alpha_intra=cluster.intra_latency_s, beta_intra=1 / cluster.intra_bandwidth_Bps,
-            )
-        )  # fmt: skip
-    return float(allreduce_time("ring", p=span.size, n=n_bytes, gamma=0.0, **_link(span, cluster)))
-
-
-def collective_s(kind: str, n_bytes: float, span: GroupSpan, cluster: LLMCluster) -> float:
-    """One ring all-gather / reduce-scatter or pairwise all-to-all of n bytes per rank."""
-    if span.size == 1 or n_bytes == 0:
-        return 0.0
-    model_id, variant = {"all-gather": ("allgather", "ring"),
-                         "reduce-scatter": ("reduce-scatter", "ring"),
-                         "all-to-all": ("alltoall", "pairwise")}[kind]  # fmt: skip
-    values = dict(p=span.size, n=n_bytes, gamma=0.0, **_link(span, cluster))
-    return float(get(model_id).evaluate(variant, **values))
 
 
 # --- parameters one GPU holds (the DP volume) ---------------------------------------------------
@@ -193,15 +139,17 @@ def _spans(layout: Layout, cluster: LLMCluster) -> dict[str, GroupSpan]:
     }
 
 
-def _pp_seconds(layout: Layout, cluster: LLMCluster, act: float, spans: dict, sg: bool) -> float:
+def _pp_seconds(
+    layout: Layout, cluster: LLMCluster, act: float, spans: dict, sg: bool, nccl: bool
+) -> float:
     if layout.pp == 1:
         return 0.0
-    link = _link(spans["pp"], cluster)
+    link = link_of(spans["pp"], cluster)
     if layout.sequence_parallel:
         sent, gather = act / layout.tp, 0.0  # boundary tensor already sharded along s
     elif sg and layout.tp > 1:
         sent = act / layout.tp
-        gather = collective_s("all-gather", act, spans["tp"], cluster)
+        gather = collective_s("all-gather", act, spans["tp"], cluster, nccl)
     else:
         sent, gather = act, 0.0
     v = layout.interleave if layout.schedule == "interleaved" else 1
@@ -216,14 +164,21 @@ def communication_breakdown(
     *,
     fwd_s_per_microbatch: float = 0.0,
     bwd_s_per_microbatch: float = 0.0,
-    grad_bytes: int = 2,
+    grad_bytes: float = 2,
     pp_scatter_gather: bool = True,
+    param_bytes: float = BF16,
+    overlap_dp: bool = True,
+    nccl: bool = True,
 ) -> CommBreakdown:
     """Seconds per training step per parallel dimension, with the parts hidden under compute.
 
     ``fwd_s_per_microbatch``/``bwd_s_per_microbatch``: one micro-batch's compute on the stage
     (the overlap windows; 0 leaves all communication exposed). ``grad_bytes``: 2 for bf16
-    gradient reduction, 4 for Megatron's ``--accumulate-allreduce-grads-in-fp32``.
+    gradient reduction, 4 for Megatron's ``--accumulate-allreduce-grads-in-fp32``;
+    ``param_bytes``: bytes per weight of the ZeRO all-gathers (1 for fp8 weights);
+    ``overlap_dp``: False when the gradient reduction only starts after the backward pass
+    (``wire_bytes`` gives all three for a precision and framework); ``nccl``: price the
+    collectives with the NCCL model (default) or, when False, the textbook ring forms.
     """
     spans = _spans(layout, cluster)
     m, layers = layout.micro_batches, shape.layers / layout.pp
@@ -231,35 +186,36 @@ def communication_breakdown(
     act = layout.micro_batch * shape.seq_len / layout.cp * shape.hidden * BF16
 
     if layout.sequence_parallel:
-        tp_one = collective_s("reduce-scatter", act, spans["tp"], cluster) + collective_s(
-            "all-gather", act, spans["tp"], cluster
-        )
+        tp_one = collective_s("reduce-scatter", act, spans["tp"], cluster, nccl)
+        tp_one += collective_s("all-gather", act, spans["tp"], cluster, nccl)
     else:
-        tp_one = allreduce_s(act, spans["tp"], cluster)
+        tp_one = allreduce_s(act, spans["tp"], cluster, nccl)
     tp = m * layers * (6 if full else 4) * tp_one
 
-    pp = _pp_seconds(layout, cluster, act, spans, pp_scatter_gather)
+    pp = _pp_seconds(layout, cluster, act, spans, pp_scatter_gather, nccl)
 
     dense, expert = stage_parameters_per_gpu(shape, layout)
     grads = [(dense, spans["dp"]), (expert, spans["edp"])]
     if layout.zero == 0:
-        reduce = sum(allreduce_s(grad_bytes * n, s, cluster) for n, s in grads)
+        reduce = sum(allreduce_s(grad_bytes * n, s, cluster, nccl) for n, s in grads)
         gather = 0.0
     else:
-        reduce = sum(collective_s("reduce-scatter", grad_bytes * n, s, cluster) for n, s in grads)
-        gather = sum(collective_s("all-gather", BF16 * n, s, cluster) for n, s in grads)
+        reduce = sum(collective_s("reduce-scatter", grad_bytes * n, s, cluster, nccl)
+                     for n, s in grads)  # fmt: skip
+        gather = sum(collective_s("all-gather", param_bytes * n, s, cluster, nccl)
+                     for n, s in grads)  # fmt: skip
     if layout.zero == 3:
         dp = m * (reduce + 2 * gather)
         window = m * (fwd_s_per_microbatch + bwd_s_per_microbatch)
-        dp_hidden = min(dp, window)
+        dp_hidden = min(dp, window) if overlap_dp else 0.0
     else:
         dp = reduce + gather
-        dp_hidden = min(reduce, bwd_s_per_microbatch)
+        dp_hidden = min(reduce, bwd_s_per_microbatch) if overlap_dp else 0.0
 
     kv = 2 * layout.micro_batch * shape.seq_len * BF16 * (shape.hidden // shape.heads)
     kv *= max(1.0, shape.kv_head_count / layout.tp)  # KV heads split by TP, at least one each
-    cp_gather = collective_s("all-gather", kv, spans["cp"], cluster)
-    cp_reduce = collective_s("reduce-scatter", kv, spans["cp"], cluster)
+    cp_gather = collective_s("all-gather", kv, spans["cp"], cluster, nccl)
+    cp_reduce = collective_s("reduce-scatter", kv, spans["cp"], cluster, nccl)
     cp = m * layers * ((3 if full else 2) * cp_gather + cp_reduce)
     cp_hidden = min(cp, _attention_share(shape) * m * (fwd_s_per_microbatch + bwd_s_per_microbatch))
 
@@ -272,9 +228,34 @@ def communication_breakdown(
             m
             * layers
             * (6 if full else 4)
-            * collective_s("all-to-all", routed, spans["ep"], cluster)
+            * collective_s("all-to-all", routed, spans["ep"], cluster, nccl)
         )
     return CommBreakdown(tp, pp, dp, cp, ep, dp_hidden=dp_hidden, cp_hidden=cp_hidden)
+
+
+@dataclass(frozen=True)
+class WireBytes:
+    """Bytes per element of each communication of a step."""
+
+    activation: float  # TP/SP/CP/EP/PP activations and their gradients
+    param_gather: float  # ZeRO-1/2 all-gather of updated weights, ZeRO-3/FSDP weight gathers
+    grad_reduce: float  # data-parallel gradient all-reduce / reduce-scatter
+
+
+def wire_bytes(precision: str, framework: str, zero: int) -> WireBytes:
+    """What each collective carries. Activations stay 16-bit (Transformer Engine FP8 casts them
+    only inside the GEMMs). Weights are gathered in fp8 under ZeRO-3/FSDP with FP8 training
+    (TE's fp8 weights with FSDP2 float8 all-gather, Megatron's ``--fp8-param-gather``), else in
+    bf16. Gradients: fp32 where the framework reduces in fp32 (Megatron-LM forces
+    ``accumulate_allreduce_grads_in_fp32`` for bf16; torchtitan's FSDP2 ``reduce_dtype`` is
+    float32), 16-bit for fp16 Megatron and for Megatron-LM before that rule (legacy)."""
+    from costmodels.llm.frameworks import get_kernel_set
+
+    grads = float(get_kernel_set(framework).grad_reduce_bytes_bf16)
+    if precision == "fp16" and framework.startswith("megatron"):
+        grads = 2.0
+    gather = 1.0 if precision == "fp8" and zero == 3 else float(BF16)
+    return WireBytes(activation=float(BF16), param_gather=gather, grad_reduce=grads)
 
 
 def _attention_share(shape: TransformerShape) -> float:

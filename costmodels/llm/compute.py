@@ -1,4 +1,5 @@
-"""Training FLOPs per step, the time a GPU needs for them, and MFU / HFU.
+"""Training FLOPs per step and MFU / HFU (the time a GPU needs is the operator model's:
+costmodels/llm/step.py and the kernel files it names).
 
 FLOPs count matrix multiplications only (2 FLOPs per multiply-add), as Narayanan et al. do
 ("Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC'21,
@@ -27,16 +28,7 @@ from dataclasses import dataclass
 
 from costmodels.hardware import GPU
 from costmodels.llm.model_size import head_dim
-from costmodels.llm.shapes import Layout, Recompute, TransformerShape
-
-# Achievable fraction of the bf16 peak for the GEMMs of a layer, as a function of the GEMM
-# width n = hidden / tp on one GPU: f(n) = GEMM_MAX_FRACTION * n / (n + GEMM_HALF_WIDTH).
-# ESTIMATES, not fitted to a published measurement: they are chosen so that the curve rises
-# with matrix size, saturates, and stays above the end-to-end hardware FLOPs utilisation that
-# Korthikanti et al. 2022 report in Table 5 on A100 (22B t=8: 43.7 %, 175B: 52.8 %, 530B: 57.0 %,
-# 1T: 57.0 %; those include communication and pipeline bubbles, so GEMMs alone must do better).
-GEMM_MAX_FRACTION = 0.80
-GEMM_HALF_WIDTH = 512
+from costmodels.llm.shapes import Recompute, TransformerShape
 
 
 @dataclass(frozen=True)
@@ -86,21 +78,6 @@ def peak_flops(gpu: GPU) -> float:
     """Dense bf16 tensor peak in FLOP/s (fp16 where the chip has no bf16)."""
     tflops = gpu.bf16_tflops if gpu.bf16_tflops is not None else gpu.fp16_tflops
     return tflops * 1e12
-
-
-def gemm_efficiency(width: float) -> float:
-    """Achievable fraction of peak for GEMMs of inner width ``width`` (see the module constants)."""
-    if width <= 0:
-        raise ValueError(f"width must be positive, got {width}")
-    return GEMM_MAX_FRACTION * width / (width + GEMM_HALF_WIDTH)
-
-
-def compute_seconds(flops: float, gpu: GPU, shape: TransformerShape, layout: Layout) -> float:
-    """Seconds one GPU needs for ``flops`` (the FLOPs *that GPU* executes, e.g.
-    ``flops_per_step(...).hardware / layout.gpus``) at peak x gemm_efficiency(hidden / tp)."""
-    if flops < 0:
-        raise ValueError(f"flops must be >= 0, got {flops}")
-    return flops / (peak_flops(gpu) * gemm_efficiency(shape.hidden / layout.tp))
 
 
 def _utilisation(flops: float, seconds: float, gpus: int, gpu: GPU) -> float:

@@ -1,34 +1,49 @@
-"""Enumerate every valid 3D-parallel layout for a model and GPU count, keep what fits, rank by time.
+"""Enumerate every valid parallel layout for a model and GPU count, keep what fits, rank by time.
 
 The search space follows Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
-Clusters Using Megatron-LM" (SC'21, arXiv:2104.04473):
+Clusters Using Megatron-LM" (SC'21, arXiv:2104.04473): n = tp x pp x dp (x cp) GPUs (§3.1), and
+the validity rules of ``costmodels.llm.layout_check`` (the one place they live): tp divides the
+heads, key-value heads and ffn and stays inside a node; pp divides the layers; v divides
+layers / pp and needs m a multiple of pp; B = dp x micro_batch x m; cp divides the sequence; ep
+divides the experts and cp x dp. ZeRO stages only where dp > 1 (they shard over the data-parallel
+group; with dp = 1 every stage is the same layout); sequence parallelism only where tp > 1.
 
-- n = tp x pp x dp (§3.1: "p . t . d = n");
-- tp divides the attention heads (heads are split across tensor-parallel ranks, §2.3) and stays
-  inside a node, tp <= gpus_per_node (Takeaway #1, §3.2: tensor parallelism up to the GPUs per
-  node, pipeline parallelism across nodes);
-- pp divides the layers (equal stages) and v divides layers / pp (each device holds v chunks of
-  equal size, §2.2.2);
-- global batch B = dp x micro_batch x m with an integer number of micro-batches m (§3.1:
-  m = B / (d b)); the interleaved schedule needs m to be a multiple of pp (§2.2.2);
-- ZeRO stages only where dp > 1 (they shard over the data-parallel group; with dp = 1 every stage
-  is the same layout); sequence parallelism only where tp > 1.
+Nothing is pruned by heuristics other than these rules and memory: every candidate is predicted
+with ``costmodels.llm.step.predict_step``, those whose memory does not fit are dropped, and the
+rest are sorted by iteration time (then memory, then fewer model-parallel ranks).
 
-Nothing is pruned by heuristics other than these validity rules and memory: every candidate is
-predicted with ``costmodels.llm.step.predict_step``, those whose memory does not fit are dropped,
-and the rest are sorted by iteration time (then memory, then fewer model-parallel ranks).
+Bounded work (issue 14): divisors come from the prime factorisation (trial division up to sqrt n,
+so O(sqrt n) instead of O(n)); GPU counts and layers are checked against costmodels.limits; and
+a search with more than ``MAX_PLAN_LAYOUTS`` candidates stops with TooManyLayouts before any is
+priced, asking the caller to narrow it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from costmodels.limits import MAX_BATCH, MAX_GPUS, check_count
+from costmodels.llm.layout_check import (
+    batch_problem,
+    context_parallel_problem,
+    expert_parallel_problem,
+    interleave_problem,
+    pipeline_problem,
+    tensor_parallel_problem,
+)
 from costmodels.llm.shapes import Layout, LLMCluster, Recompute, TransformerShape
 from costmodels.llm.step import StepPrediction, predict_step
 
 DEFAULT_MICRO_BATCHES = (1, 2, 4, 8)
 ALL_RECOMPUTE: tuple[Recompute, ...] = ("none", "selective", "full")
+MAX_PLAN_LAYOUTS = 20_000  # a few seconds of predict_step (about 0.1 ms each when measured)
+MAX_DIVISOR_INPUT = 10**12  # trial division to sqrt(n) = 1e6 steps, well under a second
+
+
+class TooManyLayouts(ValueError):
+    """The search space is larger than one call prices; narrow it."""
 
 
 @dataclass(frozen=True)
@@ -39,9 +54,27 @@ class PlanCandidate:
     prediction: StepPrediction
 
 
+def prime_factors(n: int) -> dict[int, int]:
+    """{prime: exponent} of n >= 1 by trial division up to sqrt(n)."""
+    check_count(n, "n", MAX_DIVISOR_INPUT)
+    factors: dict[int, int] = {}
+    p = 2
+    while p * p <= n:
+        while n % p == 0:
+            factors[p] = factors.get(p, 0) + 1
+            n //= p
+        p += 1 if p == 2 else 2
+    if n > 1:
+        factors[n] = factors.get(n, 0) + 1
+    return factors
+
+
 def divisors(n: int) -> list[int]:
-    """All positive divisors of n, ascending."""
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """All positive divisors of n, ascending, built from the prime factorisation."""
+    found = [1]
+    for prime, exponent in prime_factors(n).items():
+        found = [d * prime**k for d in found for k in range(exponent + 1)]
+    return sorted(found)
 
 
 def enumerate_layouts(
@@ -54,34 +87,74 @@ def enumerate_layouts(
     zero_stages: Sequence[int] = (0, 1, 2, 3),
     recompute: Sequence[Recompute] = ALL_RECOMPUTE,
     sequence_parallel: Sequence[bool] = (False, True),
+    context_parallel: Sequence[int] = (1,),
+    expert_parallel: Sequence[int] = (1,),
+    max_interleave: int | None = None,
 ) -> Iterator[Layout]:
     """Every layout of ``gpus`` GPUs that satisfies the validity rules of the module docstring."""
-    if gpus < 1:
-        raise ValueError(f"gpus must be >= 1, got {gpus}")
-    for tp in divisors(gpus):
-        if shape.heads % tp or tp > cluster.gpus_per_node:
+    check_count(gpus, "gpus", MAX_GPUS)
+    check_count(global_batch, "global_batch", MAX_BATCH)
+    per_node = cluster.gpus_per_node
+    for cp in sorted(set(context_parallel)):
+        if gpus % cp:
             continue
-        for pp in divisors(gpus // tp):
-            if shape.layers % pp:
+        for tp in divisors(gpus // cp):
+            if tensor_parallel_problem(shape, tp, per_node):
                 continue
-            dp = gpus // (tp * pp)
-            for mb in micro_batches:
-                if global_batch % (dp * mb):
+            for pp in divisors(gpus // (cp * tp)):
+                if pipeline_problem(shape, pp):
                     continue
-                m = global_batch // (dp * mb)
-                for v in divisors(shape.layers // pp):
-                    # Interleaving needs pp > 1 and m a multiple of pp (§2.2.2).
-                    if v > 1 and (pp == 1 or m % pp):
+                dp = gpus // (cp * tp * pp)
+                for ep in sorted(set(expert_parallel)):
+                    if expert_parallel_problem(shape, ep, dp, cp):
                         continue
-                    for zero in zero_stages if dp > 1 else (0,):
-                        for sp in sequence_parallel if tp > 1 else (False,):
-                            for rc in recompute:
-                                yield Layout(
-                                    tp=tp, pp=pp, dp=dp, global_batch=global_batch,
-                                    micro_batch=mb, interleave=v, zero=zero,  # type: ignore[arg-type]
-                                    sequence_parallel=sp, recompute=rc,
-                                    schedule="interleaved" if v > 1 else "1f1b",
-                                )  # fmt: skip
+                    for mb in micro_batches:
+                        if batch_problem(global_batch, dp, mb):
+                            continue
+                        m = global_batch // (dp * mb)
+                        for v in divisors(shape.layers // pp):
+                            if max_interleave is not None and v > max_interleave:
+                                break
+                            if interleave_problem(shape, pp, v, m):
+                                continue
+                            yield from _variants(
+                                shape, (tp, pp, dp, cp, ep, mb, v), global_batch,
+                                zero_stages, sequence_parallel, recompute,
+                            )  # fmt: skip
+
+
+def _variants(shape: TransformerShape, degrees: tuple[int, ...], batch: int,
+              zero_stages: Sequence[int], sequence_parallel: Sequence[bool],
+              recompute: Sequence[Recompute]) -> Iterator[Layout]:  # fmt: skip
+    """ZeRO stage x sequence parallelism x recompute for one (tp, pp, dp, cp, ep, mb, v)."""
+    tp, pp, dp, cp, ep, mb, v = degrees
+    for zero in zero_stages if dp > 1 else (0,):
+        for sp in sequence_parallel if tp > 1 else (False,):
+            if context_parallel_problem(shape, cp, tp, sp):
+                continue
+            for rc in recompute:
+                yield Layout(
+                    tp=tp, pp=pp, dp=dp, global_batch=batch, micro_batch=mb, interleave=v,
+                    zero=zero, sequence_parallel=sp, recompute=rc, cp=cp, ep=ep,  # type: ignore[arg-type]
+                    schedule="interleaved" if v > 1 else "1f1b",
+                )  # fmt: skip
+
+
+def bounded_layouts(
+    shape: TransformerShape, gpus: int, cluster: LLMCluster, global_batch: int,
+    limit: int = MAX_PLAN_LAYOUTS, **choices: Any,
+) -> list[Layout]:  # fmt: skip
+    """``enumerate_layouts`` as a list; TooManyLayouts as soon as it passes ``limit``."""
+    found: list[Layout] = []
+    for layout in enumerate_layouts(shape, gpus, cluster, global_batch, **choices):
+        found.append(layout)
+        if len(found) > limit:
+            raise TooManyLayouts(
+                f"more than {limit:,} layouts of {gpus:,} GPUs to price; narrow the search "
+                "(fewer micro-batch sizes, ZeRO stages or recompute modes, a smaller maximum "
+                "interleave)"
+            )
+    return found
 
 
 def _rank_key(c: PlanCandidate) -> tuple[float, float, int]:
@@ -97,13 +170,18 @@ def plan(
     gpus: int,
     cluster: LLMCluster,
     global_batch: int,
-    **choices: Sequence,
+    *,
+    step_options: dict[str, Any] | None = None,
+    limit: int = MAX_PLAN_LAYOUTS,
+    **choices: Any,
 ) -> list[PlanCandidate]:
     """Layouts that fit in GPU memory, fastest first. ``choices`` narrow the search (see
-    ``enumerate_layouts``: micro_batches, zero_stages, recompute, sequence_parallel)."""
+    ``enumerate_layouts``); ``step_options`` go to every predict_step call (precision,
+    framework, calibration)."""
+    options = step_options or {}
     fitting = []
-    for layout in enumerate_layouts(shape, gpus, cluster, global_batch, **choices):
-        prediction = predict_step(shape, layout, cluster)
+    for layout in bounded_layouts(shape, gpus, cluster, global_batch, limit, **choices):
+        prediction = predict_step(shape, layout, cluster, **options)
         if prediction.fits:
             fitting.append(PlanCandidate(layout, prediction))
     return sorted(fitting, key=_rank_key)

@@ -1,54 +1,74 @@
 """One training step of a large transformer under TP x PP x DP (x CP x EP): time, memory, MFU.
 
-The step composes the parts of this package (compute.py, communication.py, pipeline.py,
-memory.py) following Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
-Clusters Using Megatron-LM", SC'21 (arXiv:2104.04473):
+The step is built from the kernels the GPUs run (the operator model) plus the communication
+and the pipeline schedule:
 
-1. FLOPs of the step (compute.flops_per_step). The slowest pipeline stage is the last one: its
-   l/p layers plus the output (logit) layer, so its GPUs execute
-   F_stage = (F_hw - F_logit) / n + F_logit p / n, with F_logit = 6 B s h V (forward + backward
-   of the 2 h V logit GEMM per token, not recomputed) and n = t p d c GPUs.
-2. Its compute time at the GEMM efficiency of the shard (compute.compute_seconds), split into
-   m micro-batches; forward is one third of the model FLOPs, the rest (backward and any
-   recomputation, which Megatron runs just before each backward) is the backward phase.
-3. Communication per step (communication.communication_breakdown). Tensor-, pipeline-,
-   context- and expert-parallel traffic happens inside every micro-batch and is on its critical
-   path, so its exposed part per micro-batch is added to t_f + t_b.
-4. The pipeline (pipeline.pipeline_time, the paper's Eq. 1 with b'/b = m):
-   T_pipe = (m + (p - 1)/v) (t_f + t_b + c),  bubble fraction (p - 1)/(v m) (Section 2.2).
-5. Data-parallel gradient reduction (and ZeRO gathers) after the pipeline flush, minus what
-   communication.py hides under the backward pass: T = T_pipe + DP_exposed.
+1. Per layer and micro-batch, every kernel of the forward and backward pass
+   (costmodels/llm/layer_ops.py, attention.py, frameworks.py), timed by kernel_time.py: GEMMs
+   from their shape (gemm.py), flash attention at a share of peak, memory-bound kernels as
+   bytes over achievable HBM bandwidth, each with a launch gap. Full recomputation re-runs a
+   layer's forward kernels before its backward; selective re-runs the attention core.
+2. A stage is its l/p layers; the first adds the embedding, the last the final norm, logit
+   layer and loss (edge_ops.py). Per micro-batch it also pays its exposed tensor-, pipeline-,
+   context- and expert-parallel communication (communication.py, priced with NCCL's algorithms
+   and protocols through nccl_groups.py; ``_communication`` below) and a host-side overhead.
+3. The pipeline (Narayanan et al., SC'21, §2.2, generalised to unequal stages): with S_i one
+   micro-batch through stage i and v model chunks per GPU,
+   T_pipe = m max_i S_i + (sum_i S_i - max_i S_i) / v, which is (m + (p-1)/v) S for equal
+   stages (the paper's Eq. 1) and m S for p = 1.
+4. After the flush: the exposed data-parallel reduction (ZeRO gathers), the optimizer step
+   (edge_ops.optimizer_kernel; fp8 adds the per-step weight casts) and a per-step overhead.
+
+``compute_breakdown_s`` splits iteration_time_s exactly (up to float rounding) into: ``gemm``,
+``attention``, ``memory_bound`` (m x the slowest stage's kernels of each kind),
+``communication_exposed`` (m x its per-micro-batch exposed communication + the exposed DP
+part), ``optimizer``, and ``bubble``: time the slowest stage's GPU waits, i.e. pipeline fill
+and drain ((sum - max)/v above), host-bound phases (kernel_time.py) and the host-side
+overheads per micro-batch and per step.
 
 MFU = model FLOPs / (T n peak) and HFU = hardware FLOPs / (T n peak) (Korthikanti et al. 2022,
-"Reducing Activation Recomputation in Large Transformer Models", Section 6.4).
-``tflops_per_gpu`` is hardware FLOPs / (T n), the quantity Megatron-LM reports as "achieved
-teraFLOP/s per GPU" (the paper's Eq. 3 counts the recomputation forward).
-
-Left out (each makes the prediction optimistic): the optimizer update (memory-bound; no
-published per-parameter cost was verified), non-GEMM kernels (norms, softmax, dropout; the
-paper's Eq. 3 is "a lower bound" for the same reason), data loading and logging, kernel launch
-gaps. Also left out: overlap of TP communication with compute (pessimistic).
+Section 6.4), peak being the dense tensor-core rate of the chosen precision's linear GEMMs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
 
-from costmodels.llm.communication import communication_breakdown
-from costmodels.llm.compute import compute_seconds, flops_per_step, hfu, mfu
+from costmodels.llm.communication import (
+    CommBreakdown,
+    communication_breakdown,
+    stage_parameters_per_gpu,
+    wire_bytes,
+)
+from costmodels.llm.compute import flops_per_step
+from costmodels.llm.constants import StepConstants, default_constants
+from costmodels.llm.edge_ops import optimizer_kernel
+from costmodels.llm.frameworks import LOSS_SCALE_BYTES, get_kernel_set
+from costmodels.llm.kernel_time import Seconds, edge_times, kernel_seconds, layer_times
+from costmodels.llm.kernels import memory_kernel
+from costmodels.llm.layer_ops import LayerShard, weight_cast_bytes
 from costmodels.llm.memory import fits, memory_per_gpu
-from costmodels.llm.pipeline import bubble_fraction, pipeline_time
+from costmodels.llm.operator_table import OperatorTable
+from costmodels.llm.pipeline import bubble_fraction
+from costmodels.llm.precision import check_precision, linear_gemm_dtype, tensor_peak_flops
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
+
+if TYPE_CHECKING:
+    from costmodels.llm.calibrate_step import StepCalibration
+
+BREAKDOWN_KEYS = ("gemm", "attention", "memory_bound", "optimizer", "communication_exposed",
+                  "bubble")  # fmt: skip
 
 
 @dataclass(frozen=True)
 class StepPrediction:
     """One optimizer step, SI units. ``*_comm_s`` are per-step seconds of each dimension's
     communication on one GPU of the busiest stage (before overlap); ``exposed_comm_s`` is what
-    adds to the step after overlap."""
+    adds to the step after overlap (= compute_breakdown_s["communication_exposed"])."""
 
     iteration_time_s: float
-    compute_s: float  # the slowest stage's GEMM time for the whole step, no bubble
+    compute_s: float  # the slowest stage's kernel time over the step (GEMM + attention + other)
     memory_per_gpu_bytes: float
     fits: bool
     bubble_fraction: float
@@ -61,6 +81,8 @@ class StepPrediction:
     cp_comm_s: float
     ep_comm_s: float
     exposed_comm_s: float
+    tokens_per_s_per_gpu: float
+    compute_breakdown_s: dict[str, float]
 
 
 def _normalised(layout: Layout) -> Layout:
@@ -70,52 +92,150 @@ def _normalised(layout: Layout) -> Layout:
     return layout
 
 
-def logit_flops(shape: TransformerShape, global_batch: int) -> float:
-    """Forward + backward FLOPs of the output layer: 3 x 2 h V per token (never recomputed)."""
-    return 6.0 * global_batch * shape.seq_len * shape.hidden * shape.vocab
+def _shard(shape: TransformerShape, layout: Layout) -> LayerShard:
+    return LayerShard(layout.micro_batch, shape.seq_len // layout.cp, shape.seq_len, layout.tp,
+                      layout.sequence_parallel, layout.ep)  # fmt: skip
 
 
-def predict_step(shape: TransformerShape, layout: Layout, cluster: LLMCluster) -> StepPrediction:
-    """Predict time, memory and utilisation of one training step (see the module docstring)."""
+def _communication(
+    shape: TransformerShape,
+    layout: Layout,
+    cluster: LLMCluster,
+    precision: str,
+    framework: str,
+    t_f: float,
+    t_b: float,
+) -> CommBreakdown:
+    """Per-step communication of the busiest stage (NCCL collectives: llm/nccl_groups.py)."""
+    wire = wire_bytes(precision, framework, layout.zero)
+    return communication_breakdown(
+        shape, layout, cluster, fwd_s_per_microbatch=t_f, bwd_s_per_microbatch=t_b,
+        grad_bytes=wire.grad_reduce, param_bytes=wire.param_gather,
+        overlap_dp=get_kernel_set(framework).overlap_dp,
+    )  # fmt: skip
+
+
+def _optimizer_s(
+    shape: TransformerShape,
+    layout: Layout,
+    cluster: LLMCluster,
+    precision: str,
+    framework: str,
+    constants: StepConstants,
+    table: OperatorTable | None,
+) -> float:
+    dense, expert = stage_parameters_per_gpu(shape, layout)
+    params = dense + expert
+    if layout.zero >= 1:  # the distributed optimizer updates 1/dp of the shard (ZeRO-1)
+        params /= layout.dp * layout.cp
+    kernel_set = get_kernel_set(framework)
+    layers = shape.layers / layout.pp
+    opt = optimizer_kernel(params, layers, shape.gated_mlp, kernel_set)
+    if precision == "fp16":
+        opt = memory_kernel(opt.name, opt.bytes + LOSS_SCALE_BYTES * params, opt.launches + 1)
+    seconds = kernel_seconds(opt, cluster.gpu, constants, table)
+    casts = weight_cast_bytes(shape, _shard(shape, layout), precision) * layers
+    if casts:
+        seconds += kernel_seconds(memory_kernel("fp8-weight-cast", casts, launches=int(layers)),
+                                  cluster.gpu, constants, table)  # fmt: skip
+    return seconds
+
+
+def predict_step(
+    shape: TransformerShape,
+    layout: Layout,
+    cluster: LLMCluster,
+    *,
+    precision: Literal["bf16", "fp16", "fp8"] = "bf16",
+    framework: Literal["megatron", "pytorch", "pytorch-compile"] | str = "megatron",
+    calibration: StepCalibration | None = None,
+    constants: StepConstants | None = None,
+    operator_table: OperatorTable | None = None,
+) -> StepPrediction:
+    """Predict time, memory and utilisation of one training step (see the module docstring).
+
+    ``framework`` also accepts ``"megatron-legacy"`` (Megatron-LM/DeepSpeed without flash
+    attention, the kernels of the validation data). ``constants`` defaults to the fitted set;
+    ``operator_table`` (costmodels.llm.operator_table.load_operator_table) replaces the modelled
+    kernel rates by measured ones; ``calibration`` scales them as fitted on one measured step.
+    """
+    check_precision(precision)
+    kernel_set = get_kernel_set(framework)
+    gpu = cluster.gpu
+    peak = tensor_peak_flops(gpu, linear_gemm_dtype(precision))  # also rejects fp8 w/o support
     layout = _normalised(layout)
+    constants = constants or default_constants()
     n, m, pp = layout.gpus, layout.micro_batches, layout.pp
     v = layout.interleave if layout.schedule == "interleaved" else 1
-    flops = flops_per_step(shape, layout.global_batch, layout.recompute)
+    gemm_scale = calibration.gemm_scale if calibration else 1.0
+    overhead_scale = calibration.overhead_scale if calibration else 1.0
 
-    # 1-2. The last stage also runs the logit layer; with pp = 1 this is just F_hw / n.
-    logits = logit_flops(shape, layout.global_batch)
-    stage_flops = (flops.hardware - logits) / n + logits * pp / n
-    compute_s = compute_seconds(stage_flops, cluster.gpu, shape, layout)
-    forward_share = flops.model / 3 / flops.hardware
-    t_f = compute_s * forward_share / m
-    t_b = compute_s / m - t_f
+    def calibrated(s: Seconds) -> Seconds:
+        return Seconds(s.gemm * gemm_scale, s.attention * gemm_scale,
+                       s.memory_bound * overhead_scale, s.idle * overhead_scale)  # fmt: skip
 
-    # 3. Per-micro-batch communication on the critical path (TP, PP, EP, exposed CP).
-    comm = communication_breakdown(
-        shape, layout, cluster, fwd_s_per_microbatch=t_f, bwd_s_per_microbatch=t_b
-    )
-    in_microbatch = comm.tp + comm.pp + comm.ep + comm.exposed_of("cp")
+    shard = _shard(shape, layout)
+    lt = layer_times(shape, shard, gpu, precision, kernel_set.name, constants, operator_table)
+    emb_f, emb_b, head_f, head_b = edge_times(shape, shard, gpu, kernel_set.name, constants,
+                                              operator_table)  # fmt: skip
+    recompute = {"none": Seconds(), "selective": lt.attention_forward, "full": lt.forward}
+    per_layer_f = calibrated(lt.forward)
+    per_layer_b = calibrated(lt.backward + recompute[layout.recompute])
 
-    # 4-5. Pipeline of m micro-batches, then the exposed data-parallel reduction.
-    schedule = layout.schedule if pp > 1 or v > 1 else "1f1b"
-    pipe = pipeline_time(t_f, t_b + in_microbatch / m, pp, m, v, schedule)
+    # Stages: layers spread as evenly as possible, embedding first, head last.
+    base, extra = divmod(shape.layers, pp)
+    stages_f, stages_b = [], []
+    for i in range(pp):
+        layers = base + (1 if i < extra else 0)
+        f, b = per_layer_f.scaled(layers), per_layer_b.scaled(layers)
+        if i == 0:
+            f, b = f + calibrated(emb_f), b + calibrated(emb_b)
+        if i == pp - 1:
+            f, b = f + calibrated(head_f), b + calibrated(head_b)
+        stages_f.append(f)
+        stages_b.append(b)
+    critical = max(range(pp), key=lambda i: stages_f[i].total + stages_b[i].total)
+    t_f, t_b = stages_f[critical].total, stages_b[critical].total
+
+    comm = _communication(shape, layout, cluster, precision, kernel_set.name, t_f, t_b)
+    comm_mb = (comm.tp + comm.pp + comm.ep + comm.exposed_of("cp")) / m
+    host_mb = constants.microbatch_overhead_s * overhead_scale
+    per_mb = [stages_f[i].total + stages_b[i].total + comm_mb + host_mb for i in range(pp)]
+    fill_drain = (sum(per_mb) - per_mb[critical]) / v
     dp_exposed = comm.exposed_of("dp")
-    total = pipe + dp_exposed
+    optimizer = _optimizer_s(shape, layout, cluster, precision, kernel_set.name, constants,
+                             operator_table) * overhead_scale  # fmt: skip
+    step_host = constants.step_overhead_s * overhead_scale
 
+    kernels = stages_f[critical] + stages_b[critical]
+    breakdown = {
+        "gemm": m * kernels.gemm,
+        "attention": m * kernels.attention,
+        "memory_bound": m * kernels.memory_bound,
+        "optimizer": optimizer,
+        "communication_exposed": m * comm_mb + dp_exposed,
+        "bubble": fill_drain + m * (host_mb + kernels.idle) + step_host,
+    }
+    total = sum(breakdown.values())
+
+    flops = flops_per_step(shape, layout.global_batch, layout.recompute)
     memory = memory_per_gpu(shape, layout)
+    schedule = layout.schedule if pp > 1 or v > 1 else "1f1b"
     return StepPrediction(
         iteration_time_s=total,
-        compute_s=compute_s,
+        compute_s=m * kernels.busy,
         memory_per_gpu_bytes=memory.total,
-        fits=fits(memory, cluster.gpu),
+        fits=fits(memory, gpu),
         bubble_fraction=bubble_fraction(schedule, pp, m, v),
-        model_flops_utilization=mfu(flops.model, total, n, cluster.gpu),
-        hardware_flops_utilization=hfu(flops.hardware, total, n, cluster.gpu),
+        model_flops_utilization=flops.model / (total * n * peak),
+        hardware_flops_utilization=flops.hardware / (total * n * peak),
         tflops_per_gpu=flops.hardware / (total * n) / 1e12,
         tp_comm_s=comm.tp,
         pp_comm_s=comm.pp,
         dp_comm_s=comm.dp,
         cp_comm_s=comm.cp,
         ep_comm_s=comm.ep,
-        exposed_comm_s=in_microbatch * (m + (pp - 1) / v) / m + dp_exposed,
+        exposed_comm_s=breakdown["communication_exposed"],
+        tokens_per_s_per_gpu=layout.global_batch * shape.seq_len / (total * n),
+        compute_breakdown_s=breakdown,
     )

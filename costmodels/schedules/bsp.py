@@ -16,13 +16,20 @@ from collections.abc import Sequence
 
 from costmodels.gradients import Gradient
 from costmodels.schedules.common import check_inputs, send_fifo
+from costmodels.schedules.fixed_costs import FixedCosts
 from costmodels.schedules.result import Comm, IterationResult
 
 
 def bsp(
-    gradients: Sequence[Gradient], forward_s: float, backward_s: float, comm: Comm
+    gradients: Sequence[Gradient],
+    forward_s: float,
+    backward_s: float,
+    comm: Comm,
+    *,
+    costs: FixedCosts | None = None,
 ) -> IterationResult:
-    """All gradients fused into one message sent when backward ends (no overlap).
+    """All gradients fused into one message sent when backward ends (no overlap); ``costs``:
+    a framework's fixed costs (costmodels.schedules.fixed_costs), e.g. Horovod's cycle wait.
 
     Example::
 
@@ -33,7 +40,8 @@ def bsp(
     """
     grads = check_inputs(gradients, forward_s, backward_s, comm)
     if not grads:  # nothing to send: not even a latency is paid
-        return send_fifo([], forward_s, backward_s, comm)
+        return send_fifo([], forward_s, backward_s, comm, costs=costs)
     # The message leaves at the end of backward even if the last gradient was ready earlier:
     # BSP synchronises after the backward pass as a whole.
-    return send_fifo([grads], forward_s, backward_s, comm, earliest_s=[forward_s + backward_s])
+    end = [forward_s + backward_s]
+    return send_fifo([grads], forward_s, backward_s, comm, earliest_s=end, costs=costs)

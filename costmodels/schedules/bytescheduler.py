@@ -5,44 +5,58 @@ Training Acceleration', SOSP 2019, pp. 16-29, doi:10.1145/3341301.3359642) and `
 (A. Jayarajan et al., 'Priority-based Parameter Propagation for Distributed DNN Training',
 SysML/MLSys 2019, arXiv 1905.03960). Backward produces the gradients of layers near the output
 first, but the next forward needs layers near the input first; so tensors are cut into
-partitions of at most ``partition_bytes`` and, whenever the stream is free, the ready partition
-of the layer nearest the input goes next. The next forward starts layer by layer as soon as each
-layer's partitions have all arrived, overlapping the rest of the communication.
+partitions of at most ``partition_bytes`` and the ready partition of the layer nearest the input
+goes first. The next forward starts layer by layer as soon as each layer's partitions have all
+arrived, overlapping the rest of the communication.
 
-Model (one stream, comm(b) seconds per partition of b bytes):
+Model (one stream; comm(b) seconds for a message of b bytes):
+
 1. Layer order: the gradient list is in ready order, so forward runs it back to front; the last
    ready tensor belongs to the layer nearest the input and has the highest priority.
-2. Credit: ByteScheduler keeps a window ("credit") of partitions in flight so urgent partitions
-   can overtake queued ones without idling the network. Simplification: a credit of exactly one
-   partition. A partition in flight is never interrupted; preemption happens at partition
-   boundaries only, so smaller partitions preempt sooner but pay comm's latency more often.
-3. Forward time per layer is not in the input; we give layer i the share of forward_s equal to
-   its share of backward time up to the last gradient, (ready_i - ready_{i-1}) / ready_L (equal
-   shares if all gradients are ready at once), since a layer's forward and backward costs scale
+2. Partitions and their cost: without a cycle each partition is its own message, comm(part) +
+   ``costs.message_s``. Over a cycle-driven engine (Horovod, ``costs.cycle_s`` > 0) the
+   partitions one credit window admits are handed over at one wake-up and fused into one
+   message of W = min(credit, fusion buffer, all gradient bytes); after it the stream idles
+   until the next wake-up, half a cycle on average. So a byte costs (comm(W) + message_s +
+   cycle_s / 2) / W.
+3. Credit rule: ByteScheduler keeps up to ``credit_bytes`` of partitions in flight (its
+   BYTESCHEDULER_CREDIT), and a partition in flight is never interrupted. The stream serves by
+   priority with preemption (costmodels.schedules.priority_stream: this keeps every completion
+   time non-decreasing in comm, so more bandwidth is never slower), and the price of the
+   partitions in flight is charged as a later arrival: a tensor released while lower-priority
+   work of b seconds is still unsent arrives min(w, b) later, where w is the time to drain
+   credit - partition / 2 bytes, the mean residue of a full window. (The stream itself is not
+   held back, and the lower-priority work that ran meanwhile is not credited: slightly
+   pessimistic for the tensors preempted.) A work-conserving stream's unfinished work b only
+   shrinks when comm gets faster, so the rule keeps the law; and since a FIFO stream would have
+   sent all of b first, whole tensors still arrive no later than under WFBP. With a cycle, every
+   tensor also waits half a cycle for its first wake-up.
+4. Forward time per layer is not in the input; layer i gets the share of forward_s equal to its
+   share of backward time up to the last gradient, (ready_i - ready_{i-1}) / ready_L (equal
+   shares if all gradients are ready at once), since a layer's forward and backward scale
    together.
-4. Steady state: the next forward cannot end before all of this iteration's partitions arrived,
+5. Steady state: the next forward cannot end before all of this iteration's partitions arrived,
    so every backward pass starts with an idle stream and each period is the same. The period is
    computed once, from the start of a backward pass to the start of the next one:
 
     T = end of the next forward = max(backward_s + forward_s, chained layer-by-layer forward)
 
-The timeline covers that period: backward at [0, backward_s], the comm partitions, then the next
-iteration's forward layer segments; gradient readiness is measured from time 0 there.
+   ``forward_overlap=False`` (BytePS's own priority scheduling: the optimizer step waits for
+   every push-pull) gives T = max(backward_s, last arrival) + forward_s instead.
+
+The timeline covers that period: backward at [0, backward_s], the comm intervals (a preempted
+partition shows as several), then the next forward; readiness is measured from time 0 there.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Sequence
 
 from costmodels.gradients import Gradient
-from costmodels.schedules.common import (
-    assemble,
-    check_inputs,
-    check_size_option,
-    message_seconds,
-)
+from costmodels.schedules.common import assemble, check_inputs, check_size_option, message_seconds
+from costmodels.schedules.fixed_costs import FixedCosts, check_costs
+from costmodels.schedules.priority_stream import serve_by_priority
 from costmodels.schedules.result import Comm, IterationResult, Segment
 
 MAX_PARTITIONS = 1_000_000  # a guard against partition_bytes far below the tensor sizes
@@ -62,7 +76,7 @@ def partition_sizes(size: float, partition_bytes: float) -> list[float]:
 
 
 def forward_shares(gradients: Sequence[Gradient], forward_s: float) -> list[float]:
-    """Forward seconds of each tensor's layer (assumption 3 of the module docstring)."""
+    """Forward seconds of each tensor's layer (assumption 4 of the module docstring)."""
     if not gradients:
         return []
     total = gradients[-1].ready_s
@@ -83,10 +97,14 @@ def bytescheduler(
     comm: Comm,
     *,
     partition_bytes: float,
+    credit_bytes: float | None = None,
+    forward_overlap: bool = True,
+    costs: FixedCosts | None = None,
 ) -> IterationResult:
     """Steady-state iteration with partitioned, priority-ordered communication.
 
-    ``partition_bytes = math.inf`` keeps tensors whole (priority scheduling only).
+    ``partition_bytes = math.inf`` keeps tensors whole (priority scheduling only);
+    ``credit_bytes`` None: one partition in flight (the largest message, for whole tensors).
 
     Example::
 
@@ -97,53 +115,91 @@ def bytescheduler(
         7.6667
     """
     grads = check_inputs(gradients, forward_s, backward_s, comm)
+    costs = check_costs(costs)
     limit = check_size_option("partition_bytes", partition_bytes, allow_zero=False)
+    if credit_bytes is not None:
+        check_size_option("credit_bytes", credit_bytes, allow_zero=False)
     # Count before cutting: a tiny partition size must fail fast, not fill memory first.
     if sum(math.ceil(min(g.bytes / limit, MAX_PARTITIONS + 1)) for g in grads) > MAX_PARTITIONS:
         raise ValueError(
             f"partition_bytes={partition_bytes} cuts the gradients into more than "
             f"{MAX_PARTITIONS} partitions; use a larger partition_bytes"
         )
-    pieces = [partition_sizes(g.bytes, limit) for g in grads]
+    cuts = [partition_sizes(g.bytes, limit) for g in grads]
+    largest = min(limit, max((g.bytes for g in grads), default=0.0))
+    credit = max(largest, largest if credit_bytes is None else credit_bytes)
+    seconds, window = _pricing(comm, costs, limit, credit, sum(g.bytes for g in grads))
+    pieces = [[(size, seconds(size)) for size in cut] for cut in cuts]
+    first_wake = costs.cycle_s / 2  # the mean wait for the first wake-up of a cycle
+    releases = [g.ready_s + first_wake for g in grads]
+    run = serve_by_priority(releases, pieces)
+    # Credit rule (step 3): each tensor arrives later by the in-flight work it waited behind.
+    wait = window(credit - largest / 2)  # the mean of a full window still to drain
+    blocked = [min(wait, backlog) for backlog in run.pending_s]
     timeline = [Segment("backward", "backward", 0.0, backward_s)]
-    done = _send_by_priority(grads, pieces, comm, timeline)
-    # The next forward, layer nearest the input first; each layer waits for its parameters.
-    clock = backward_s
-    shares = forward_shares(grads, forward_s)
-    for index in reversed(range(len(grads))):
-        start = max(clock, done[index])
-        clock = start + shares[index]
-        timeline.append(Segment(f"forward {grads[index].name}", "forward", start, clock))
-    if not grads:
-        timeline.append(Segment("forward", "forward", backward_s, backward_s + forward_s))
-    # Rounding in the per-layer shares must not make the period shorter than the compute.
-    period = max(clock, backward_s + forward_s)
+    for interval in run.served:
+        grad, count = grads[interval.job], len(cuts[interval.job])
+        name = grad.name if count == 1 else f"{grad.name} [{interval.piece + 1}/{count}]"
+        timeline.append(Segment(name, "comm", interval.start_s, interval.end_s, (grad.name,),
+                                interval.bytes))  # fmt: skip
+    arrived = [
+        done + block + costs.delivered(cut[-1])
+        for done, block, cut in zip(run.done_s, blocked, cuts, strict=True)
+    ]
+    period = _next_forward(grads, forward_s, backward_s, arrived, forward_overlap, timeline)
     return assemble(timeline, forward_s + backward_s, period)
 
 
-def _send_by_priority(
-    grads: list[Gradient], pieces: list[list[float]], comm: Comm, timeline: list[Segment]
-) -> list[float]:
-    """Run the single stream; return when each tensor's last partition arrives."""
-    done = [0.0] * len(grads)
-    remaining = [len(p) for p in pieces]
-    queue: list[tuple[int, int]] = []  # (-tensor index, partition index): nearest input first
-    released, clock = 0, 0.0
-    while released < len(grads) or queue:
-        if not queue:  # idle stream: jump to the next gradient
-            clock = max(clock, grads[released].ready_s)
-        while released < len(grads) and grads[released].ready_s <= clock:
-            for part in range(len(pieces[released])):
-                heapq.heappush(queue, (-released, part))
-            released += 1
-        negative_index, part = heapq.heappop(queue)
-        index = -negative_index
-        size = pieces[index][part]
-        start, clock = clock, clock + message_seconds(comm, size)
-        count = len(pieces[index])
-        name = grads[index].name if count == 1 else f"{grads[index].name} [{part + 1}/{count}]"
-        timeline.append(Segment(name, "comm", start, clock, (grads[index].name,), size))
-        remaining[index] -= 1
-        if remaining[index] == 0:
-            done[index] = clock
-    return done
+def _pricing(comm: Comm, costs: FixedCosts, partition: float, credit: float, total: float):
+    """(seconds of a partition of b bytes, seconds to drain b bytes in flight): step 2."""
+    fused = min(credit, costs.cycle_fusion_bytes, total)
+    if costs.cycle_s > 0 and fused > 0:
+        per_byte = (message_seconds(comm, fused) + costs.message_s + costs.cycle_s / 2) / fused
+
+        def fused_part(size: float) -> float:
+            return per_byte * size
+
+        def fused_drain(size: float) -> float:
+            if not math.isfinite(size):  # unlimited credit: everything in flight drains first
+                return math.inf
+            return message_seconds(comm, size) + costs.message_s if size > 0 else 0.0
+
+        return fused_part, fused_drain
+
+    wait = costs.cycle_s / 2  # a cycle without fusion: every partition waits for a wake-up
+
+    def part(size: float) -> float:
+        return message_seconds(comm, size) + costs.message_s + wait
+
+    def drain(size: float) -> float:  # whole partitions of at most ``partition`` bytes
+        if size <= 0:
+            return 0.0
+        if not math.isfinite(size):  # unlimited credit: everything in flight drains first
+            return math.inf
+        count = math.ceil(size / partition) if math.isfinite(partition) else 1
+        return count * part(size / count)
+
+    return part, drain
+
+
+def _next_forward(
+    grads: list[Gradient],
+    forward_s: float,
+    backward_s: float,
+    arrived: list[float],
+    overlap: bool,
+    timeline: list[Segment],
+) -> float:
+    """Append the next forward to the timeline; return the period (step 5)."""
+    if not grads or not overlap:
+        start = max([backward_s, *arrived])
+        timeline.append(Segment("forward", "forward", start, start + forward_s))
+        return start + forward_s
+    clock = backward_s
+    shares = forward_shares(grads, forward_s)
+    for index in reversed(range(len(grads))):
+        start = max(clock, arrived[index])
+        clock = start + shares[index]
+        timeline.append(Segment(f"forward {grads[index].name}", "forward", start, clock))
+    # Rounding in the per-layer shares must not make the period shorter than the compute.
+    return max(clock, backward_s + forward_s)

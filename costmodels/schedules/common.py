@@ -13,6 +13,7 @@ import numbers
 from collections.abc import Sequence
 
 from costmodels.gradients import Gradient
+from costmodels.schedules.fixed_costs import FixedCosts, check_costs
 from costmodels.schedules.result import Comm, IterationResult, Segment
 
 
@@ -91,31 +92,101 @@ def send_fifo(
     backward_s: float,
     comm: Comm,
     earliest_s: Sequence[float] | None = None,
+    costs: FixedCosts | None = None,
 ) -> IterationResult:
     """Send each group as one message, in order, on one stream; the next forward waits for all.
 
     A group leaves when the stream is free and its last tensor is ready (or at ``earliest_s[i]``
     when given, e.g. the end of backward for BSP). The iteration ends when both backward and the
     last message are done, because every parameter must be updated before the next forward.
+
+    ``costs`` (costmodels.schedules.fixed_costs) adds a framework's fixed costs: each message
+    occupies the stream ``message_s`` longer; with a cycle, a group is handed over at the first
+    cycle boundary after it is ready and groups handed over together are fused up to
+    ``cycle_fusion_bytes``; ``delivery`` delays the end of a message without holding the stream;
+    ``overlap`` < 1 slows the stream while backward computes. With a cycle the times are the
+    mean over the cycle's phases and the timeline is that of the first phase.
     """
-    timeline = compute_segments(forward_s, backward_s)
-    stream_free = 0.0
+    costs = check_costs(costs)
+    compute_end = forward_s + backward_s
+    runs = [
+        _fifo_once(groups, forward_s, compute_end, comm, earliest_s, costs, phase)
+        for phase in costs.phases
+    ]
+    if len(runs) == 1:
+        return runs[0]
+    return IterationResult(
+        iteration_time_s=sum(r.iteration_time_s for r in runs) / len(runs),
+        compute_s=compute_end,
+        communication_s=sum(r.communication_s for r in runs) / len(runs),
+        exposed_communication_s=sum(r.exposed_communication_s for r in runs) / len(runs),
+        timeline=runs[0].timeline,
+    )
+
+
+def _handed_over(
+    groups: Sequence[Sequence[Gradient]],
+    forward_s: float,
+    earliest_s: Sequence[float] | None,
+    costs: FixedCosts,
+    phase: float,
+) -> list[tuple[float, list[Gradient]]]:
+    """(time the framework hands the message to the network, its tensors), fused per cycle."""
+    messages: list[tuple[float, list[Gradient]]] = []
+    size = 0.0
     for index, group in enumerate(groups):
         ready = forward_s + group[-1].ready_s if earliest_s is None else earliest_s[index]
-        start = max(stream_free, ready)
+        when = costs.boundary(ready, phase)
+        group_bytes = sum(g.bytes for g in group)
+        # Horovod fuses what one wake-up hands over, in order, while the buffer has room.
+        if (
+            costs.cycle_s > 0
+            and messages
+            and messages[-1][0] == when
+            and size + group_bytes <= costs.cycle_fusion_bytes
+        ):
+            messages[-1][1].extend(group)
+            size += group_bytes
+        else:
+            messages.append((when, list(group)))
+            size = group_bytes
+    return messages
+
+
+def stream_finish(start: float, work: float, compute_end: float, overlap: float) -> float:
+    """When a message of ``work`` seconds started at ``start`` ends, if the stream runs at
+    ``overlap`` of its speed until ``compute_end`` and at full speed after (non-decreasing in
+    both ``start`` and ``work``)."""
+    if overlap >= 1 or start >= compute_end:
+        return start + work
+    if overlap > 0 and start + work / overlap <= compute_end:
+        return start + work / overlap
+    return compute_end + work - overlap * (compute_end - start)
+
+
+def _fifo_once(
+    groups: Sequence[Sequence[Gradient]],
+    forward_s: float,
+    compute_end: float,
+    comm: Comm,
+    earliest_s: Sequence[float] | None,
+    costs: FixedCosts,
+    phase: float,
+) -> IterationResult:
+    timeline = compute_segments(forward_s, compute_end - forward_s)
+    stream_free, delivered = 0.0, 0.0
+    for when, group in _handed_over(groups, forward_s, earliest_s, costs, phase):
+        start = max(stream_free, when)
         size = sum(g.bytes for g in group)
-        stream_free = start + message_seconds(comm, size)
+        work = message_seconds(comm, size) + costs.message_s
+        stream_free = stream_finish(start, work, compute_end, costs.overlap)
+        delivered = max(delivered, stream_free + costs.delivered(size))
         timeline.append(
             Segment(
-                group_name(group),
-                "comm",
-                start,
-                stream_free,
-                tuple(g.name for g in group),
-                size,
+                group_name(group), "comm", start, stream_free, tuple(g.name for g in group), size
             )
         )
-    return assemble(timeline, forward_s + backward_s, max(forward_s + backward_s, stream_free))
+    return assemble(timeline, compute_end, max(compute_end, delivered))
 
 
 def assemble(timeline: list[Segment], compute_s: float, iteration_s: float) -> IterationResult:

@@ -9,8 +9,11 @@ Rule used here (DDP's bucketing): walk the tensors in ready order, adding each t
 once the bucket holds >= threshold_bytes it is closed. A bucket is sent as one message when its
 last tensor is ready, FIFO on one stream. So threshold 0 gives one bucket per tensor (= WFBP) and
 an infinite threshold one bucket sent when the last gradient is ready (= BSP when that gradient
-ends backward). Simplifications: Horovod fuses what is ready at each cycle (cycle time not
-modelled) and groups by data type; DDP's smaller first bucket is not modelled.
+ends backward). ``first_bucket_bytes`` caps the first bucket separately: PyTorch DDP closes its
+first bucket at 1 MiB (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES) when bucket_cap_mb is left
+at its default, so the last layers' gradients leave early. Horovod's cycle (tensors handed over
+at each HOROVOD_CYCLE_TIME wake-up are fused) comes with ``costs``
+(costmodels.schedules.fixed_costs); grouping by data type is not modelled (one dtype here).
 """
 
 from __future__ import annotations
@@ -19,20 +22,26 @@ from collections.abc import Sequence
 
 from costmodels.gradients import Gradient
 from costmodels.schedules.common import check_inputs, check_size_option, send_fifo
+from costmodels.schedules.fixed_costs import FixedCosts
 from costmodels.schedules.result import Comm, IterationResult
 
 
-def buckets(gradients: Sequence[Gradient], threshold_bytes: float) -> list[list[Gradient]]:
+def buckets(
+    gradients: Sequence[Gradient], threshold_bytes: float, first_bucket_bytes: float | None = None
+) -> list[list[Gradient]]:
     """Split the ready-ordered gradients into consecutive buckets of >= threshold_bytes each
-    (the last bucket may be smaller)."""
+    (the first of >= first_bucket_bytes when given; the last bucket may be smaller)."""
     threshold = check_size_option("threshold_bytes", threshold_bytes, allow_zero=True)
+    first = threshold
+    if first_bucket_bytes is not None:
+        first = check_size_option("first_bucket_bytes", first_bucket_bytes, allow_zero=True)
     result: list[list[Gradient]] = []
     current: list[Gradient] = []
     size = 0.0
     for grad in gradients:
         current.append(grad)
         size += grad.bytes
-        if size >= threshold:
+        if size >= (threshold if result else first):
             result.append(current)
             current, size = [], 0.0
     if current:
@@ -47,6 +56,8 @@ def fusion(
     comm: Comm,
     *,
     threshold_bytes: float,
+    first_bucket_bytes: float | None = None,
+    costs: FixedCosts | None = None,
 ) -> IterationResult:
     """Bucketed WFBP: each bucket is one message, sent when its last tensor is ready.
 
@@ -58,4 +69,5 @@ def fusion(
         8.0
     """
     grads = check_inputs(gradients, forward_s, backward_s, comm)
-    return send_fifo(buckets(grads, threshold_bytes), forward_s, backward_s, comm)
+    plan = buckets(grads, threshold_bytes, first_bucket_bytes)
+    return send_fifo(plan, forward_s, backward_s, comm, costs=costs)

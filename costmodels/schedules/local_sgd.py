@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from costmodels.gradients import Gradient
 from costmodels.schedules.common import assemble, check_inputs, message_seconds
+from costmodels.schedules.fixed_costs import FixedCosts, check_costs
 from costmodels.schedules.result import Comm, IterationResult, Segment
 
 
@@ -34,8 +35,12 @@ def local_sgd(
     comm: Comm,
     *,
     H: int,  # noqa: N803
+    costs: FixedCosts | None = None,
 ) -> IterationResult:
     """Average the model once every H steps; the cost of that average is spread over H steps.
+
+    ``costs``: a framework's fixed costs for the one average (the per-message cost, the mean
+    cycle wait and the delivery latency; the average never overlaps compute).
 
     Example::
 
@@ -53,18 +58,24 @@ def local_sgd(
         clock += forward_s
         timeline.append(Segment(f"backward {step + 1}", "backward", clock, clock + backward_s))
         clock += backward_s
+    costs = check_costs(costs)
+    extra = 0.0  # seconds the average adds to the period: cycle wait, stream, delivery
     if grads:  # no parameters, nothing to average
         size = sum(g.bytes for g in grads)
-        end = clock + message_seconds(comm, size)
+        phases = costs.phases  # the same mean cycle wait as BSP's single message
+        wait = sum(costs.boundary(clock, phase) - clock for phase in phases) / len(phases)
+        busy = message_seconds(comm, size) + costs.message_s
         names = tuple(g.name for g in grads)
-        timeline.append(Segment("model average", "comm", clock, end, names, size))
-        clock = end
+        start = clock + wait
+        timeline.append(Segment("model average", "comm", start, start + busy, names, size))
+        extra = wait + busy + costs.delivered(size)
+        clock = start + busy + costs.delivered(size)
     period = assemble(timeline, steps * (forward_s + backward_s), clock)
     # Per-step numbers from the formula rather than period / H, so rounding never makes the
     # iteration shorter than its compute.
     compute = forward_s + backward_s
     communication = period.communication_s / steps
-    iteration = compute + communication
+    iteration = compute + extra / steps
     return IterationResult(
         iteration_time_s=iteration,
         compute_s=compute,

@@ -24,6 +24,12 @@ exceeds the best finish found (every smaller i sends more bytes after r_j, so it
 when comm is non-decreasing in the message size, as every cost model here is). Since WFBP, every
 fusion threshold and BSP's single message (which leaves at backward end >= r_L) are all
 contiguous plans, T_mg <= min(T_wfbp, T_fusion, T_bsp).
+
+The plan is only as good as the cost model it is made with: the MG-WFBP code plans with its own
+alpha-beta fit (``plan_comm``; for Shi et al.'s 10GbE runs the fallback table of its source,
+costmodels/data/paper-a-alpha-beta.csv) and then runs on the real network, so the plan and the
+time it is priced at may use different functions. Without ``plan_comm`` it plans with ``comm``
+plus the per-message cost of ``costs``, i.e. optimally for the stream it runs on.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from collections.abc import Sequence
 
 from costmodels.gradients import Gradient
 from costmodels.schedules.common import check_inputs, message_seconds, send_fifo
+from costmodels.schedules.fixed_costs import FixedCosts, check_costs
 from costmodels.schedules.result import Comm, IterationResult
 
 
@@ -69,9 +76,16 @@ def mg_wfbp_plan(
 
 
 def mg_wfbp(
-    gradients: Sequence[Gradient], forward_s: float, backward_s: float, comm: Comm
+    gradients: Sequence[Gradient],
+    forward_s: float,
+    backward_s: float,
+    comm: Comm,
+    *,
+    plan_comm: Comm | None = None,
+    costs: FixedCosts | None = None,
 ) -> IterationResult:
-    """WFBP with the optimal merge plan (see :func:`mg_wfbp_plan`).
+    """WFBP with the merge plan of :func:`mg_wfbp_plan`, made with ``plan_comm`` (default:
+    ``comm`` plus the per-message cost of ``costs``) and sent with ``comm`` and ``costs``.
 
     Example::
 
@@ -81,4 +95,11 @@ def mg_wfbp(
         7.0
     """
     grads = check_inputs(gradients, forward_s, backward_s, comm)
-    return send_fifo(mg_wfbp_plan(grads, forward_s, comm), forward_s, backward_s, comm)
+    costs = check_costs(costs)
+    if plan_comm is None:
+        extra = costs.message_s
+        plan_comm = comm if extra == 0 else (lambda size: comm(size) + extra)
+    elif not callable(plan_comm):
+        raise TypeError(f"plan_comm must be a callable bytes -> seconds, got {plan_comm!r}")
+    plan = mg_wfbp_plan(grads, forward_s, plan_comm)
+    return send_fifo(plan, forward_s, backward_s, comm, costs=costs)

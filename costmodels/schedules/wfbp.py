@@ -18,13 +18,22 @@ from collections.abc import Sequence
 
 from costmodels.gradients import Gradient
 from costmodels.schedules.common import check_inputs, send_fifo
+from costmodels.schedules.fixed_costs import FixedCosts
 from costmodels.schedules.result import Comm, IterationResult
 
 
 def wfbp(
-    gradients: Sequence[Gradient], forward_s: float, backward_s: float, comm: Comm
+    gradients: Sequence[Gradient],
+    forward_s: float,
+    backward_s: float,
+    comm: Comm,
+    *,
+    costs: FixedCosts | None = None,
 ) -> IterationResult:
     """One message per tensor, sent in ready order as soon as the tensor and the stream are free.
+
+    With ``costs`` of a cycle-driven framework (Horovod: ``cycle_s`` > 0) the tensors ready within
+    one cycle leave together as one fused message: Horovod's WFBP is fusion by time.
 
     Example::
 
@@ -34,4 +43,4 @@ def wfbp(
         6.0
     """
     grads = check_inputs(gradients, forward_s, backward_s, comm)
-    return send_fifo([[g] for g in grads], forward_s, backward_s, comm)
+    return send_fifo([[g] for g in grads], forward_s, backward_s, comm, costs=costs)

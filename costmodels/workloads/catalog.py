@@ -110,5 +110,10 @@ def get_workload(name: str) -> Workload:
     """A workload by display name or alias, case-insensitively ("resnet50", "Llama 2 7B")."""
     key = _LOOKUP.get(_normalise(name))
     if key is None:
-        raise ValueError(f"unknown workload {name!r}; choices: {', '.join(_SPECS)}")
+        import difflib
+
+        close = difflib.get_close_matches(_normalise(name), list(_LOOKUP), n=3, cutoff=0.6)
+        guesses = list(dict.fromkeys(_LOOKUP[c] for c in close))
+        hint = f"did you mean {', '.join(guesses)}? " if guesses else ""
+        raise ValueError(f"unknown workload {name!r}; {hint}choices: {', '.join(_SPECS)}")
     return _build(key)

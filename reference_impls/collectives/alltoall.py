@@ -27,7 +27,7 @@ import torch
 import torch.distributed as dist
 
 from reference_impls.collectives._common import check_tensor
-from reference_impls.comm.checks import check_same_layout
+from reference_impls.comm.checks import check_same_layout, require_process_group
 from reference_impls.comm.wire import exchange
 from reference_impls.registry import reference_impl
 
@@ -57,6 +57,7 @@ def pairwise_alltoall(
     Like ``dist.all_to_all_single(output, input)`` with equal splits: block i of ``output`` is
     block r of rank i's ``input``. ``output`` must have ``input``'s shape and dtype; any dtype.
     """
+    require_process_group(group, "pairwise_alltoall")
     p, r = dist.get_world_size(group), dist.get_rank(group)
     _check_shapes(output, input, p)
     check_same_layout(input, group, "pairwise_alltoall")  # no-op unless COMMATLAS_CHECKS=1

@@ -1,9 +1,13 @@
 """Hierarchical all-reduce: reduce-scatter inside each node, all-reduce across nodes between
 ranks of the same local index, all-gather inside each node.
 
-Papers: X. Jia et al., "Highly scalable deep learning training system with mixed-precision:
-training ImageNet in four minutes", arXiv:1807.11205, 2018 (two-level all-reduce); ring phases
-as in P. Patarasuk and X. Yuan, J. Parallel Distrib. Comput. 69(2), 2009.
+Sources: Horovod's hierarchical all-reduce (github.com/horovod/horovod, pull request 411, 2018:
+NCCL reduce-scatter, MPI all-reduce, NCCL all-gather) and M. Cho, U. Finkler, D. Kung and
+H. Hunter, "BlueConnect: decomposing all-reduce for deep learning on heterogeneous network
+hierarchy", MLSys 2019; ring phases as in P. Patarasuk and X. Yuan, J. Parallel Distrib. Comput.
+69(2), 2009. The older two-level form of X. Jia et al. (arXiv:1807.11205, 2018) reduces to one
+master rank per node instead and broadcasts back (cost model variant ``reduce-broadcast``, not
+implemented here).
 
 Algorithm (p ranks on p/g nodes of g = ``ranks_per_group`` consecutive ranks; local rank l):
 
@@ -15,9 +19,10 @@ Algorithm (p ranks on p/g nodes of g = ``ranks_per_group`` consecutive ranks; lo
 
 Communication cost (cost model ``hierarchical-allreduce``, variant ``reduce-scatter-ring``):
 2 (g-1) alpha_intra + 2 (g-1)/g n beta_intra + 2 (p/g - 1) alpha + 2 (p/g - 1)/p n beta + the
-additions. Bytes sent by a rank: n - |chunk l| and n - |chunk l+1| inside the node, and a ring
-all-reduce of chunk l, 2 (p/g - 1)/(p/g) |chunk l|, across nodes; that is
-2 (g-1)/g n + 2 (p/g - 1)/p n when p divides the element count.
+additions; every rank sends 2 (g-1) messages inside its node and 2 (p/g - 1) across nodes.
+Bytes sent by a rank: n - |chunk l| and n - |chunk l+1| inside the node, and a ring all-reduce
+of chunk l, 2 (p/g - 1)/(p/g) |chunk l|, across nodes; that is 2 (g-1)/g n + 2 (p/g - 1)/p n
+when p divides the element count.
 
 The sub-groups come from :func:`reference_impls.collectives._subgroups.grid_subgroups` (rows are
 nodes), created on the first call and cached; see there who must make that first call.

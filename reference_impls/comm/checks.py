@@ -100,6 +100,17 @@ def _differences(rows: list[list[int]]) -> list[str]:
     return phrases
 
 
+def require_process_group(group: dist.ProcessGroup | None, what: str) -> None:
+    """One clear ValueError when no process group exists (torch's own is a bare traceback from
+    deep inside ``get_world_size``); always on, it costs one flag read."""
+    if group is None and not (dist.is_available() and dist.is_initialized()):
+        raise ValueError(
+            f"{what}: no process group: call torch.distributed.init_process_group(...) first "
+            "(torchrun sets up what it needs; on one machine reference_impls.testing."
+            "run_distributed starts the processes), or pass group="
+        )
+
+
 def check_same_layout(
     tensor: torch.Tensor,
     group: dist.ProcessGroup | None,
@@ -112,6 +123,7 @@ def check_same_layout(
     Compares numel, dtype and shape. Does nothing (no communication) unless
     ``COMMATLAS_CHECKS=1`` or ``force=True``; every rank of the group must call it together.
     """
+    require_process_group(group, what)
     if not (force or checks_enabled()):
         return
     if not isinstance(tensor, torch.Tensor):

@@ -59,8 +59,8 @@ class PrivateGenerators:
         self.seed = seed
         self._by_device: dict[torch.device, torch.Generator] = {}
 
-    def uniform(self, numel: int, device: torch.device) -> torch.Tensor:
-        """``numel`` float32 draws from U[0, 1) on ``device``."""
+    def generator(self, device: torch.device) -> torch.Generator:
+        """This object's private generator on ``device`` (created and seeded on first use)."""
         generator = self._by_device.get(device)
         if generator is None:
             seed = self.seed
@@ -69,7 +69,47 @@ class PrivateGenerators:
                 seed = _SEED_BASE + rank
             generator = torch.Generator(device=device).manual_seed(seed)
             self._by_device[device] = generator
+        return generator
+
+    def uniform(self, numel: int, device: torch.device) -> torch.Tensor:
+        """``numel`` float32 draws from U[0, 1) on ``device``."""
+        generator = self.generator(device)
         return torch.rand(numel, generator=generator, device=device, dtype=torch.float32)
+
+
+# MurmurHash3's 32-bit finalizer (fmix32; A. Appleby, MurmurHash3, public domain), constants as
+# int32 two's complement: torch multiplies int32 with wrap-around on CPU and CUDA alike.
+_FMIX_1 = 0x85EBCA6B - (1 << 32)
+_FMIX_2 = 0xC2B2AE35 - (1 << 32)
+
+
+def _shift_right(x: torch.Tensor, bits: int) -> torch.Tensor:
+    """Logical right shift of int32 (torch's >> is arithmetic: clear the copied sign bits)."""
+    return (x >> bits) & ((1 << (32 - bits)) - 1)
+
+
+def hashed_uniform(positions: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
+    """Float32 draws in [0, 1), multiples of 2**-24 like ``torch.rand``, from int32 positions.
+
+    u = fmix32(position XOR key) / 2**32, truncated to 24 bits. fmix32 is a bijection of 32-bit
+    words, so when ``key`` is uniform on all 2**32 values (one draw from a private generator per
+    call) every position's u is exactly uniform: stochastic rounding stays unbiased. Unlike
+    ``torch.rand`` it needs no random tensor in memory: under ``torch.compile`` the hash is a few
+    integer instructions inside the quantizing kernel.
+    """
+    h = positions ^ key
+    h = h ^ _shift_right(h, 16)
+    h = h * _FMIX_1
+    h = h ^ _shift_right(h, 13)
+    h = h * _FMIX_2
+    h = h ^ _shift_right(h, 16)
+    return _shift_right(h, 8).to(torch.float32) * 2.0**-24
+
+
+def random_key(generator: torch.Generator, device: torch.device) -> torch.Tensor:
+    """One uniform int32 word (shape (1,)) on ``device`` from a private generator."""
+    word = torch.randint(-(2**31), 2**31, (1,), generator=generator, device=device)
+    return word.to(torch.int32)
 
 
 def check_float_tensor(tensor: torch.Tensor, who: str) -> None:

@@ -1,8 +1,10 @@
 """Compressors by record id: ``get("topk-sparsification", ratio=0.01)``.
 
 Each compressor module registers a factory with :func:`register_compressor` under the id of the
-taxonomy record it implements. :func:`get` imports every module of this package first, so adding
-a compressor is adding a file; nothing here lists them.
+taxonomy record it implements. A second implementation of the same method (the GPU-speed
+variants: same payload, other kernels) registers as ``"<record id>/<name>"``, e.g.
+``"qsgd/fused"``; :func:`record_of` gives the record. :func:`get` imports every module of this
+package first, so adding a compressor is adding a file; nothing here lists them.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ def register_compressor(record_id: str) -> Callable[[F], F]:
         return factory
 
     return register
+
+
+def record_of(name: str) -> str:
+    """The record a catalog name implements: ``"qsgd/fused"`` -> ``"qsgd"``."""
+    return name.split("/", 1)[0]
 
 
 def _import_all() -> None:

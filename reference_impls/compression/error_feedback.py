@@ -44,15 +44,18 @@ class ErrorFeedback(Compressor):
         self.communication = inner.communication
         self.residuals: dict[str, torch.Tensor] = {}
 
-    def _corrected(self, tensor: torch.Tensor, name: str) -> torch.Tensor:
-        residual = self.residuals.get(name)
-        if residual is None:
-            return tensor
+    def _check_shape(self, residual: torch.Tensor, tensor: torch.Tensor, name: str) -> None:
         if residual.shape != tensor.shape:
             raise ValueError(
                 f"ErrorFeedback: tensor {name!r} changed shape from {tuple(residual.shape)} "
                 f"to {tuple(tensor.shape)}; use a distinct name per tensor"
             )
+
+    def _corrected(self, tensor: torch.Tensor, name: str) -> torch.Tensor:
+        residual = self.residuals.get(name)
+        if residual is None:
+            return tensor
+        self._check_shape(residual, tensor, name)
         return tensor + residual
 
     def compress(self, tensor: torch.Tensor, name: str = "") -> tuple[Payload, Any]:
@@ -73,9 +76,26 @@ class ErrorFeedback(Compressor):
     ) -> Aggregated:
         if self.communication != "custom":
             return super().aggregate(tensor, name, group)  # compress() updates the residual
-        corrected = self._corrected(tensor, name)
-        result = self.inner.aggregate(corrected, name, group)
-        self.residuals[name] = corrected - result.local
+        residual = self.residuals.get(name)
+        if residual is None or residual.dtype != tensor.dtype:
+            corrected = self._corrected(tensor, name)
+            result = self.inner.aggregate(corrected, name, group)
+            self.residuals[name] = corrected - result.local
+            return result
+        # Steps 1 and 3 in the residual's own buffer (e += g; e -= local): no temporaries of the
+        # tensor's size, which on a CPU cost as much as PowerSGD's products. The inner
+        # compressors never write to their input; a local that shares the buffer is copied.
+        self._check_shape(residual, tensor, name)
+        residual.add_(tensor)
+        try:
+            result = self.inner.aggregate(residual, name, group)
+        except BaseException:
+            residual.sub_(tensor)  # leave the residual as it was (up to rounding)
+            raise
+        local = result.local
+        if local.untyped_storage().data_ptr() == residual.untyped_storage().data_ptr():
+            local = local.clone()
+        residual.sub_(local.view(residual.shape))
         return result
 
     def state_dict(self) -> dict[str, Any]:

@@ -38,7 +38,8 @@ def allreduce_compressed(
             f"got {type(compressor).__name__}"
         )
     check_same_layout(tensor, group, "allreduce_compressed")  # no-op unless COMMATLAS_CHECKS=1
-    total = compressor.aggregate(tensor, name, group).total
-    if average:
-        total = total / dist.get_world_size(group)
-    tensor.copy_(total.view(tensor.shape))
+    total = compressor.aggregate(tensor, name, group).total.view(tensor.shape)
+    if average:  # one pass straight into the tensor: no temporary of its size
+        torch.div(total, dist.get_world_size(group), out=tensor)
+    else:
+        tensor.copy_(total)

@@ -22,10 +22,11 @@ entries that missed the global top-k (the paper puts those back into the residua
 the global set that this rank did not send stay in its residual: it never sent them.
 
 Communication cost (cost model ``gtopk``, variant ``recursive-doubling``): every message is k
-(value, index) pairs, k (w_v + w_i) bytes. A power-of-two p sends log2(p) messages per rank,
-exactly ceil(log2 p) k (w_v + w_i). Otherwise the busiest ranks (odd r < 2e) send floor(log2 p) +
-1 = ceil(log2 p) messages, the model's volume, and the others fewer (even r < 2e one, r >= 2e
-floor(log2 p)); the latency is floor(log2 p) + 2 steps, one more than the model's ceil(log2 p).
+(value, index) pairs, k (w_v + w_i) bytes. A power-of-two p takes log2(p) rounds and every rank
+sends log2(p) messages. Otherwise the schedule takes floor(log2 p) + 2 rounds (fold-in, doubling,
+fold-out), the model's alpha coefficient; the busiest ranks (odd r < 2e, role ``rank``) take part
+in all of them, sending floor(log2 p) + 1 messages (the fold-in round is a receive), the folded
+ranks (even r < 2e, role ``waiting``) send one, and the others floor(log2 p).
 
 Example::
 

@@ -28,7 +28,7 @@ from typing import Literal
 import torch
 import torch.distributed as dist
 
-from reference_impls.comm.checks import check_same_layout
+from reference_impls.comm.checks import check_same_layout, require_process_group
 from reference_impls.comm.wire import irecv, isend, wait_all
 from reference_impls.registry import reference_impl
 
@@ -88,6 +88,7 @@ def ps_push_pull(
     elements are left as they were.
     """
     flat = _as_flat(tensor)
+    require_process_group(group, "ps_push_pull")
     world, rank = dist.get_world_size(group), dist.get_rank(group)
     p, servers = ps_roles(world, num_servers, placement)
     check_same_layout(tensor, group, "ps_push_pull")  # no-op unless COMMATLAS_CHECKS=1

@@ -36,6 +36,7 @@ FAMILIES: list[str] = [
     "optimizers",
     "scheduling",
     "parallel",
+    "sequence",
 ]
 
 

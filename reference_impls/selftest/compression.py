@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from reference_impls.compression import Compressor, available, get
+from reference_impls.compression.catalog import record_of
 from reference_impls.selftest.core import Check, CheckContext, CheckFailed
 
 #: constructor arguments for compressors without usable defaults; others are built with get(id)
@@ -117,7 +118,7 @@ def _check_compressor(record_id: str) -> Callable[[CheckContext], None]:
                 f"get({record_id!r}) failed ({error}); add its arguments to CONFIG in "
                 "reference_impls/selftest/compression.py"
             ) from error
-        _, rule = AGGREGATION_RULES.get(record_id, _DEFAULT_RULE)
+        _, rule = AGGREGATION_RULES.get(record_of(record_id), _DEFAULT_RULE)
         for shape in SHAPES:
             name = f"t{'x'.join(map(str, shape))}"
             for step in range(2):
@@ -140,7 +141,7 @@ def checks() -> list[Check]:
     return [
         Check(
             record_id,
-            AGGREGATION_RULES.get(record_id, _DEFAULT_RULE)[0],
+            AGGREGATION_RULES.get(record_of(record_id), _DEFAULT_RULE)[0],
             _check_compressor(record_id),
         )
         for record_id in available()

@@ -71,6 +71,32 @@ def test_hierarchical_matches_three_ring_phases(p: int, g: int) -> None:
     assert model.evaluate_volume(**values(p, g)) == pytest.approx(per_rank)
 
 
+def binomial_rounds(members: int) -> int:
+    """Rounds of a binomial reduce (or broadcast) over `members` ranks, by merging subtrees."""
+    holders, rounds = list(range(members)), 0
+    while len(holders) > 1:  # every other holder hands its partial sum to its left neighbour
+        holders, rounds = holders[::2], rounds + 1
+    return rounds
+
+
+@pytest.mark.parametrize(("p", "g"), LAYOUTS)
+def test_reduce_broadcast_form_matches_its_phases(p: int, g: int) -> None:
+    """Jia et al.'s form: binomial reduce to a master, ring all-reduce of all n among the p/g
+    masters, binomial broadcast back; only the master uses the network."""
+    levels = binomial_rounds(g)
+    intra = levels * (2 * ALPHA_IN + 2 * N * BETA_IN + N * GAMMA)
+    nodes = p // g
+    inter = ring_phase(nodes, N, True, ALPHA, BETA) + ring_phase(nodes, N, False, ALPHA, BETA)
+    model = costmodels.get("hierarchical-allreduce")
+    got = model.evaluate("reduce-broadcast", **values(p, g))
+    assert got == pytest.approx(intra + inter, rel=1e-12, abs=1e-18)
+    network = 2 * (nodes - 1) / nodes * N
+    volume = model.evaluate_volume("reduce-broadcast", "inter-node", **values(p, g))
+    assert volume == pytest.approx(network)
+    master = model.evaluate_volume("reduce-broadcast", "master", **values(p, g))
+    assert master == pytest.approx(levels * N + network)
+
+
 @pytest.mark.parametrize(("p", "g"), LAYOUTS)
 def test_torus_matches_row_column_row_phases(p: int, g: int) -> None:
     expected = two_level(p, g, (ALPHA, BETA), (ALPHA, BETA))
@@ -87,6 +113,13 @@ def test_hierarchy_with_one_level_is_the_ring(p: int) -> None:
     # g = p: only the intra-node ring is left, at intra-node prices.
     inside = ring.evaluate(**values(p, p, alpha=ALPHA_IN, beta=BETA_IN))
     assert hier.evaluate(**values(p, p)) == pytest.approx(float(inside))
+    # The reduce-broadcast form: g = 1 is the ring; g = p is the binomial tree all-reduce.
+    broadcast_form = hier.evaluate("reduce-broadcast", **values(p, 1))
+    assert broadcast_form == pytest.approx(float(ring.evaluate(**values(p, 1))))
+    tree = costmodels.get("tree-allreduce").evaluate(
+        "binary-tree", **values(p, p, alpha=ALPHA_IN, beta=BETA_IN)
+    )
+    assert hier.evaluate("reduce-broadcast", **values(p, p)) == pytest.approx(float(tree))
     torus = costmodels.get("2d-torus-allreduce")
     for g in (1, p):
         assert torus.evaluate(**values(p, g)) == pytest.approx(float(ring.evaluate(**values(p, g))))

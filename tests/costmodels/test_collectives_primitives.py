@@ -188,10 +188,88 @@ def test_reduce_matches_schedule(p: int) -> None:
     )
     gather = [[(b, a, subtree(p, b), 0) for a, b in pairs] for pairs in tree]
     rounds = reduce_scatter_halving(p) + gather
-    assert model_time("reduce", "reduce-scatter-gather", p) == pytest.approx(price(rounds, N / p))
-    assert volume("reduce", "reduce-scatter-gather", p) == pytest.approx(
+    assert model_time("reduce", "dissemination-gather", p) == pytest.approx(price(rounds, N / p))
+    assert volume("reduce", "dissemination-gather", p) == pytest.approx(
         blocks_sent(rounds, 0) * N / p
     )
+
+
+def mpich_reduce(p: int) -> tuple[list[Round], int]:
+    """MPICH's reduce_intra_reduce_scatter_gather, root 0, in blocks of n/p' (returns p').
+
+    The odd ranks below 2e send their vector to rank - 1, which adds it; the p' remaining ranks
+    (new rank i: real rank 2i if i < e, else i + e) reduce-scatter by recursive halving with
+    partners at distance 1, 2, ... (the lower new rank keeps the lower half of its range), so
+    new rank i ends with block bit-reverse(i); then the blocks return to new rank 0, partners
+    at distance p'/2, p'/4, ..., the higher one sending all it holds and leaving.
+    """
+    q = 1 << (p.bit_length() - 1)
+    extra = p - q
+    real = [2 * i if i < extra else i + extra for i in range(q)]
+    sums = {r: {b: {r} for b in range(q)} for r in range(p)}  # contributions per block
+    fold = [(2 * i + 1, 2 * i, q, q) for i in range(extra)]
+    for src, dst, _, _ in fold:
+        for b in range(q):
+            sums[dst][b] |= sums[src][b]
+    rounds: list[Round] = [fold]
+    owned = dict.fromkeys(range(q), (0, q))  # block range each new rank still reduces
+    mask = 1
+    while mask < q:
+        messages, moves = [], []
+        for i in range(q):
+            low, high = owned[i]
+            middle = (low + high) // 2
+            lower, upper = (low, middle), (middle, high)
+            keep, give = (lower, upper) if i < i ^ mask else (upper, lower)
+            messages.append((real[i], real[i ^ mask], give[1] - give[0], give[1] - give[0]))
+            moves.append((i, keep, give))
+        for i, keep, give in moves:
+            partner = real[i ^ mask]
+            for b in range(*give):
+                assert not sums[partner][b] & sums[real[i]][b]
+                sums[partner][b] |= sums[real[i]][b]
+            owned[i] = keep
+        rounds.append(messages)
+        mask *= 2
+    have = {}
+    for i in range(q):
+        (block, end) = owned[i]
+        assert end == block + 1 and sums[real[i]][block] == set(range(p))
+        have[i] = {block}
+    mask = q // 2
+    while mask:
+        senders = [i for i in have if i & mask]
+        rounds.append([(real[i], real[i - mask], len(have[i]), 0) for i in senders])
+        for i in senders:
+            joined = have[i - mask] | have.pop(i)
+            assert max(joined) - min(joined) == len(joined) - 1  # ranges stay contiguous
+            have[i - mask] = joined
+        mask //= 2
+    assert have == {0: set(range(q))}
+    return rounds, q
+
+
+@pytest.mark.parametrize("p", PS)
+def test_reduce_scatter_gather_is_mpich_fold_halving_gather(p: int) -> None:
+    rounds, q = mpich_reduce(p)
+    assert model_time("reduce", "reduce-scatter-gather", p) == pytest.approx(price(rounds, N / q))
+    assert volume("reduce", "reduce-scatter-gather", p) == pytest.approx(
+        blocks_sent(rounds, 0) * N / q
+    )
+    folded = blocks_sent(rounds, 1) * N / q if p > q else 0.0
+    assert float(
+        costmodels.get("reduce").evaluate_volume("reduce-scatter-gather", "folded", p=p, n=N)
+    ) == pytest.approx(folded)
+
+
+def test_mpich_reduce_states_its_own_cost() -> None:
+    """MPICH's comment: (2 floor(lg p) + 1) alpha + (2 (p-1)/p + 1) n beta + n (1 + (p-1)/p)
+    gamma for p not a power of two, with its p the p' of the blocks (p = 6: p' = 4)."""
+    p, q = 6, 4
+    expected = (
+        (2 * 2 + 1) * ALPHA + (2 * (q - 1) / q + 1) * N * BETA + N * (1 + (q - 1) / q) * GAMMA
+    )
+    assert model_time("reduce", "reduce-scatter-gather", p) == pytest.approx(expected, rel=1e-12)
 
 
 # --- all-to-all -------------------------------------------------------------------------------
@@ -228,11 +306,20 @@ def test_alltoall_matches_schedule(p: int) -> None:
     assert model_time("alltoall", "pairwise", p) == pytest.approx(price(pairwise, N / p))
     assert volume("alltoall", "pairwise", p) == pytest.approx(blocks_sent(pairwise, 0) * N / p)
     bruck = alltoall_bruck(p)
-    simulated, formula = price(bruck, N / p), model_time("alltoall", "bruck", p)
-    if p & (p - 1) == 0:  # exact for powers of two ...
-        assert formula == pytest.approx(simulated, rel=1e-12)
-    else:  # ... and an upper bound otherwise, as the model says
-        assert simulated < formula
+    assert model_time("alltoall", "bruck", p) == pytest.approx(price(bruck, N / p), rel=1e-12)
+    assert volume("alltoall", "bruck", p) == pytest.approx(blocks_sent(bruck, 0) * N / p)
+
+
+@pytest.mark.parametrize("p", [3, 5, 6, 12, 2**20 + 3])
+def test_bruck_bandwidth_counts_set_bits(p: int) -> None:
+    """Exact Bruck: sum over rounds of the blocks with bit k set, not ceil(log2 p) halves."""
+    set_bits = sum(bin(i).count("1") for i in range(p)) if p < 2**16 else None
+    if set_bits is None:  # closed form for the large p: per bit, full periods plus the tail
+        set_bits = sum(
+            p // 2 ** (k + 1) * 2**k + max(0, p % 2 ** (k + 1) - 2**k) for k in range(21)
+        )
+    assert volume("alltoall", "bruck", p) == pytest.approx(set_bits * N / p, rel=1e-12)
+    assert volume("alltoall", "bruck", p) < math.ceil(math.log2(p)) * N / 2
 
 
 @pytest.mark.parametrize("p", [2, 4, 8, 16, 1024])

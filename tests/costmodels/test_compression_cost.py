@@ -11,19 +11,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import costmodels
+from costmodels.compression_breakeven import breakeven, breakeven_bandwidth, pays_off
 from costmodels.compression_cost import (
     KERNEL_OF,
     PROFILE,
-    breakeven,
-    breakeven_bandwidth,
     calibrated_gamma_c,
     compute_cost,
-    exchange_time,
     h200_copy_bandwidth_Bps,
     kernel_fit,
     kernels,
-    pays_off,
 )
+from costmodels.compression_exchange import exchange_time
 from costmodels.formulas.compression import MODELS
 
 PROFILE_ROWS = json.loads(PROFILE.read_text())["compression"]

@@ -52,6 +52,16 @@ def _values(draw, nodes: int, per_node: int) -> dict[str, float]:
         "v": draw(st.integers(min_value=1, max_value=4)),
         "t_f": draw(positive),
         "t_b": draw(positive),
+        # NCCL model (costmodels/nccl): fixed cost per call, protocol efficiency, NICs per node.
+        "alpha_0": draw(positive),
+        "eta": draw(st.floats(min_value=0.01, max_value=1.0)),
+        "K": draw(st.integers(min_value=1, max_value=16)),
+        # Techniques after the surveys (costmodels/formulas/recent).
+        "t_w": draw(positive),
+        "t_fb": draw(positive),
+        "k_e": draw(st.integers(min_value=1, max_value=16)),
+        "M_n": draw(st.integers(min_value=1, max_value=16)),
+        "F": draw(st.integers(min_value=1, max_value=64)),
     }
 
 

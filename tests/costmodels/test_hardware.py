@@ -106,3 +106,47 @@ def test_published_numbers_from_second_sources() -> None:
     assert (h200.memory_gib, h200.memory_bandwidth_Bps) == (141, 4.8e12)
     assert get_gpu("RTX 2080 Ti").memory_bandwidth_Bps == 616e9
     assert get_gpu("V100").memory_bandwidth_Bps == 900e9
+
+
+# Issue 16 presets: each dense peak, memory, bandwidth and NVLink figure typed here from the
+# source named in the preset (glennklockwood.com B200 page, verda.com per-GPU Blackwell table,
+# aiwiki.ai GB200 NVL72, alpharomercoma/MI300X-vs-H200, hpctech.co.jp H100 table, olcf V100).
+@pytest.mark.parametrize(
+    ("name", "bf16", "fp8", "memory", "bandwidth", "nvlink", "sms"),
+    [("B200", 2250, 4500, 180, 7.7e12, 900e9, 148),
+     ("GB200", 2500, 5000, 186, 8.0e12, 900e9, 148),
+     ("MI300X", 1307.4, 2614.9, 192, 5.3e12, 448e9, 304),
+     ("H100 SXM", 989.4, 1978.9, 80, 3.35e12, 450e9, 132),
+     ("H100 PCIe", 756.5, 1513, 80, 2.0e12, 300e9, 114),
+     ("H200 SXM", 989.4, 1978.9, 141, 4.8e12, 450e9, 132),
+     ("A100 80GB SXM", 312, None, 80, 2039e9, 300e9, 108),
+     ("V100 SXM2", None, None, 32, 900e9, 150e9, 80)],
+)  # fmt: skip
+def test_issue16_presets(name, bf16, fp8, memory, bandwidth, nvlink, sms) -> None:  # noqa: ANN001
+    gpu = get_gpu(name)
+    assert (gpu.bf16_tflops, gpu.fp8_tflops, gpu.memory_gib) == (bf16, fp8, memory)
+    assert (gpu.memory_bandwidth_Bps, gpu.nvlink_Bps, gpu.sm_count) == (bandwidth, nvlink, sms)
+
+
+def _printed(value: float) -> list[str]:
+    """The ways a vendor table prints a number: 4500, 4,500, 1307.4, 1,307.4."""
+    text = f"{value:,.1f}".removesuffix(".0")
+    return [text, text.replace(",", "")]
+
+
+def test_every_peak_is_in_its_source() -> None:
+    """Each dense bf16 and fp8 peak (or its sparse double, as NVIDIA prints it) appears in the
+    preset's source text, so a preset cannot drift from the page it cites."""
+    for gpu in GPUS.values():
+        for peak in (gpu.bf16_tflops, gpu.fp8_tflops):
+            if peak is None:
+                continue
+            candidates = _printed(peak) + _printed(round(2 * peak)) + _printed(2 * peak)
+            assert any(c in gpu.source for c in candidates), (gpu.name, peak)
+
+
+@pytest.mark.parametrize(("alias", "name"), [("b200", "B200"), ("gb200", "GB200"),
+                                             ("mi300x", "MI300X"), ("h100-pcie", "H100 PCIe"),
+                                             ("h100pcie", "H100 PCIe")])  # fmt: skip
+def test_issue16_aliases(alias: str, name: str) -> None:
+    assert get_gpu(alias).name == name

@@ -11,21 +11,27 @@ simulation of each schedule, in exact fractions.
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import partial
 
 import pytest
 
 from costmodels.collective_time import allreduce_time
 from costmodels.hardware import get_gpu
+from costmodels.llm import communication
 from costmodels.llm.communication import (
     CommBreakdown,
-    allreduce_s,
-    communication_breakdown,
     group_span,
     layer_parameters,
     stage_parameters_per_gpu,
 )
 from costmodels.llm.pipeline import bubble_fraction, pipeline_time
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
+
+# The volumes of the papers are those of the textbook collectives (ring, hierarchical, pairwise
+# all-to-all), the step model's ``nccl=False`` path; the NCCL path (the default) prices the same
+# volumes with NCCL's algorithms: tests/costmodels/test_llm_nccl_groups.py.
+communication_breakdown = partial(communication.communication_breakdown, nccl=False)
+allreduce_s = partial(communication.allreduce_s, nccl=False)
 
 INTRA, INTER = 300e9, 25e9
 GPT3 = TransformerShape(layers=96, hidden=12288, heads=96, seq_len=2048)

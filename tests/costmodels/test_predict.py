@@ -18,12 +18,27 @@ TWO_NODES = Cluster(nodes=2, gpus_per_node=4, intra_bandwidth_Bps=10e9, intra_la
 def test_bsp_ring_by_hand() -> None:
     """BSP: compute, then one ring all-reduce of all 102 MB over the inter-node link."""
     step, n, p = 0.253, RESNET.params * 4, 8
-    result = predict(RESNET, 64, step, TWO_NODES, Method("allreduce", "bsp"))
+    result = predict(RESNET, 64, step, TWO_NODES, Method("allreduce", "bsp", "ring"))
     ring = 2 * (p - 1) * 50e-6 + 2 * (p - 1) / p * n / 1.25e9
     assert result.iteration_time_s == pytest.approx(step + ring, rel=1e-9)
     assert result.exposed_communication_s == pytest.approx(ring, rel=1e-9)
     assert result.throughput_samples_per_s == pytest.approx(64 * p / (step + ring))
     assert result.scaling_efficiency == pytest.approx(step / (step + ring))
+
+
+def test_the_default_all_reduce_is_nccls() -> None:
+    """Method() prices a message with the NCCL model on the cluster's NCCL system: two nodes of
+    four GPUs, one NIC per GPU of 1.25 GB/s (the cluster's per-GPU share), no GPU preset."""
+    from costmodels.nccl import allreduce_seconds, system_from_cluster
+
+    assert Method().collective == "nccl"
+    n = 64e6
+    system = system_from_cluster(gpus_per_node=4, nodes=2, intra_bandwidth_Bps=10e9,
+                                 nic_bandwidth_Bps=1.25e9, nics_per_node=4,
+                                 inter_latency_s=50e-6)  # fmt: skip
+    assert message_seconds(Method(), TWO_NODES, n) == allreduce_seconds(system, n)
+    textbook = message_seconds(Method(collective="ring"), TWO_NODES, n)
+    assert message_seconds(Method(), TWO_NODES, n) < textbook  # four NICs per node, not one
 
 
 def test_one_gpu_scales_perfectly() -> None:

@@ -28,6 +28,7 @@ from costmodels.schedules import (
     simulate,
     wfbp,
 )
+from costmodels.schedules.fixed_costs import FixedCosts
 
 F, B = 1.0, 3.0
 EXAMPLE = [Gradient("a", 100, 0.5), Gradient("b", 100, 2.0), Gradient("c", 100, 3.0)]
@@ -112,15 +113,21 @@ def test_local_sgd_by_hand() -> None:
 
 def test_bytescheduler_by_hand_priority_only() -> None:
     result = bytescheduler(EXAMPLE2, F, B, comm2, partition_bytes=math.inf)
-    # Times from the backward start. a (3.5 s) runs [0.5, 4]; at 4 both b and c wait and c,
-    # nearest the input, goes first: c [4, 5.5], b [5.5, 7].
-    assert spans(result) == [("a", 0.5, 4.0), ("c", 4.0, 5.5), ("b", 5.5, 7.0)]
+    # Times from the backward start; whole tensors: a 3.5 s, b and c 1.5 s. The stream serves the
+    # released tensor nearest the input: a [0.5, 2]; b (ready 2) preempts a (2 s of a left);
+    # c (ready 3) preempts b (0.5 s of b left); c [3, 4.5], b [4.5, 5], a [5, 7].
+    assert spans(result) == [
+        ("a", 0.5, 2.0), ("b", 2.0, 3.0), ("c", 3.0, 4.5), ("b", 4.5, 5.0), ("a", 5.0, 7.0),
+    ]  # fmt: skip
+    # Credit rule: one message in flight, the largest (a, 300 B); its mean residue 150 B drains in
+    # comm2(150) = 2 s. b found 2 s of a unsent: waits min(2, 2) = 2, arrives 5 + 2 = 7. c found
+    # 2.5 s unsent: waits 2, arrives 4.5 + 2 = 6.5. a found nothing: arrives 7.
     # Forward shares follow backward time: a 0.5/3, b 1.5/3, c 1/3 of 1 s.
-    # c [5.5, 5.8333]; b waits for its gradient until 7: [7, 7.5]; a [7.5, 7.6667].
+    # c [6.5, 6.8333]; b waits until 7: [7, 7.5]; a [7.5, 7.6667].
     forward = spans(result, "forward")
     assert [name for name, _, _ in forward] == ["forward c", "forward b", "forward a"]
     assert [t for _, s, e in forward for t in (s, e)] == pytest.approx(
-        [5.5, 5.5 + 1 / 3, 7.0, 7.5, 7.5, 7.5 + 1 / 6]
+        [6.5, 6.5 + 1 / 3, 7.0, 7.5, 7.5, 7.5 + 1 / 6]
     )
     check(result, iteration=7.5 + 1 / 6, compute=4.0, communication=6.5)
     # FIFO (WFBP) sends c last and the next forward waits for it: 8 s.
@@ -129,25 +136,43 @@ def test_bytescheduler_by_hand_priority_only() -> None:
 
 def test_bytescheduler_by_hand_with_partitions() -> None:
     result = bytescheduler(EXAMPLE2, F, B, comm2, partition_bytes=150)
-    # a is cut into two 150-byte partitions (2 s each). a1 [0.5, 2.5]; b (ready 2) overtakes
-    # a2: [2.5, 4]; c (ready 3) overtakes a2: [4, 5.5]; a2 [5.5, 7.5].
+    # a is cut into two 150-byte partitions (2 s each). a1 [0.5, 2] (0.5 s left); b preempts:
+    # [2, 3]; c preempts b: [3, 4.5]; b [4.5, 5]; a1 [5, 5.5]; a2 [5.5, 7.5].
     assert spans(result) == [
-        ("a [1/2]", 0.5, 2.5),
-        ("b", 2.5, 4.0),
-        ("c", 4.0, 5.5),
-        ("a [2/2]", 5.5, 7.5),
-    ]
-    # Forward: c [5.5, 5.8333], b [5.8333, 6.3333], a waits for a2: [7.5, 7.6667].
-    assert [s for _, s, _ in spans(result, "forward")] == pytest.approx([5.5, 5.5 + 1 / 3, 7.5])
+        ("a [1/2]", 0.5, 2.0), ("b", 2.0, 3.0), ("c", 3.0, 4.5), ("b", 4.5, 5.0),
+        ("a [1/2]", 5.0, 5.5), ("a [2/2]", 5.5, 7.5),
+    ]  # fmt: skip
+    # Credit: one 150 B partition in flight, mean residue 75 B: comm2(75) = 1.25 s. b found 2.5 s
+    # unsent (waits 1.25, arrives 6.25), c 3 s (waits 1.25, arrives 5.75); a arrives 7.5.
+    # Forward: c [5.75, 6.0833], b [6.25, 6.75], a waits for a2: [7.5, 7.6667]. Smaller
+    # partitions block for less: b and c arrive 0.75 s earlier than with whole tensors.
+    assert [s for _, s, _ in spans(result, "forward")] == pytest.approx([5.75, 6.25, 7.5])
     check(result, iteration=7.5 + 1 / 6, compute=4.0, communication=7.0)
 
 
 def test_bytescheduler_whole_tensors_on_example_1() -> None:
     result = bytescheduler(EXAMPLE, F, B, comm1, partition_bytes=math.inf)
-    # Each tensor is alone in the queue when the stream frees, so the order is FIFO:
-    # a [0.5, 2.5], b [2.5, 4.5], c [4.5, 6.5]; the forward then runs [6.5, 7.5] without waits.
-    assert spans(result) == [("a", 0.5, 2.5), ("b", 2.5, 4.5), ("c", 4.5, 6.5)]
+    # 2 s per tensor. a [0.5, 2]; b preempts at 2 (0.5 s of a left); c preempts b at 3 (1 s of b
+    # left); c [3, 5], b [5, 6], a [6, 6.5]. Credit residue 50 B: comm1(50) = 1.5 s. b waits
+    # min(1.5, 0.5) and arrives 6.5, c min(1.5, 1.5) and arrives 6.5, a 6.5: the forward runs
+    # [6.5, 7.5] without waits, as with FIFO.
+    assert spans(result) == [
+        ("a", 0.5, 2.0), ("b", 2.0, 3.0), ("c", 3.0, 5.0), ("b", 5.0, 6.0), ("a", 6.0, 6.5),
+    ]  # fmt: skip
     check(result, iteration=7.5, compute=4.0, communication=6.0)
+
+
+def test_bytescheduler_over_a_cycle_fuses_a_credit_window() -> None:
+    """With Horovod's cycle a byte costs (comm(W) + message_s + cycle/2) / W for the fused window
+    W = min(credit, fusion buffer, all bytes); every tensor first waits half a cycle."""
+    costs = FixedCosts(cycle_s=0.2, message_s=0.1, cycle_fusion_bytes=1000)
+    result = bytescheduler(EXAMPLE, F, B, comm1, partition_bytes=50, credit_bytes=200,
+                           costs=costs)  # fmt: skip
+    per_byte = (comm1(200) + 0.1 + 0.1) / 200  # 3.2 s per 200-byte window
+    pieces = [s for s in result.comm_segments()]
+    assert sum(s.duration_s for s in pieces) == pytest.approx(300 * per_byte)
+    assert pieces[0].start_s == pytest.approx(0.5 + 0.1)  # a's release plus half a cycle
+    assert all(s.bytes <= 50 for s in pieces)
 
 
 def test_no_gradients_costs_only_compute() -> None:

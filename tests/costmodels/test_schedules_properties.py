@@ -109,7 +109,8 @@ def test_schedule_orderings(work, threshold: float) -> None:
     if not grads or grads[-1].ready_s == backward:
         assert infinite == time["bsp"]
     # Whole-tensor priority scheduling ends its messages when FIFO does (a busy single stream
-    # finishes at the same time in any order) and lets the next forward start earlier.
+    # finishes at the same time in any order) and, with the credit rule's wait bounded by the
+    # backlog a FIFO stream would send first, never lets the next forward start later.
     priority = bytescheduler(grads, forward, backward, comm, partition_bytes=math.inf)
     assert priority.iteration_time_s <= time["wfbp"] * (1 + 1e-9) + 1e-12
     assert local_sgd(grads, forward, backward, comm, H=1).iteration_time_s == time["bsp"]
@@ -236,9 +237,9 @@ def test_faster_network_never_slows_a_schedule(work, factor: float) -> None:
     grads, forward, backward, alpha, beta = work
     slow = all_schedules(grads, forward, backward, linear(alpha, beta), 5e8, 4)
     fast = all_schedules(grads, forward, backward, linear(alpha / factor, beta / factor), 5e8, 4)
-    # ByteScheduler is left out: a faster network can reorder its partitions (a list-scheduling
-    # anomaly), so monotonicity is not a law of greedy priority scheduling.
-    for name in ("bsp", "wfbp", "fusion", "mg-wfbp", "local-sgd"):
+    # ByteScheduler included: its stream is preemptive and the credit rule charges the backlog
+    # of that stream, so a faster network cannot reorder partitions into a later finish.
+    for name in ("bsp", "wfbp", "fusion", "mg-wfbp", "bytescheduler", "local-sgd"):
         assert fast[name].iteration_time_s <= slow[name].iteration_time_s * (1 + 1e-9) + 1e-12
 
 

@@ -44,10 +44,20 @@ def test_bytes() -> None:
 @pytest.mark.parametrize(
     ("parser", "text", "words"),
     [
-        (parse_bandwidth, "5 GHz", "not convertible to byte / second"),
-        (parse_bandwidth, "100 Gbit", "not convertible"),
+        (parse_bandwidth, "5 GHz", "not a bandwidth; e.g. 100 Gbit/s"),
+        (parse_bandwidth, "100 Gbit", "is a size, not a bandwidth"),
+        (parse_time, "3 GB/s", "is a bandwidth, not a time; e.g. 5 us"),
+        (parse_bytes, "7 parsecs", "not a size; e.g. 64 MB"),
+        (parse_bandwidth, "100", "'100' needs a unit, e.g. 100 Gbit/s"),
+        (parse_time, "5", "'5' needs a unit, e.g. 5 us"),
+        (parse_bytes, "4096", "'4096' needs a unit, e.g. 64 MB"),
         (parse_time, "fast", "cannot read"),
-        (parse_time, "-1 s", "positive"),
+        (parse_time, "-1 s", "non-negative"),
+        (parse_bandwidth, "9**9**9 B/s", "no arithmetic"),
+        (parse_bandwidth, "1e999 GB/s", "finite"),
+        (parse_bandwidth, "1" * 80 + " GB/s", "longer than 64"),
+        (parse_bandwidth, "", "expected a string"),
+        (parse_count, "9" * 80, "longer than 64"),
         (parse_count, "lots", "cannot read"),
         (parse_count, "0", "positive"),
     ],
@@ -56,6 +66,18 @@ def test_bad_strings_name_the_argument(parser, text, words) -> None:
     with pytest.raises(UnitParseError, match=words) as info:
         parser(text, "my-field")
     assert str(info.value).startswith("my-field:")
+
+
+def test_common_units_table_agrees_with_pint() -> None:
+    """costmodels/units.py reads the common units from a table (pint costs 0.2 s to import);
+    every entry must mean what pint says it means."""
+    from costmodels.units import COMMON_UNITS, registry
+
+    ureg = registry()
+    for unit, (target, factor) in COMMON_UNITS.items():
+        spelled = unit.replace("us", "microsecond") if unit == "us" else unit
+        pint_factor = ureg.Quantity(1.0, ureg.parse_units(spelled)).to(target).magnitude
+        assert pint_factor == pytest.approx(factor, rel=1e-12), unit
 
 
 def test_named_workloads_and_counts() -> None:

@@ -163,3 +163,22 @@ def test_buckets_keep_dtype_and_size_limits() -> None:
     ]
     buckets = [[name for name, _ in bucket] for bucket in _buckets(grads, 24)]
     assert buckets == [["a", "b"], ["c"], ["d"], ["e"], ["f"]]
+
+
+def test_collectives_without_a_process_group_say_so_in_one_line() -> None:
+    """Issue 17, item 12: one clear ValueError naming the function, not torch's traceback from
+    inside get_world_size (no process group exists in the pytest process itself)."""
+    import torch.distributed as dist
+
+    from reference_impls import collectives
+
+    assert not dist.is_initialized()
+    x = torch.ones(8)
+    calls = {name: (getattr(collectives, name), (x,)) for name in collectives.__all__}
+    calls["pairwise_alltoall"] = (collectives.pairwise_alltoall, (torch.empty(8), x))
+    calls["allreduce_compressed"] = (allreduce_compressed, (x, TopK(ratio=0.5)))
+    calls["ps_push_pull"] = (ps_push_pull, (x,))
+    for name, (function, args) in calls.items():
+        with pytest.raises(ValueError, match="no process group: call torch.distributed") as info:
+            function(*args)
+        assert str(info.value).startswith(name), (name, str(info.value))

@@ -11,6 +11,12 @@ Bytes: each rank's wire bytes equal an independent count of what the algorithm s
 sizes from divmod, tree degrees from a parent rule written here), for every numel; that count
 equals the cost model's volume term wherever the formula is exact (the divisibility it assumes,
 and the role it prices); see expected_bytes.
+
+Messages: each rank's wire messages (and bytes) equal those of the same call on the simulated
+ranks of sim_world, for every numel (empty chunks send nothing), which ties that simulation to
+real gloo ranks; test_message_counts.py holds the simulated counts against the algorithms'
+rules and the models' alpha terms for p = 1..8, 12, 13, 16. For p = 6, 7, 8 one more spawn per
+p runs every collective once (test_collectives_at_larger_p).
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ import pytest
 import torch
 import torch.distributed as dist
 from dist_data import model_of, normals, small_ints
+from message_cases import binomial_children, collective_cases, dbt_degrees
+from sim_world import simulate
 
 from reference_impls.collectives import (
     binomial_broadcast,
@@ -38,7 +46,7 @@ from reference_impls.collectives import (
     tree_allreduce,
 )
 from reference_impls.collectives import ring as ring_module
-from reference_impls.comm import count_bytes
+from reference_impls.comm import WireCounter, count_bytes
 from reference_impls.testing import run_distributed
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
@@ -80,8 +88,10 @@ def _torch_reduce_scatter(out: torch.Tensor, x: torch.Tensor) -> None:
 def worker(rank: int, world: int) -> list[dict]:
     cases: list[dict] = []
 
-    def record(op: str, dtype: torch.dtype, numel: int, got: object, sent: int, **extra) -> None:
+    def record(op: str, dtype: torch.dtype, numel: int, got: object, c: WireCounter, **extra):
+        sent, messages = c.bytes_sent, c.messages_sent
         cases.append({"op": op, "dtype": dtype, "numel": numel, "got": got, "sent": sent, **extra})
+        cases[-1]["messages"] = messages
 
     methods = allreduces(world)
     for dtype in DTYPES:
@@ -94,7 +104,7 @@ def worker(rank: int, world: int) -> list[dict]:
                 x = small_ints(rank, numel, dtype)
                 with count_bytes() as c:
                     method(x)
-                record(name, dtype, numel, x, c.bytes_sent, torch=reference if gloo else None)
+                record(name, dtype, numel, x, c, torch=reference if gloo else None)
             x = small_ints(rank, numel, dtype)
             with count_bytes() as c:
                 mine = ring_reduce_scatter(x)
@@ -103,36 +113,75 @@ def worker(rank: int, world: int) -> list[dict]:
                 theirs = torch.empty(numel // world, dtype=dtype)
                 _torch_reduce_scatter(theirs, x.clone())
             unchanged = torch.equal(x, small_ints(rank, numel, dtype))
-            record("reduce-scatter", dtype, numel, mine, c.bytes_sent, torch=theirs, kept=unchanged)
+            record("reduce-scatter", dtype, numel, mine, c, torch=theirs, kept=unchanged)
             with count_bytes() as c:
                 gathered = ring_allgather(x)
             theirs = None
             if gloo:
                 theirs = torch.empty(world * numel, dtype=dtype)
                 _torch_gather(theirs, x)
-            record("allgather", dtype, numel, gathered, c.bytes_sent, torch=theirs)
+            record("allgather", dtype, numel, gathered, c, torch=theirs)
             for src in sorted({0, world - 1}):
                 y, theirs = x.clone(), x.clone()
                 with count_bytes() as c:
                     binomial_broadcast(y, src=src)
                 if gloo:
                     dist.broadcast(theirs, src)
-                record(
-                    "broadcast",
-                    dtype,
-                    numel,
-                    y,
-                    c.bytes_sent,
-                    src=src,
-                    torch=theirs if gloo else None,
-                )
+                record("broadcast", dtype, numel, y, c, src=src, torch=theirs if gloo else None)
             blocks = small_ints(rank, world * numel, dtype, salt=2)
             out, theirs = torch.empty_like(blocks), torch.empty_like(blocks)
             with count_bytes() as c:
                 pairwise_alltoall(out, blocks)
             dist.all_to_all_single(theirs, blocks)
-            record("alltoall", dtype, numel, out, c.bytes_sent, torch=theirs)
+            record("alltoall", dtype, numel, out, c, torch=theirs)
     return cases + [odd_cases(rank, world, methods)]
+
+
+LARGER_P_NUMEL = 840  # divisible by 1..8: every block is non-empty and of the modelled size
+
+
+def once_each(rank: int, world: int) -> dict[str, tuple[torch.Tensor, int, int]]:
+    """Every collective once on float32 data: (result, bytes sent, messages sent) by name."""
+    out = {}
+    calls = {**allreduces(world), "reduce-scatter": None, "allgather": None, "alltoall": None}
+    del calls["dbt-chunk3"]  # many chunks: its counts are covered at p <= 5, at 10x the time
+    for src in sorted({0, world - 1}):
+        calls[f"broadcast-{src}"] = None
+    for name in calls:
+        op, src = (name[:9], int(name[10:])) if name.startswith("broadcast") else (name, 0)
+        with count_bytes() as c:
+            got = simulated_call(op, LARGER_P_NUMEL, src)(rank, world)
+        out[name] = (got, c.bytes_sent, c.messages_sent)
+    return out
+
+
+@pytest.mark.parametrize("world", [6, 7, 8])
+def test_collectives_at_larger_p(world: int) -> None:
+    """One spawn per p: every collective once; sums exact, messages as the algorithm's rules
+    (message_cases) and the simulation say, bytes as the independent count and the model."""
+    per_rank = run_distributed(once_each, world, timeout_s=120)
+    rules = collective_cases(world)
+    for name in per_rank[0]:
+        op, src = (name[:9], int(name[10:])) if name.startswith("broadcast") else (name, 0)
+        case = {"op": op, "dtype": torch.float32, "numel": LARGER_P_NUMEL, "src": src}
+        sim = simulate(simulated_call(op, LARGER_P_NUMEL, src), world)
+        rule = rule_messages(rules, name)
+        for rank in range(world):
+            got, sent, messages = per_rank[rank][name]
+            where = (name, world, rank)
+            assert torch.equal(got, expected_value(case, world, rank)), where
+            count, formula = expected_bytes(op, world, rank, LARGER_P_NUMEL, 4, src)
+            assert sent == count == sim.ranks[rank].bytes_sent, where
+            if formula is not None:
+                assert count == pytest.approx(formula), (where, "model")
+            assert messages == sim.ranks[rank].messages_sent == rule(world, rank), where
+
+
+def rule_messages(rules: dict, name: str) -> Callable[[int, int], int]:
+    """message_cases' per-rank message count for this file's name of a collective."""
+    renamed = {"ring": "ring-allreduce"}.get(name, name)
+    renamed = renamed.replace("hier-", "hierarchical-g").replace("broadcast-", "broadcast-from-")
+    return rules[renamed].messages
 
 
 def odd_cases(rank: int, world: int, methods: dict[str, Callable[..., None]]) -> dict:
@@ -193,34 +242,6 @@ def split(numel: int, parts: int) -> list[int]:
 def ring_allreduce_sent(sizes: list[int], r: int) -> int:
     """Reduce-scatter sends every chunk but r, the all-gather every chunk but r + 1."""
     return 2 * sum(sizes) - sizes[r] - sizes[(r + 1) % len(sizes)]
-
-
-def binomial_children(v: int, p: int) -> int:
-    return sum(1 for k in range(p.bit_length()) if 2**k > v and v + 2**k < p)
-
-
-def tree_parent(v: int, p: int) -> int:
-    """Tree 1 of the double binary tree by a parent rule (the code builds it from children)."""
-    top = 1 << ((p - 1).bit_length() - 1)
-    while v != top:
-        low = v & -v
-        v = v + low if (v // low) % 4 == 1 else v - low  # the neighbour whose lowest bit is 2low
-        if v < p:
-            return v
-    return 0
-
-
-def dbt_degrees(p: int) -> list[tuple[int, int]]:
-    """(degree in tree 1, degree in tree 2) per rank: tree 2 mirrors (even p) or shifts (odd)."""
-    degree = [0] * p
-    for v in range(1, p):
-        degree[v] += 1
-        degree[tree_parent(v, p)] += 1
-    label = [p - 1 - v if p % 2 == 0 else (v + 1) % p for v in range(p)]
-    second = [0] * p
-    for v in range(p):
-        second[label[v]] = degree[v]
-    return list(zip(degree, second, strict=True))
 
 
 def expected_bytes(
@@ -330,7 +351,35 @@ def test_collectives(world: int) -> None:
             assert case["sent"] == count, where
             if formula is not None:
                 assert count == pytest.approx(formula), (where, "model")
+        if dtype == torch.float32:  # messages do not depend on the dtype
+            sim = simulate(simulated_call(op, numel, first.get("src", 0)), world)
+            gloo = [per_rank[rank][index] for rank in range(world)]
+            assert [c["messages"] for c in gloo] == [r.messages_sent for r in sim.ranks], where
+            assert [c["sent"] for c in gloo] == [r.bytes_sent for r in sim.ranks], where
     check_odd_cases([cases[-1] for cases in per_rank], world)
+
+
+def simulated_call(op: str, numel: int, src: int) -> Callable[[int, int], torch.Tensor]:
+    """The worker's call for ``op`` on float32 data, for sim_world (messages, bytes per rank)."""
+
+    def call(rank: int, world: int) -> torch.Tensor:
+        x = small_ints(rank, numel, torch.float32)
+        if op == "reduce-scatter":
+            return ring_reduce_scatter(x)
+        if op == "allgather":
+            return ring_allgather(x)
+        if op == "alltoall":
+            blocks = small_ints(rank, world * numel, torch.float32, salt=2)
+            out = torch.empty_like(blocks)
+            pairwise_alltoall(out, blocks)
+            return out
+        if op == "broadcast":
+            binomial_broadcast(x, src=src)
+        else:
+            allreduces(world)[op](x)
+        return x
+
+    return call
 
 
 def check_odd_cases(odd: list[dict], p: int) -> None:

@@ -140,7 +140,9 @@ def run_cases(rank: int, world: int, group: dist.ProcessGroup) -> dict:
                     with count_bytes() as counter:
                         allreduce_compressed(x, compressor, group, name="g")
                     residual = getattr(compressor, "residuals", {}).get("g")
-                    steps.append((x, counter.bytes_sent, residual))
+                    # a snapshot: error feedback updates its residual buffer in place
+                    snapshot = None if residual is None else residual.clone()
+                    steps.append((x, counter.bytes_sent, snapshot))
                 out[(label, str(dtype), numel)] = steps
     # Shared seeds: every rank draws the same indices; independent streams differ.
     for shared in (True, False):

@@ -1,16 +1,16 @@
 """gTop-k on one process: the pairwise merge, the recursive-doubling plan, the cost per rank.
 
 The merge is checked on a hand-made example and for symmetry (partners must agree bitwise).
-The plan must pair every send with a receive at the same position of the peer's plan, and its
-message count per rank must be log2(p) for powers of two, with the busiest rank sending
-ceil(log2 p) (the cost model's volume) otherwise. The simulation :func:`simulate_gtopk`, shared
-with the multi-process test, is checked against brute force for p = 2 (where gTop-k is exactly
-the top-k of the sum of the two sparse vectors).
+The plan must pair every send with a receive at the same position of the peer's plan; its
+message count per rank must be log2(p) for powers of two, and otherwise floor(log2 p) + 1 for a
+folded rank's partner (the model's role ``rank``), 1 for a folded rank (``waiting``); its number
+of rounds must be the model's alpha coefficient, floor(log2 p) + 2 when p is not a power of
+two. The simulation :func:`simulate_gtopk`, shared with the multi-process test, is checked
+against brute force for p = 2 (where gTop-k is exactly the top-k of the sum of the two sparse
+vectors).
 """
 
 from __future__ import annotations
-
-import math
 
 import pytest
 import torch
@@ -65,10 +65,18 @@ def test_plan_pairs_sends_with_receives() -> None:
                     offset = int(peer_plan[0][0] == "fold-recv") - int(plan[0][0] == "fold-recv")
                     assert peer_plan[position + offset] == (mirror, r)
         sends = [sum(a in ("swap", "fold-send", "result-send") for a, _ in plan) for plan in plans]
-        rounds = math.ceil(math.log2(p)) if p > 1 else 0
-        assert max(sends) == rounds, p
-        if p & (p - 1) == 0:
-            assert sends == [rounds] * p
+        doubling = p.bit_length() - 1
+        folded = p & (p - 1) != 0
+        assert max(sends) == doubling + folded, p
+        if not folded:
+            assert sends == [doubling] * p
+        # Rounds: the fold-in, the swaps and the fold-out each take one round of the schedule.
+        rounds = max(len(plan) for plan in plans) if p > 1 else 0
+        assert rounds == doubling + 2 * folded, p
+        alpha = model_of("gtopk").evaluate(
+            p=p, k=1, d=1, w_v=4, w_i=4, alpha=1, beta=0, gamma=0, gamma_c=0
+        )
+        assert float(alpha) == rounds, p
 
 
 def simulate_gtopk(sets: list[SparseSet], k: int) -> SparseSet:
@@ -124,8 +132,11 @@ def test_compress_is_local_top_k_and_wire_bytes_match_the_model() -> None:
     assert sorted(indices.tolist()) == [1, 2]
     assert gtopk.wire_bytes(4, torch.float32) == 16
     model = model_of("gtopk")
-    for p, rounds in [(1, 0), (2, 1), (3, 2), (4, 2), (5, 3), (8, 3)]:
+    # (p, messages of a folded rank's partner, of a folded rank)
+    for p, busiest, waiting in [(1, 0, 0), (2, 1, 0), (3, 2, 1), (4, 2, 0), (5, 3, 1), (8, 3, 0)]:
         volume = float(model.evaluate_volume(p=p, k=2, w_v=4, w_i=4))
-        assert volume == rounds * gtopk.wire_bytes(4, torch.float32)
+        assert volume == busiest * gtopk.wire_bytes(4, torch.float32)
+        folded = float(model.evaluate_volume(role="waiting", p=p, k=2, w_v=4, w_i=4))
+        assert folded == waiting * gtopk.wire_bytes(4, torch.float32)
     with pytest.raises(ValueError, match="exactly one"):
         GlobalTopK()

@@ -63,6 +63,12 @@ CONVERGENCE: dict[str, Setting] = {
     "ef-signsgd": Setting({}, False, "get() already returns ErrorFeedback(ScaledSign())"),
     "onebit-sgd": Setting({}, False, "get() already returns ErrorFeedback(1-bit quantizer)"),
     "powersgd": Setting({"rank": 1}, True, "biased low-rank; the record includes EF"),
+    # GPU-speed variants (issue 20): the same settings as the method they speed up
+    "topk-sparsification/sampled": Setting({"ratio": 0.1}, True, "biased sparsifier"),
+    "topk-sparsification/prefiltered": Setting({"ratio": 0.1}, True, "biased sparsifier"),
+    "qsgd/fused": Setting({}, False, "unbiased"),
+    "signsgd/fused": Setting({}, False, "majority vote, as the record's method", lr=0.01),
+    "powersgd/fast": Setting({"rank": 1}, True, "biased low-rank; the record includes EF"),
 }
 #: extra runs through aggregate_gradients: (label, record id, bucket_bytes)
 PER_PARAMETER = [

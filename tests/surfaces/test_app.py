@@ -25,7 +25,7 @@ run_app = partial(app_test, PAGE, timeout_s=60)
 
 def ms_at_total(at: AppTest) -> dict[str, float]:
     frame = at.dataframe[0].value
-    return dict(zip(frame["technique"], frame["ms"], strict=True))
+    return dict(zip(frame["technique"], frame["communication (ms)"], strict=True))
 
 
 def chart_data(at: AppTest) -> pd.DataFrame:

@@ -21,7 +21,7 @@ def test_change_nodes_updates_chart_and_url() -> None:
         page.wait_for_timeout(1000)  # let vega finish drawing before the first picture
         before = chart.screenshot()
 
-        nodes = page.get_by_label("Nodes")
+        nodes = page.get_by_label("Nodes", exact=True)
         nodes.fill("2")
         nodes.press("Enter")
         expect(page.get_by_text("16 workers (2 nodes x 8 GPUs)")).to_be_visible(timeout=30_000)

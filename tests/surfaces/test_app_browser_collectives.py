@@ -1,10 +1,12 @@
 """The Collectives page in Debian's Chromium: change an input, see the
-chart and the URL change.
+chart and the URL change; upload an nccl-tests log and see it overlaid.
 
 browser.py finds Chromium: without it these tests skip locally and fail on CI (CI=true).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from browser import CHART, open_app, require_chromium
 
@@ -33,3 +35,10 @@ def test_change_nodes_updates_chart_and_url() -> None:
         page.wait_for_timeout(1000)
         after = chart.screenshot()
         assert before != after, "the chart did not change when the number of nodes did"
+
+        log = Path(__file__).parents[1] / "costmodels" / "data" / "nccl_tests"
+        page.locator("input[type='file']").set_input_files(
+            str(log / "superbench_8xa100_allreduce.txt")
+        )
+        expect(page.get_by_text("measured points overlaid")).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("it ran on 8 ranks, the model on 32")).to_be_visible()

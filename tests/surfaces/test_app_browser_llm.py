@@ -20,7 +20,7 @@ def test_change_nodes_updates_layouts_chart_and_url() -> None:
         page.wait_for_timeout(1000)  # let vega finish drawing before the first picture
         before = chart.screenshot()
 
-        nodes = page.get_by_label("Nodes")
+        nodes = page.get_by_label("Nodes", exact=True)
         nodes.fill("4")
         nodes.press("Enter")
         expect(page.get_by_text("32 GPUs (4 nodes x 8")).to_be_visible(timeout=90_000)

@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from app_helpers import app_test
+from app_helpers import app_test, assert_message
 from streamlit.testing.v1 import AppTest
 
 from costmodels.profile import (
@@ -40,9 +40,12 @@ def paste(at: AppTest, text: str) -> AppTest:
 
 
 def fits_shown(at: AppTest):
-    """The fitted-parameters table (the points table precedes it when there are points)."""
-    (table,) = [d.value for d in at.dataframe if "bandwidth (GB/s)" in d.value.columns]
-    return table
+    """The fitted-parameters table with its expander's columns (the points table precedes it
+    when there are points); exact values, as the page only rounds what it displays."""
+    frames = [d.value for d in at.dataframe]
+    (index,) = [i for i, f in enumerate(frames) if "bandwidth (GB/s)" in f.columns]
+    main, more = frames[index], frames[index + 1]
+    return main.join(more.drop(columns="collective"))
 
 
 def test_pasted_log_shows_the_fit_of_the_same_text() -> None:
@@ -72,6 +75,24 @@ def test_binary_name_in_the_text_is_enough_and_level_follows_hosts() -> None:
     # 16 ranks on 2 hosts: one GPU's share of the bus bandwidth is B / 8
     assert row["per-GPU link (GB/s)"] == pytest.approx(fit.bandwidth_Bps / 8e9, rel=1e-12)
     assert row["per-GPU / nominal (%)"] == pytest.approx(100 * fit.bandwidth_Bps / 8 / 25e9)
+    # 118 % of HDR: more than the link carries, so the page says so (issue 17, item 8)
+    assert row["per-GPU / nominal (%)"] > 100
+    assert_message(at, "warning", "all-reduce (inter): the fitted per-GPU bandwidth is 118 % of")
+
+
+def test_example_logs_load_and_fit() -> None:
+    """Issue 17, item 8: an example to try, without a log of one's own."""
+    at = run_page()
+    at.button(key="example_superbench_8xa100_allreduce.txt").click().run()
+    assert not at.exception, at.exception
+    row = fits_shown(at).iloc[0]
+    assert (row["collective"], row["level"], row["ranks"]) == ("all-reduce", "intra", 8)
+    assert not at.warning  # 78 % of NVLink 3: nothing to warn about
+    import json
+
+    residuals = json.loads(at.get("vega_lite_chart")[1].proto.spec)
+    y_axis = residuals["layer"][0]["encoding"]["y"]["axis"]
+    assert y_axis["labels"] and y_axis["ticks"] and y_axis["tickCount"] == 5
 
 
 def test_uploaded_log_and_use_this_profile() -> None:
@@ -114,13 +135,23 @@ def test_profile_yaml_round_trips_through_the_page() -> None:
         ("# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1\n"
          "# size count type redop root time algbw busbw #wrong\n"
          " 8 2 float sum -1 10 0 0 0\n 16 4 float sum -1 10 0 0 0\n", "one rank sends nothing"),
-        ("x" * 2_000_001, "more than an nccl-tests log"),
     ],
 )  # fmt: skip
 def test_unreadable_input_shows_one_clear_error(text: str, words: str) -> None:
     at = paste(run_page(), text)
     assert len(at.error) == 1 and words in at.error[0].value, [e.value for e in at.error]
     assert not at.dataframe
+
+
+def test_oversized_text_is_refused_before_it_is_read() -> None:
+    """The text box takes at most MAX_UPLOAD_BYTES characters (the browser enforces it), and
+    read_source refuses longer text that reaches it another way (issue 14)."""
+    from app_pages.calibrate_compute import read_source
+    from costmodels.limits import MAX_UPLOAD_BYTES
+
+    assert run_page().text_area(key="cal_text").proto.max_chars == MAX_UPLOAD_BYTES
+    with pytest.raises(ValueError, match="more than an nccl-tests log"):
+        read_source.__wrapped__("x" * (MAX_UPLOAD_BYTES + 1), "pasted text", None, None, "p")
 
 
 def test_binary_upload_is_refused() -> None:

@@ -1,5 +1,7 @@
-"""The Collectives page with Streamlit's AppTest: times, bus bandwidths and crossovers shown equal
-the alpha-beta formulas worked out here by hand (Thakur et al. 2005; nccl-tests' busbw factors).
+"""The Collectives page with Streamlit's AppTest. Textbook view (``model=textbook``): times, bus
+bandwidths and crossovers shown equal the alpha-beta formulas worked out here by hand (Thakur et
+al. 2005; nccl-tests' busbw factors). NCCL view (the default): tests/surfaces/
+test_app_collectives_nccl.py.
 
 Hand formulas (gamma = 0, the page's default of free reductions): ring all-reduce
 2(p-1) alpha + 2(p-1)/p n beta; recursive doubling log2 p (alpha + n beta) for p = 2^k; SHARP
@@ -24,7 +26,7 @@ CUSTOM = "Custom bandwidth / latency"
 NDR_BPS, NDR_ALPHA = 400e9 / 8 * 0.9, 2e-6  # the default inter-node preset, achievable rate
 
 
-run_page = partial(app_test, PAGE, timeout_s=60)
+run_page = partial(app_test, PAGE, timeout_s=60, model="textbook")
 
 
 def datasets(at: AppTest, index: int) -> dict[str, pd.DataFrame]:
@@ -72,12 +74,20 @@ def test_broadcast_crossover_from_query_parameters() -> None:
 
 
 def test_measured_points_are_overlaid() -> None:
-    at = run_page(measured="1 MB 120 us\n# a comment\n4194304, 0.0003\n\n1e8 0.01")
+    at = run_page(measured="1 MB 120 us\n# a comment\n4194304 B, 0.3 ms\n\n1e8 B 10 ms")
     measured = datasets(at, 1)["measured"].sort_values("bytes")
     assert list(measured["bytes"]) == [1e6, 4194304.0, 1e8]
     factor = 2 * 15 / 16
     assert measured["busbw_GBps"].iloc[0] == pytest.approx(1e6 / 120e-6 * factor / 1e9)
     assert "3 measured points" in at.caption[-1].value
+
+
+def test_numbers_without_units_are_rejected_as_everywhere() -> None:
+    """Issue 17, item 10: one message for a unitless number (not silently bytes or seconds)."""
+    at = run_page(measured="4194304, 0.0003")
+    assert_message(at, "error", "'4194304' needs a unit, e.g. 64 MB")
+    at = run_page(lo="1000")
+    assert_message(at, "error", "'1000' needs a unit, e.g. 64 MB")
 
 
 def test_calibrated_profile_prices_the_links_and_shows_its_points() -> None:
@@ -120,7 +130,7 @@ def test_changing_an_input_updates_chart_and_url() -> None:
         ({"lo": "abc"}, "error", "Smallest message"),
         ({"hi": "0 B"}, "error", "positive"),
         ({"lo": "1 GB", "hi": "1 KB"}, "error", "smallest < largest"),
-        ({"hi": "1e30"}, "error", "1 TB"),
+        ({"hi": "1e30 B"}, "error", "1 TB"),
         ({"measured": "1 MB"}, "error", "line 1"),
         ({"measured": "1 MB 5 GHz"}, "error", "line 1, time"),
         ({"inter": CUSTOM, "inter_bw": "0 Gbit/s"}, "error", "Inter-node link bandwidth"),

@@ -21,6 +21,8 @@ import pytest
 from app_helpers import app_test, assert_message, chart_datasets
 from streamlit.testing.v1 import AppTest
 
+from costmodels.formatting import format_number
+
 ROOT = Path(__file__).parents[2]
 PAGE = str(ROOT / "app_pages" / "compression.py")
 CUSTOM = "Custom bandwidth / latency"
@@ -30,7 +32,8 @@ run_page = partial(app_test, PAGE, timeout_s=60)
 
 
 def table(at: AppTest) -> pd.DataFrame:
-    return at.dataframe[0].value.set_index("spec")
+    main, more = at.dataframe[0].value, at.dataframe[1].value  # the table and its expander
+    return main.merge(more, on="compressor").set_index("spec")
 
 
 def kernel_seconds(kernel: str, nbytes: float, scale: float = 1.0) -> float:
@@ -57,33 +60,36 @@ def test_query_parameters_and_numbers_match_the_formulas() -> None:
     fp16_comm = 2 * (P - 1) * ALPHA + 2 * (P - 1) / P * (N / 2) * BETA
     fp16_compute = kernel_seconds("fp16_cast_s", N)
     fp16 = shown.loc["fp16"]
-    assert fp16["communication_ms"] == pytest.approx(1e3 * fp16_comm, rel=1e-9)
-    assert fp16["compute_ms"] == pytest.approx(1e3 * fp16_compute, rel=1e-6)
-    assert fp16["speedup"] == pytest.approx(dense / (fp16_comm + fp16_compute), rel=1e-6)
+    assert fp16["communication (ms)"] == pytest.approx(1e3 * fp16_comm, rel=1e-9)
+    assert fp16["compression kernels (ms)"] == pytest.approx(1e3 * fp16_compute, rel=1e-6)
+    assert fp16["speed-up (x)"] == pytest.approx(dense / (fp16_comm + fp16_compute), rel=1e-6)
     assert fp16["pays"] == ("yes" if fp16_comm + fp16_compute < dense else "no")
     k = math.ceil(0.001 * N / 4)
     topk_comm = (P - 1) * (ALPHA + k * 8 * BETA)
     topk_compute = kernel_seconds("topk_0.001_s", N)  # density <= 0.003: the 0.1% kernel
     topk = shown.loc["topk:0.001"]
-    assert topk["communication_ms"] == pytest.approx(1e3 * topk_comm, rel=1e-9)
-    assert topk["compute_ms"] == pytest.approx(1e3 * topk_compute, rel=1e-6)
+    assert topk["communication (ms)"] == pytest.approx(1e3 * topk_comm, rel=1e-9)
+    assert topk["compression kernels (ms)"] == pytest.approx(1e3 * topk_compute, rel=1e-6)
     # Break-even: A_c + B_c beta = A_d + B_d beta.
     a_c, b_c = (P - 1) * ALPHA + topk_compute, (P - 1) * k * 8
     a_d, b_d = 2 * (P - 1) * ALPHA, 2 * (P - 1) / P * N
     expected = (b_d - b_c) / (a_c - a_d) if a_c > a_d else math.inf
-    assert topk["breakeven_GBps"] == pytest.approx(expected / 1e9, rel=1e-6)
+    if math.isinf(expected):  # always pays: a word in the table, never "Infinity"
+        assert topk["break-even"] == "always pays" and pd.isna(topk["break-even (GB/s)"])
+    else:
+        assert topk["break-even (GB/s)"] == pytest.approx(expected / 1e9, rel=1e-6)
     assert "powersgd:8" in shown.index and "qsgd:8" in shown.index
     assert "1.07 GB fp32 tensor" in at.caption[0].value and "on 64 workers" in at.caption[0].value
-    assert f"{1e3 * dense:,.3f} ms" in at.caption[0].value
+    assert f"Uncompressed ring all-reduce: {format_number(1e3 * dense)} ms" in at.caption[0].value
 
 
 def test_pays_flips_at_the_break_even_bandwidth() -> None:
     """Just below a finite 'pays below' bandwidth the compressor pays, just above it does not."""
     at = run_page(**QUERY)
     row = table(at).loc["fp16"]
-    assert row["breakeven"].startswith("pays below")
+    assert row["break-even"].startswith("pays below")
     for factor, pays in ((0.99, "yes"), (1.01, "no")):
-        bandwidth = factor * row["breakeven_GBps"]
+        bandwidth = factor * row["break-even (GB/s)"]
         other = run_page(**{**QUERY, "net_bw": f"{bandwidth} GB/s"})
         assert table(other).loc["fp16", "pays"] == pays, (factor, bandwidth)
 
@@ -99,6 +105,9 @@ def test_break_even_agrees_with_costmodels_compression_breakeven() -> None:
         values = dict(p=P, d=N / 4, w_v=4, w_i=4, alpha=ALPHA, gamma=0.0, gamma_c=compute / N,
                       **extra)  # fmt: skip
         expected = breakeven(model_id, None, values).bandwidth_Bps / 1e9
+        if expected in (0.0, math.inf):  # always or never pays: the text says so, no number
+            assert rows[spec]["breakeven_GBps"] is None, spec
+            continue
         assert rows[spec]["breakeven_GBps"] == pytest.approx(expected, rel=1e-9), spec
 
 
@@ -106,7 +115,9 @@ def test_slower_gpu_scales_the_kernel_rate() -> None:
     at = run_page(**QUERY, gpu="V100 SXM2")
     scale = 4.8e12 / 900e9  # nominal H200 SXM / V100 SXM2 memory bandwidth
     compute = kernel_seconds("fp16_cast_s", N, scale)
-    assert table(at).loc["fp16", "compute_ms"] == pytest.approx(1e3 * compute, rel=1e-6)
+    assert table(at).loc["fp16", "compression kernels (ms)"] == pytest.approx(
+        1e3 * compute, rel=1e-6
+    )
 
 
 def test_changing_an_input_updates_chart_and_url() -> None:
@@ -126,7 +137,7 @@ def test_changing_an_input_updates_chart_and_url() -> None:
         ({"density": "5"}, "warning", "density='5' ignored"),
         ({"gpu": "<script>alert(1)</script>"}, "warning", "gpu="),
         ({"size": "abc"}, "error", "Tensor size"),
-        ({"size": "1e30"}, "error", "1 TB"),
+        ({"size": "1e30 B"}, "error", "1 TB"),
         ({"size": "0 B"}, "error", "positive"),
         ({"net": CUSTOM, "net_bw": "0 Gbit/s"}, "error", "Link bandwidth"),
         ({"net": CUSTOM, "net_lat": "1 GB"}, "error", "Link latency"),

@@ -81,6 +81,16 @@ def test_search_finds_every_record_holding_all_words() -> None:
     assert shown_ids(at)[0] == "error-feedback"  # the whole phrase in its name ranks first
 
 
+def test_without_a_deployed_site_the_card_says_how_to_open_the_docs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 17, item 12: no link to 127.0.0.1:8000, dead unless `docs serve` runs."""
+    monkeypatch.delenv("COMMATLAS_DOCS_URL", raising=False)
+    at = run_page(q="ring all-reduce", kb_level="infrastructure")
+    lines = [m.value for m in at.markdown if "Documentation page" in m.value]
+    assert lines and all("run `commatlas docs serve`" in x and "](" not in x for x in lines)
+
+
 def test_card_shows_formula_citation_and_docs_link(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COMMATLAS_DOCS_URL", "https://docs.example.org/atlas")
     at = run_page(q="ring all-reduce", kb_level="infrastructure")

@@ -1,10 +1,11 @@
 """The LLM planner page with Streamlit's AppTest: the layouts shown are the planner's, priced right.
 
 Expected values are rebuilt here from the sources the page should use (model shapes from the
-workload catalogues, GPU and link presets from costmodels.hardware, the layout validity rules of
-costmodels.llm.planner, the step model costmodels.llm.step) without going through app_pages, so
-a wrong shape, link conversion, input binding or ranking fails the test. Times are compared at
-rel 1e-9 (the same float computation, only the path to its inputs differs).
+presets and workload catalogues, GPU and link presets from costmodels.hardware, the layout
+validity rules of costmodels.llm.planner, the step model costmodels.llm.step and its one-step
+calibration) without going through app_pages, so a wrong shape, link conversion, input binding
+or ranking fails the test. Times are compared at rel 1e-9 (the same float computation, only the
+path to its inputs differs).
 """
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from app_helpers import app_test, assert_message
 from streamlit.testing.v1 import AppTest
 
+from costmodels.formatting import format_number
 from costmodels.hardware import GPUS, LINKS
+from costmodels.llm.calibrate_step import fit_from_measured_step
 from costmodels.llm.planner import enumerate_layouts, plan
+from costmodels.llm.presets import preset_shape
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 from costmodels.llm.step import predict_step
 from costmodels.profile import ClusterProfile, LinkFit
@@ -43,25 +48,45 @@ def preset(name: str) -> tuple[float, float]:
     return link.bandwidth_Bps * link.achievable_fraction, link.latency_s
 
 
-def cluster(gpu: str, per_node: int, intra: str, inter: str) -> LLMCluster:
-    (bw_in, lat_in), (bw_out, lat_out) = preset(intra), preset(inter)
+# NCCL's per-GPU NVLink figures (NVLinks x NCCL's per-link rate, src/graph/topo.h).
+NCCL_NVLINK = {"A100 80GB SXM": 12 * 20e9, "A100 40GB SXM": 12 * 20e9, "H100 SXM": 18 * 20.6e9,
+               "H200 SXM": 18 * 20.6e9, "B200": 18 * 40.1e9, "GB200": 18 * 40.1e9}  # fmt: skip
+
+
+def own_link(gpu: str) -> tuple[float, float]:
+    """The default intra-node link: NCCL's figure for the GPU's NVLink fabric, else (MI300X) the
+    GPU's fabric per direction x the NVLink presets' achievable fraction (0.8); 2 us."""
+    if gpu in NCCL_NVLINK:
+        return NCCL_NVLINK[gpu], 2e-6
+    return GPUS[gpu].nvlink_Bps * LINKS["NVLink 3 (A100)"].achievable_fraction, 2e-6
+
+
+def cluster(gpu: str, per_node: int, intra: str | None, inter: str) -> LLMCluster:
+    (bw_in, lat_in), (bw_out, lat_out) = preset(intra) if intra else own_link(gpu), preset(inter)
     return LLMCluster(GPUS[gpu], per_node, bw_in, bw_out, lat_in, lat_out)
 
 
+def layouts_table(at: AppTest) -> pd.DataFrame:
+    """The layouts table with its expander's columns (issue 17: key columns first, the layout's
+    knobs in "Layout details"), one row per rank; exact values (only the display is rounded)."""
+    main, more = at.dataframe[0].value, at.dataframe[1].value
+    return main.merge(more, on="rank")
+
+
 def first_row_layout(at: AppTest, batch: int) -> Layout:
-    row = at.dataframe[0].value.iloc[0]
+    row = layouts_table(at).iloc[0]
     return Layout(
         tp=int(row["TP"]), pp=int(row["PP"]), dp=int(row["DP"]), global_batch=batch,
         micro_batch=int(row["micro-batch"]), interleave=int(row["v"]), zero=int(row["ZeRO"]),
-        sequence_parallel=bool(row["SP"]), recompute=row["recompute"],
-        schedule="interleaved" if int(row["v"]) > 1 else "1f1b",
+        sequence_parallel=bool(row["SP"]), recompute=row["recompute"], cp=int(row["CP"]),
+        ep=int(row["EP"]), schedule="interleaved" if int(row["v"]) > 1 else "1f1b",
     )  # fmt: skip
 
 
 def test_defaults_best_layout_is_the_planners_and_priced_by_predict_step() -> None:
     at = run_page()
     shape = llama("Llama 2 7B", 4096)
-    machine = cluster("A100 80GB SXM", 8, "NVLink 3 (A100)", "InfiniBand HDR")
+    machine = cluster("A100 80GB SXM", 8, None, "InfiniBand HDR")
     choices = dict(micro_batches=(1, 2, 4), zero_stages=(0, 1))
     valid = [
         lay for lay in enumerate_layouts(shape, 16, machine, 256, **choices) if lay.interleave <= 4
@@ -72,16 +97,20 @@ def test_defaults_best_layout_is_the_planners_and_priced_by_predict_step() -> No
     best = first_row_layout(at, 256)
     expected = [c for c in plan(shape, 16, machine, 256, **choices) if c.layout.interleave <= 4][0]
     assert best == expected.layout
-    shown = at.dataframe[0].value.iloc[0]
+    shown = layouts_table(at).iloc[0]
     step = predict_step(shape, best, machine)
     assert shown["step time (s)"] == pytest.approx(step.iteration_time_s, rel=1e-9)
-    assert shown["memory/GPU (GiB)"] == pytest.approx(step.memory_per_gpu_bytes / 2**30, rel=1e-9)
-    assert shown["DP comm (s)"] == pytest.approx(step.dp_comm_s, rel=1e-9)
-    assert at.metric[0].value == f"{step.iteration_time_s:.4g} s"
-    assert len(at.dataframe[0].value) == 15
-    assert list(at.dataframe[0].value["step time (s)"]) == sorted(
-        at.dataframe[0].value["step time (s)"]
+    assert shown["memory per GPU (GiB)"] == pytest.approx(
+        step.memory_per_gpu_bytes / 2**30, rel=1e-9
     )
+    assert shown["DP comm (s)"] == pytest.approx(step.dp_comm_s, rel=1e-9)
+    assert at.metric[0].value == f"{format_number(step.iteration_time_s)} s"
+    assert shown["tokens/s per GPU"] == pytest.approx(step.tokens_per_s_per_gpu, rel=1e-9)
+    assert "A100 80GB SXM: NVSwitch, NVLink 3 (12 links x 20 GB/s), 240 GB/s per GPU" in (
+        at.caption[0].value
+    )
+    assert len(layouts_table(at)) == 15
+    assert list(layouts_table(at)["step time (s)"]) == sorted(layouts_table(at)["step time (s)"])
     assert at.query_params["model"] == ["Llama 2 7B"] or at.query_params["model"] == "Llama 2 7B"
 
 
@@ -100,7 +129,7 @@ def test_query_parameters_set_model_cluster_and_search() -> None:
     )
     expected = [c for c in plan(shape, 64, machine, 512, **choices) if c.layout.interleave <= 2][0]
     assert best == expected.layout
-    shown = at.dataframe[0].value.iloc[0]["step time (s)"]
+    shown = layouts_table(at).iloc[0]["step time (s)"]
     assert shown == pytest.approx(predict_step(shape, best, machine).iteration_time_s, rel=1e-9)
     assert "64 GPUs (8 nodes x 8 H100 SXM" in at.caption[0].value
 
@@ -123,13 +152,13 @@ def test_calibrated_profile_from_a_real_log_prices_the_inter_link() -> None:
     )
     at = run_page(state={"cluster_profile": profile}, inter="Calibrated: oke", nodes="4")
     bus = profile.collectives["all-reduce"]["inter"]
-    bw_in, lat_in = preset("NVLink 3 (A100)")
+    bw_in, lat_in = own_link("A100 80GB SXM")
     machine = LLMCluster(
         GPUS["A100 80GB SXM"], 8, bw_in, bus.bandwidth_Bps / 8, lat_in, bus.alpha_s
     )  # one GPU's share of the 2-node bus bandwidth (8 GPUs per node)
     best = first_row_layout(at, 256)
     step = predict_step(llama("Llama 2 7B", 4096), best, machine)
-    assert at.dataframe[0].value.iloc[0]["step time (s)"] == pytest.approx(step.iteration_time_s)
+    assert layouts_table(at).iloc[0]["step time (s)"] == pytest.approx(step.iteration_time_s)
 
 
 def test_calibrated_profile_prices_the_links() -> None:
@@ -145,7 +174,7 @@ def test_calibrated_profile_prices_the_links() -> None:
     machine = LLMCluster(GPUS["A100 80GB SXM"], 8, 200e9, 10e9, 3e-6, 8e-6)
     best = first_row_layout(at, 256)
     step = predict_step(llama("Llama 2 7B", 4096), best, machine)
-    assert at.dataframe[0].value.iloc[0]["step time (s)"] == pytest.approx(step.iteration_time_s)
+    assert layouts_table(at).iloc[0]["step time (s)"] == pytest.approx(step.iteration_time_s)
 
 
 def test_changing_an_input_updates_numbers_and_url() -> None:
@@ -156,9 +185,9 @@ def test_changing_an_input_updates_numbers_and_url() -> None:
     assert at.query_params["nodes"] in (["4"], "4")
     best = first_row_layout(at, 256)
     assert best.gpus == 32
-    machine = cluster("A100 80GB SXM", 8, "NVLink 3 (A100)", "InfiniBand HDR")
+    machine = cluster("A100 80GB SXM", 8, None, "InfiniBand HDR")
     step = predict_step(llama("Llama 2 7B", 4096), best, machine)
-    assert at.dataframe[0].value.iloc[0]["step time (s)"] == pytest.approx(step.iteration_time_s)
+    assert layouts_table(at).iloc[0]["step time (s)"] == pytest.approx(step.iteration_time_s)
 
 
 @pytest.mark.parametrize(
@@ -167,7 +196,18 @@ def test_changing_an_input_updates_numbers_and_url() -> None:
         (dict(model="Custom size", llm_size="lots"), "error", "Model size: cannot read 'lots'"),
         (dict(model="Custom size", llm_size="1000T"), "error", "outside"),
         (dict(model="Custom size", llm_size="-5B"), "error", "Model size"),
-        (dict(model="Llama 3 405B", nodes="1", gpus="1"), "error", "None of the"),
+        (dict(model="Llama 3.1 405B", nodes="1", gpus="1"), "error", "None of the"),
+        (dict(prec="fp8"), "error", "Precision: the A100 80GB SXM has no fp8 tensor cores"),
+        (dict(prec="int4"), "warning", "URL parameter prec='int4' ignored"),
+        (dict(fw="jax"), "warning", "URL parameter fw='jax' ignored"),
+        (dict(mstep="-1"), "warning", "URL parameter mstep='-1' ignored"),
+        (dict(mstep="nan"), "warning", "URL parameter mstep='nan' ignored"),
+        (dict(mstep="2", mlayout="tp=3,pp=1,dp=2"), "error", "Measured on layout tp 3 does not"),
+        (dict(mstep="2", mlayout="<b>x</b>"), "error", "Measured on layout: '<b>x</b>' is not"),
+        (dict(mstep="0.000001"), "error", "Measured step: "),
+        (dict(mlayout="x" * 300), "warning", "URL parameter mlayout="),
+        (dict(ep="3"), "warning", "URL parameter ep='3' ignored"),
+        (dict(intra="Follows the moon"), "warning", "URL parameter intra="),
         (dict(gbatch="1", mbs="2"), "error", "No valid layout"),
         (dict(nodes="4096", gpus="64"), "error", "more than this page plans"),
         (dict(mbs="", zero=""), "error", "Search: choose at least one"),
@@ -196,3 +236,74 @@ def test_every_model_and_gpu_preset_renders() -> None:
     for gpu in GPUS:
         at.sidebar.selectbox(key="gpu").set_value(gpu).run()
         assert not at.exception, gpu
+
+
+def test_precision_framework_and_the_gpus_own_link() -> None:
+    query = dict(gpu="H100 SXM", prec="fp8", fw="pytorch", mbs="1", zero="1", rc="full", sp="on",
+                 maxv="1")  # fmt: skip
+    at = run_page(**query)
+    machine = cluster("H100 SXM", 8, None, "InfiniBand HDR")
+    assert machine.intra_bandwidth_Bps == pytest.approx(18 * 20.6e9)  # NCCL's NVLink 4 figure
+    best = first_row_layout(at, 256)
+    step = predict_step(llama("Llama 2 7B", 4096), best, machine, precision="fp8",
+                        framework="pytorch")  # fmt: skip
+    assert layouts_table(at).iloc[0]["step time (s)"] == pytest.approx(
+        step.iteration_time_s, rel=1e-9
+    )
+    assert "fp8 GEMMs at 1978.9 TFLOP/s peak, pytorch kernels" in at.caption[0].value
+    assert at.query_params["prec"] in (["fp8"], "fp8")
+
+
+def test_measured_step_calibrates_every_layout() -> None:
+    """The page fits on the measured layout and prices the others with the fitted factor."""
+    shape, machine = llama("Llama 2 7B", 4096), cluster("A100 80GB SXM", 8, None, "InfiniBand HDR")
+    measured = Layout(tp=8, pp=1, dp=2, global_batch=256, micro_batch=1)
+    seconds = 1.25 * predict_step(shape, measured, machine).iteration_time_s
+    at = run_page(mstep=f"{seconds:.9g}", mlayout="tp=8,pp=1,dp=2,mb=1")
+    fitted = fit_from_measured_step(shape, measured, machine, float(f"{seconds:.9g}"))
+    assert fitted.fitted and "Calibrated on" in at.caption[0].value
+    best = first_row_layout(at, 256)
+    step = predict_step(shape, best, machine, calibration=fitted)
+    assert layouts_table(at).iloc[0]["step time (s)"] == pytest.approx(
+        step.iteration_time_s, rel=1e-6
+    )
+
+
+def test_moe_preset_with_expert_parallelism() -> None:
+    at = run_page(model="Mixtral 8x7B", seq="4096", nodes="4", gbatch="64", mbs="1", zero="1",
+                  rc="full", sp="on", maxv="1", ep="1,8")  # fmt: skip
+    shape = preset_shape("Mixtral 8x7B", 4096)
+    machine = cluster("A100 80GB SXM", 8, None, "InfiniBand HDR")
+    choices = dict(micro_batches=(1,), zero_stages=(1,), recompute=("full",),
+                   sequence_parallel=(True,), expert_parallel=(1, 8), max_interleave=1)  # fmt: skip
+    expected = plan(shape, 32, machine, 64, **choices)[0].layout
+    assert first_row_layout(at, 64) == expected
+    frame = layouts_table(at)
+    assert set(frame["EP"]) <= {1, 8}
+
+
+def test_one_line_answer_percent_mfu_and_readable_log_axes() -> None:
+    """Issue 17, items 5 and 7: the banner names the table's first two layouts; MFU is a
+    percentage; the scatter's log axes label 1-2-5 steps in plain numbers."""
+    import json
+
+    from app_pages.charts import LOG_LABELS
+
+    at = run_page(nodes="1", top="3")
+    table = layouts_table(at)
+    (banner,) = [s.value for s in at.success]
+    assert banner.startswith("Best here: **") and "% MFU" in banner and "(next: " in banner
+    assert f"{format_number(table['step time (s)'].iloc[0])} s per step" in banner
+    assert table["layout"].iloc[0] in banner and table["layout"].iloc[1] in banner
+    assert 1 < table["MFU (%)"].iloc[0] < 100
+    assert list(layouts_table(at).columns[:3]) == ["rank", "step time (s)", "layout"]
+    scatter = json.loads(at.get("vega_lite_chart")[-1].proto.spec)
+    axes = [layer["encoding"][axis]["axis"] for layer in scatter["layer"][:1] for axis in "xy"]
+    assert all(axis["labelExpr"] == LOG_LABELS for axis in axes)
+
+
+def test_intra_node_link_follows_the_gpu() -> None:
+    """Issue 17, item 7: H100 nodes get NVLink 4 by default, not the A100's NVLink 3."""
+    caption = run_page(nodes="1", gpu="H100 SXM").caption[0].value
+    assert "H100 SXM: NVSwitch, NVLink 4 (18 links x 20.6 GB/s), 370.8 GB/s per GPU" in caption
+    assert "NVLink 3" not in caption

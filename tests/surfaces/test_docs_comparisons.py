@@ -20,9 +20,10 @@ from commatlas.pages.comparisons import allreduce as ar
 from commatlas.pages.comparisons import comparison_files
 from commatlas.pages.comparisons import compressors as cp
 from commatlas.pages.comparisons import schedulers as sc
-from commatlas.pages.comparisons._common import FASTEST, GUIDE_PAGES, SCENARIO_PAGE, seconds
+from commatlas.pages.comparisons._common import FASTEST, GUIDE_PAGES, SCENARIO_PAGE
 from costmodels.compression_cost import compute_cost
 from costmodels.compression_exchange import exchange_time
+from costmodels.formatting import format_seconds
 from costmodels.hardware import get_gpu, get_link
 from costmodels.predict import SCHEDULE_NAMES, Cluster, Method, predict
 from costmodels.symbols import alpha, beta, gamma, n, p
@@ -195,7 +196,7 @@ def test_ring_and_sharp_numbers_match_a_hand_computation(
         by_hand = 2 * steps * ALPHA + 2 * steps / WORKERS * size * BETA
         by_hand += steps / WORKERS * size * GAMMA
         assert _close(ring.seconds[size], by_hand)
-        assert seconds(by_hand) in line
+        assert format_seconds(by_hand) in line
         assert _close(sharp.seconds[size], 2 * ALPHA + size * BETA)  # in-switch sum
 
 
@@ -229,7 +230,7 @@ def test_fastest_mark_is_on_the_argmin(
                     assert (size in r.fastest) == (r.seconds[size] == best)
                     if size in r.fastest:
                         line = _table_line(text, f"{r.record.id}.md", f"`{r.variant}`")
-                        assert f"**{seconds(r.seconds[size])}** {FASTEST}" in line
+                        assert f"**{format_seconds(r.seconds[size])}** {FASTEST}" in line
                         marks += 1
     assert text.count(FASTEST) == marks
 
@@ -286,7 +287,7 @@ def test_topk_and_fp16_are_recomputed_independently(
     for record_id, c in (("topk-sparsification", topk), ("fp16-comm", fp16)):
         line = _table_line(text, f"{record_id}.md", "| quantization |" if record_id == "fp16-comm"
                            else "| sparsification |")  # fmt: skip
-        assert f"{seconds(c.total_s)} (×{dense_s / c.total_s:.3g})" in line
+        assert f"{format_seconds(c.total_s)} (×{dense_s / c.total_s:.3g})" in line
         assert f"| {c.ratio:.3g}× |" in line
 
 
@@ -304,10 +305,10 @@ def test_summary_marks_best_and_worst(
     priced = sorted((r for r in compressor_rows if r.computed), key=lambda r: r.computed.total_s)
     summary = files["generated/compare/compressors.md"].split("## Priced at the scenario")[1]
     best, worst = priced[0], priced[-1]
-    assert f"**{seconds(best.computed.total_s)}** {FASTEST}" in _table_line(
+    assert f"**{format_seconds(best.computed.total_s)}** {FASTEST}" in _table_line(
         summary, f"{best.record.id}.md"
     )
-    assert f"**{seconds(worst.computed.total_s)}** {cp.SLOWEST}" in _table_line(
+    assert f"**{format_seconds(worst.computed.total_s)}** {cp.SLOWEST}" in _table_line(
         summary, f"{worst.record.id}.md"
     )
 
@@ -355,6 +356,6 @@ def test_schedule_numbers_equal_a_direct_prediction(
         assert _close(row.speedup, direct["bsp"].iteration_time_s / want.iteration_time_s)
         assert row.fastest == (want.iteration_time_s == best)
         line = _table_line(section, f"`{row.schedule}`")
-        assert seconds(want.iteration_time_s) in line
-        assert seconds(want.exposed_communication_s) in line
+        assert format_seconds(want.iteration_time_s) in line
+        assert format_seconds(want.exposed_communication_s) in line
         assert (FASTEST in line) == row.fastest

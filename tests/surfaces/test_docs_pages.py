@@ -31,11 +31,19 @@ LINK = re.compile(r"\]\(\.\./records/([a-z0-9-]+)\.md\)")
 
 
 def test_ring_plot_points_equal_the_hand_formula() -> None:
+    """Up to 8 workers (one node of the scenario) the ring runs over NVLink 4, from two nodes on
+    over InfiniBand HDR (issue 17, item 12: p = 2 used the network's beta)."""
+    from costmodels.hardware import get_link
+
     data = record_plot.plot_data("ring-allreduce")
-    alpha, beta, gamma = 2e-6, 1 / (200e9 / 8 * 0.9), 3 / 4.8e12
+    hdr_alpha, hdr_beta, gamma = 2e-6, 1 / (200e9 / 8 * 0.9), 3 / 4.8e12
+    nvlink = get_link("nvlink4")
     for panel, p, n in (("p", data.x, 100e6), ("n", 64.0, data.x)):
         rows = data[data.panel == panel]
         p_, n_ = (rows.x, n) if panel == "p" else (p, rows.x)
+        one_node = np.asarray(p_) <= 8
+        alpha = np.where(one_node, nvlink.alpha_s, hdr_alpha)
+        beta = np.where(one_node, nvlink.beta_s_per_byte, hdr_beta)
         expected = 2 * (p_ - 1) * alpha + 2 * (p_ - 1) / p_ * n_ * beta + (p_ - 1) / p_ * n_ * gamma
         np.testing.assert_allclose(rows.seconds, expected, rtol=1e-12)
 
@@ -116,6 +124,7 @@ def test_taxonomy_picture_labels_every_level_and_category_with_its_count() -> No
     for top, count in Counter(r.category[0] for r in RECORDS).items():
         words = top.replace("-", " ").split()[-1]
         assert re.search(rf"{words} \({count}\)", svg, re.I), top
+    assert "rotate(" not in svg  # issue 17, item 12: every label horizontal, none vertical
 
 
 def test_scenario_page_lists_the_values_used() -> None:

@@ -131,3 +131,11 @@ def test_summary_shares_no_12_word_run_with_its_abstract(path: Path) -> None:
     assert source.startswith("source: ") and len(abstract.split()) > 40
     common = _shingles(RECORDS[record_id].summary) & _shingles(abstract)
     assert not common, " ".join(next(iter(common)))
+
+
+def test_hyphenated_query_is_one_phrase_at_a_word_start() -> None:
+    """Issue 17, item 12: 'top-k' finds the top-k records, not TopoOpt or Blink (whose texts
+    hold "top..." and a "k" somewhere)."""
+    found = {hit.record.id for hit in search(load_taxonomy().records.values(), "top-k")}
+    assert {"topk-sparsification", "gtopk", "ok-topk"} <= found
+    assert not {"topoopt", "blink", "rail-optimized"} & found

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from commatlas.pages import scenario
 from commatlas.pages.markdown import table  # noqa: F401  (the pages import it from here)
+from costmodels.formatting import format_bytes, format_seconds  # noqa: F401  (likewise)
 
 NODES = 8  # the comparison cluster: 8 nodes of scenario.GPUS_PER_NODE GPUs
 P = NODES * scenario.GPUS_PER_NODE  # p = 64 workers
@@ -41,23 +42,6 @@ def cell(value: object) -> str:
 def math(latex: str) -> str:
     """Inline KaTeX that survives a Markdown table cell (no bare pipes)."""
     return r"\(" + latex.replace("|", r"\vert ") + r"\)"
-
-
-def seconds(value: float) -> str:
-    """Three significant digits in µs, ms or s."""
-    if value < 1e-3:
-        return f"{value * 1e6:.3g} µs"
-    if value < 1.0:
-        return f"{value * 1e3:.3g} ms"
-    return f"{value:.3g} s"
-
-
-def nbytes(value: float) -> str:
-    """Bytes with an SI prefix (kB = 10^3 bytes), three significant digits."""
-    for factor, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
-        if value >= factor:
-            return f"{value / factor:.3g} {unit}"
-    return f"{value:.3g} B"
 
 
 def ratio(value: float) -> str:

@@ -26,12 +26,12 @@ from commatlas.pages.comparisons._common import (
     GUIDE_PAGES,
     P,
     cell,
+    format_bytes,
+    format_seconds,
     mark_fastest,
     math,
-    nbytes,
     record_link,
     scenario_note,
-    seconds,
     table,
 )
 from costmodels.collective_time import bus_bandwidth_factor
@@ -208,7 +208,7 @@ def other_collective_rows(tax: Taxonomy) -> list[CollectiveRow]:
 
 HEADERS = [
     "Algorithm", "Variant", "Latency term", "Bandwidth term", "Reduction term",
-    "Bandwidth-optimal", f"T, {nbytes(SIZES[0])}", f"T, {nbytes(SIZES[1])}",
+    "Bandwidth-optimal", f"T, {format_bytes(SIZES[0])}", f"T, {format_bytes(SIZES[1])}",
 ]  # fmt: skip
 
 
@@ -219,7 +219,7 @@ def _cells(row: CollectiveRow) -> list[str]:
     return [
         record_link(row.record.id, row.record.name), f"`{row.variant}`", term(row.latency),
         term(row.bandwidth), term(row.reduction), cell(row.bandwidth_optimal),
-        *(mark_fastest(seconds(row.seconds[s]), s in row.fastest) for s in SIZES),
+        *(mark_fastest(format_seconds(row.seconds[s]), s in row.fastest) for s in SIZES),
     ]  # fmt: skip
 
 
@@ -280,8 +280,8 @@ def allreduce_page(tax: Taxonomy) -> Files:
         *scenario_note(
             "Flat algorithms run at the inter-node link (α, β); the hierarchical and 2D-torus ones "
             f"use g = {scenario.GPUS_PER_NODE} ranks per node or row, parameter servers S = p "
-            f"shards; T is the modelled time for n = {nbytes(SIZES[0])} and "
-            f"n = {nbytes(SIZES[1])}, the fastest in each column in bold."
+            f"shards; T is the modelled time for n = {format_bytes(SIZES[0])} and "
+            f"n = {format_bytes(SIZES[1])}, the fastest in each column in bold."
         ),
         "## All-reduce",
         "",

@@ -25,11 +25,11 @@ from commatlas.pages.comparisons._common import (
     GUIDE_PAGES,
     P,
     cell,
-    nbytes,
+    format_bytes,
+    format_seconds,
     ratio,
     record_link,
     scenario_note,
-    seconds,
     table,
 )
 from costmodels.compression_breakeven import dense_bytes_expr
@@ -185,7 +185,7 @@ def _group_cells(row: CompressorRow) -> list[str]:
         cell(r.properties.compression_ratio), cell(r.properties.unbiased),
         cell(r.properties.needs_error_feedback), _collective(row), cell(r.lossless),
         cell(r.reference_impl is not None), EMPTY if c is None else ratio(c.ratio),
-        EMPTY if c is None else f"{seconds(c.total_s)} (×{c.speedup:.3g})",
+        EMPTY if c is None else f"{format_seconds(c.total_s)} (×{c.speedup:.3g})",
     ]  # fmt: skip
 
 
@@ -201,13 +201,15 @@ def _summary(rows: list[CompressorRow]) -> list[str]:
     for i, row in enumerate(priced):
         c = row.computed
         mark = FASTEST if i == 0 else SLOWEST if i == len(priced) - 1 else ""
-        exchange = f"**{seconds(c.total_s)}** {mark}" if mark else seconds(c.total_s)
+        exchange = f"**{format_seconds(c.total_s)}** {mark}" if mark else format_seconds(c.total_s)
         lines.append([
             record_link(row.record.id, row.record.name), f"`{c.variant}`", cell(c.knobs),
-            nbytes(c.wire_bytes),
-            nbytes(c.dense_wire_bytes), ratio(c.ratio), f"`{c.kernel}`" if c.kernel else EMPTY,
-            EMPTY if c.compute_s is None else seconds(c.compute_s), seconds(c.communication_s),
-            exchange, seconds(c.dense_s), f"×{c.speedup:.3g}",
+            format_bytes(c.wire_bytes),
+            format_bytes(c.dense_wire_bytes), ratio(c.ratio),
+            f"`{c.kernel}`" if c.kernel else EMPTY,
+            EMPTY if c.compute_s is None else format_seconds(c.compute_s),
+            format_seconds(c.communication_s),
+            exchange, format_seconds(c.dense_s), f"×{c.speedup:.3g}",
         ])  # fmt: skip
     return table(SUMMARY_HEADERS, lines)
 
@@ -231,7 +233,7 @@ def _chart(rows: list[CompressorRow]) -> str:
         .mark_bar()
         .encode(
             y=alt.Y("technique:N", sort="x", title=None),
-            x=alt.X("sum(ms):Q", title=f"exchange of the {nbytes(scenario.MESSAGE_BYTES)} "
+            x=alt.X("sum(ms):Q", title=f"exchange of the {format_bytes(scenario.MESSAGE_BYTES)} "
                     f"gradient at p = {P} (ms)"),
             color=alt.Color("part:N"),
         )
@@ -259,7 +261,7 @@ def compressor_page(tax: Taxonomy) -> Files:
         f"[when compression pays]({guide}).",
         "",
         *scenario_note(
-            f"The gradient is n = {nbytes(scenario.MESSAGE_BYTES)} of fp32 "
+            f"The gradient is n = {format_bytes(scenario.MESSAGE_BYTES)} of fp32 "
             f"(d = {scenario.MESSAGE_BYTES / 4 / 1e6:g}M elements); sparsifiers keep k = "
             f"{scenario.DENSITY:.0%} of d, quantizers send the record's bits "
             f"({scenario.DEFAULT_BITS} where it has none), PowerSGD rank "
@@ -294,7 +296,7 @@ def compressor_page(tax: Taxonomy) -> Files:
         *charts.image(
             "Exchange time of every priced compressor against the dense ring all-reduce",
             PLOT.removeprefix("generated/compare/"),
-            f"Exchange of the {nbytes(scenario.MESSAGE_BYTES)} gradient at p = {P}: "
+            f"Exchange of the {format_bytes(scenario.MESSAGE_BYTES)} gradient at p = {P}: "
             "communication and compute; the dashed line is the dense ring all-reduce.",
         ),
     ]

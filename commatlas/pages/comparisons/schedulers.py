@@ -16,11 +16,11 @@ from commatlas.pages.comparisons._common import (
     GUIDE_PAGES,
     NODES,
     cell,
+    format_seconds,
     mark_fastest,
     ratio,
     record_link,
     scenario_note,
-    seconds,
     table,
 )
 from costmodels.predict import SCHEDULE_NAMES, Method, Prediction, predict
@@ -118,8 +118,9 @@ def _result_cells(row: ScheduleRow, tax: Taxonomy) -> list[str]:
     record = tax.records.get(row.record_id or "")
     return [
         f"`{row.schedule}`", record_link(record.id, record.name) if record else EMPTY,
-        mark_fastest(seconds(p.iteration_time_s), row.fastest), seconds(p.compute_s),
-        seconds(p.communication_s), seconds(p.exposed_communication_s), ratio(row.speedup),
+        mark_fastest(format_seconds(p.iteration_time_s), row.fastest), format_seconds(p.compute_s),
+        format_seconds(p.communication_s), format_seconds(p.exposed_communication_s),
+        ratio(row.speedup),
         f"{p.scaling_efficiency:.0%}",
     ]  # fmt: skip
 
@@ -130,7 +131,7 @@ def _workload_section(name: str, tax: Taxonomy) -> list[str]:
     return [
         f"### {workload.name}",
         "",
-        f"{batch} samples per GPU; measured H200 fp32 step {seconds(step)} on one GPU; "
+        f"{batch} samples per GPU; measured H200 fp32 step {format_seconds(step)} on one GPU; "
         f"{len(workload.tensors)} gradient tensors, {workload.params / 1e6:.1f}M parameters.",
         "",
         *table(RESULT_HEADERS, (_result_cells(r, tax) for r in rows)),

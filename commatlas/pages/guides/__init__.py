@@ -1,10 +1,11 @@
-"""The site's five guides, each a generator whose numbers the cost models compute at build time.
+"""The site's guides, each a generator whose numbers the cost models compute at build time.
 
 - ``choose-allreduce``: which all-reduce algorithm for which message size and world size;
 - ``compression-pays``: when gradient compression beats the dense all-reduce;
 - ``scheduling-overlap``: BSP, WFBP, tensor fusion, MG-WFBP and ByteScheduler;
 - ``llm-parallelism``: TP, PP, DP and ZeRO for large language models;
-- ``calibrate-cluster``: measuring your cluster and feeding the fit to the predictions.
+- ``calibrate-cluster``: measuring your cluster and feeding the fit to the predictions;
+- ``llm-step-time``: where an LLM training step's time goes (the operator model).
 
 Each module's ``files(tax)`` returns its page (``generated/guides/<slug>.md``) and charts
 (``generated/guides/plots/<name>.svg``); ``guide_files`` unions them.
@@ -18,6 +19,7 @@ from commatlas.pages.guides import (
     choose_allreduce,
     compression_pays,
     llm_parallelism,
+    llm_step_time,
     scheduling_overlap,
 )
 from taxonomy import Taxonomy
@@ -28,6 +30,7 @@ GUIDES = {
     "scheduling-overlap": scheduling_overlap,
     "llm-parallelism": llm_parallelism,
     "calibrate-cluster": calibrate_cluster,
+    "llm-step-time": llm_step_time,
 }
 SLUGS = tuple(GUIDES)
 

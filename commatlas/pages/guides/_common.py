@@ -1,4 +1,5 @@
-"""Helpers shared by the guides: number formatting, links, link presets as cost-model values.
+"""Helpers shared by the guides: links, link presets as cost-model values, and the number
+formatting of costmodels/formatting.py (the one the comparison pages and the calculator use).
 
 Every guide builds its numbers from ``costmodels`` when the site is built; these helpers only
 turn them into text. Links to technique pages go through :func:`record_link`, which raises for
@@ -14,6 +15,13 @@ from functools import cache
 from typing import Any
 
 from commatlas.pages import charts, markdown, scenario
+from costmodels.formatting import (  # noqa: F401  (the guides call them as c.format_...)
+    format_bandwidth,
+    format_bytes,
+    format_ms,
+    format_percent,
+    format_seconds,
+)
 from costmodels.hardware import get_gpu, get_link
 from costmodels.predict import Cluster
 from taxonomy import Taxonomy
@@ -28,62 +36,22 @@ SIBLING_PAGES = ("../compare/allreduce.md", "../compare/compressors.md",
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
-def _three_digits(value: float) -> str:
-    if value >= 100:
-        return f"{value:.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
+def display_math(expr: Any, lhs: str = "T", max_chars: int = 200) -> str:
+    """LaTeX for a display formula ``lhs = expr``; a long sum is set one term per line
+    (``aligned``), so it fits the page's text column instead of running off it (issue 17)."""
+    import sympy as sp
 
-
-def fmt_bytes(nbytes: float) -> str:
-    """Decimal units (1 KB = 1000 B), three significant digits: '45.0 KB'."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if nbytes >= scale:
-            return f"{_three_digits(nbytes / scale)} {unit}"
-    return f"{nbytes:.0f} B"
-
-
-def fmt_bytes_short(nbytes: float) -> str:
-    """'1 KB', '1.78 KB', '100 MB' (axis labels)."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if nbytes >= scale * (1 - 1e-9):
-            return f"{nbytes / scale:.3g} {unit}"
-    return f"{nbytes:.3g} B"
-
-
-def fmt_bytes_binary(nbytes: float) -> str:
-    """'1 MiB', '1 GiB' (powers of 1024, as nccl-tests sizes)."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.3g} {unit}"
-    return f"{nbytes:.0f} B"
-
-
-def fmt_time(seconds: float) -> str:
-    """'852 ns', '12.3 µs', '4.56 ms', '1.23 s'."""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if seconds >= scale:
-            return f"{_three_digits(seconds / scale)} {unit}"
-    return f"{seconds / 1e-9:.0f} ns"
-
-
-def fmt_ms(seconds: float) -> str:
-    """Milliseconds with three significant digits, no unit (for table cells under 'ms')."""
-    return _three_digits(seconds * 1e3)
-
-
-def fmt_bw(bytes_per_s: float) -> str:
-    """'22.5 GB/s' (decimal)."""
-    if bytes_per_s == float("inf"):
-        return "∞"
-    if bytes_per_s >= 1e9:
-        return f"{_three_digits(bytes_per_s / 1e9)} GB/s"
-    return f"{_three_digits(bytes_per_s / 1e6)} MB/s"
-
-
-def fmt_pct(fraction: float) -> str:
-    return f"{100 * fraction:.0f} %"
+    text = sp.latex(expr)
+    if len(text) <= max_chars or not isinstance(expr, sp.Add):
+        return f"{lhs} = {text}"
+    rows = []
+    for index, term in enumerate(expr.as_ordered_terms()):
+        body = sp.latex(term)
+        if index == 0:
+            rows.append(f"{lhs} = {{}} & {body}")
+        else:
+            rows.append(f"& {body}" if body.startswith("-") else f"& + {body}")
+    return r"\begin{aligned} " + r" \\ ".join(rows) + r" \end{aligned}"
 
 
 def record_link(tax: Taxonomy, record_id: str, text: str | None = None) -> str:
@@ -118,8 +86,8 @@ def achievable_Bps(link_name: str) -> float:
 def link_label(link_name: str) -> str:
     link = get_link(link_name)
     return (
-        f"{link.name} ({fmt_bw(achievable_Bps(link_name))} achievable, "
-        f"α = {fmt_time(link.alpha_s)})"
+        f"{link.name} ({format_bandwidth(achievable_Bps(link_name))} achievable, "
+        f"α = {format_seconds(link.alpha_s)})"
     )
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 import sympy as sp
 
 import costmodels
-from commatlas.calibrate import SUPPORTED, size_range
+from commatlas.measure.collectives import SUPPORTED, size_range
 from commatlas.pages import Files
 from commatlas.pages.guides import _common as c
 from costmodels.collective_time import allreduce_time
@@ -122,9 +122,9 @@ def predictions() -> list[dict[str, object]]:
 def prediction_rows() -> list[list[str]]:
     def cell(row: dict, key: str) -> str:
         error = row[key] / row["measured"] - 1
-        return f"{c.fmt_time(row[key])} ({error:+.0%})"
+        return f"{c.format_seconds(row[key])} ({error:+.0%})"
 
-    return [[str(r["case"]), c.fmt_bytes_binary(r["n"]), c.fmt_time(r["measured"]),
+    return [[str(r["case"]), c.format_bytes(r["n"], binary=True), c.format_seconds(r["measured"]),
              cell(r, "nominal"), cell(r, "calibrated"), cell(r, "fit")]
             for r in predictions()]  # fmt: skip
 
@@ -209,7 +209,8 @@ def page_text(tax: Taxonomy) -> str:
         "    --out my-cluster.yaml",
         "```", "",
         f"It times {', '.join(SUPPORTED)} at {len(sizes)} sizes from "
-        f"{c.fmt_bytes_binary(sizes[0])} to {c.fmt_bytes_binary(sizes[-1])} by default "
+        f"{c.format_bytes(sizes[0], binary=True)} to {c.format_bytes(sizes[-1], binary=True)} "
+        "by default "
         "(`--sizes`, `--collectives`): warm-up calls, then each timed call after a barrier, the "
         "slowest rank's time, the median over repeats; rank 0 fits and writes the YAML. Or run "
         "NVIDIA's nccl-tests (one process with `-g 8` GPUs, or `mpirun` across nodes) and import "
@@ -242,9 +243,9 @@ def page_text(tax: Taxonomy) -> str:
                   "max abs. residual"], fit_rows()),
         f"The fitted B is within {gap:.1%} of the `busbw` nccl-tests printed at its largest "
         f"size in every log; one-node bandwidths range from "
-        f"{c.fmt_bw(min(f.bandwidth_Bps for f in one_node))} to "
-        f"{c.fmt_bw(max(f.bandwidth_Bps for f in one_node))}. The fit misses most at "
-        + ", ".join(f"{c.fmt_bytes_binary(size)} ({LOGS[n]}, {error:.0%})"
+        f"{c.format_bandwidth(min(f.bandwidth_Bps for f in one_node))} to "
+        f"{c.format_bandwidth(max(f.bandwidth_Bps for f in one_node))}. The fit misses most at "
+        + ", ".join(f"{c.format_bytes(size, binary=True)} ({LOGS[n]}, {error:.0%})"
                     for n, (size, error) in worst.items())
         + ": mid-sized messages, where NCCL switches between algorithms and protocols (LL, "
         "LL128, Simple) by size ([NVIDIA/nccl#754](https://github.com/NVIDIA/nccl/issues/754)) "
@@ -254,7 +255,8 @@ def page_text(tax: Taxonomy) -> str:
         "## Fitted against nominal", "",
         "A profile holds one fit per level: *intra* (inside a node: the one-node all-reduce) "
         "and *inter* (one GPU's share of the network: the two-node fit's bus bandwidth over the "
-        f"{inter.ranks_per_node} ranks of a node, {c.fmt_bw(inter.bandwidth_Bps)}). Against "
+        f"{inter.ranks_per_node} ranks of a node, {c.format_bandwidth(inter.bandwidth_Bps)}). "
+        "Against "
         "the presets of `costmodels.hardware` (NVLink 3 for A100 nodes; HDR, one 200 Gbit/s "
         "link per GPU, as a reference, since the log does not name its network):", "",
         *c.table(["level", "fitted α (µs)", "fitted B (GB/s)", "preset", "preset α (µs)",
@@ -301,15 +303,17 @@ def _prediction_sentences(rows: list[dict]) -> list[str]:
 
     big = max(one_node, key=lambda r: r["n"])
     return [
-        f"- One node: calibration moves the {c.fmt_bytes_binary(big['n'])} prediction from "
+        f"- One node: calibration moves the {c.format_bytes(big['n'], binary=True)} prediction "
+        "from "
         f"{err(big, 'nominal'):.0%} to {err(big, 'calibrated'):.0%} off; at "
-        f"{c.fmt_bytes_binary(one_node[0]['n'])} both stay {err(one_node[0], 'calibrated'):.0%}"
+        f"{c.format_bytes(one_node[0]['n'], binary=True)} both stay "
+        f"{err(one_node[0], 'calibrated'):.0%}"
         f"–{err(one_node[0], 'nominal'):.0%} low, the protocol region above.",
         f"- Two nodes: the hierarchical model with calibrated levels is {span(hier)} off, a "
         f"flat ring priced entirely at one GPU's network share {span(ring)} (every step at "
         "the slowest link, as the flat formulas assume), while the log's own bus-bandwidth fit "
-        f"is {err(hier[0], 'fit'):.0%} off at {c.fmt_bytes_binary(hier[0]['n'])} and "
-        f"{err(hier[-1], 'fit'):.0%} at {c.fmt_bytes_binary(hier[-1]['n'])}: for large "
+        f"is {err(hier[0], 'fit'):.0%} off at {c.format_bytes(hier[0]['n'], binary=True)} and "
+        f"{err(hier[-1], 'fit'):.0%} at {c.format_bytes(hier[-1]['n'], binary=True)}: for large "
         "messages, price a job with the fit of a job of the same shape.",
         "",
     ]

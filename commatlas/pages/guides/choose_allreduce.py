@@ -93,13 +93,13 @@ def winners_grid() -> pd.DataFrame:
                               else np.full(SIZES.shape, np.inf) for a in FLAT])  # fmt: skip
             best = np.argmax(times <= times.min(axis=0) * (1 + 1e-9), axis=0)  # first tied
             rows += [{"network": get_link(network).name, "p": p, "bytes": n,
-                      "size": c.fmt_bytes_short(n), "winner": LABEL[FLAT[i]]}
+                      "size": c.format_bytes(n), "winner": LABEL[FLAT[i]]}
                      for n, i in zip(SIZES, best, strict=True)]  # fmt: skip
     return pd.DataFrame(rows)
 
 
 def heatmap_svg() -> str:
-    sizes = [c.fmt_bytes_short(n) for n in SIZES]
+    sizes = [c.format_bytes(n) for n in SIZES]
     chart = (
         alt.Chart(winners_grid())
         .mark_rect()
@@ -138,7 +138,7 @@ def switch_points(segs: tuple[c.Segment, ...]) -> str:
     """'recursive doubling → 65.8 KB → halving-doubling' (ties joined with '=')."""
     parts = [" = ".join(LABEL[a] for a in segs[0].names)]
     for seg in segs[1:]:
-        parts += [c.fmt_bytes(seg.start), " = ".join(LABEL[a] for a in seg.names)]
+        parts += [c.format_bytes(seg.start), " = ".join(LABEL[a] for a in seg.names)]
     return " → ".join(parts)
 
 
@@ -148,11 +148,12 @@ def crossover_rows(network: str) -> list[list[str]]:
         (small, t_small), (big, t_big) = (winner(network, p, n)
                                           for n in (SIZES[0], scenario.MESSAGE_BYTES))  # fmt: skip
         rows.append([str(p), switch_points(segments(network, p)),
-                     c.fmt_bytes(crossover(network, p)),
-                     f"{LABEL[small]}, {c.fmt_time(t_small)}",
-                     c.fmt_time(seconds("ring", network, p, SIZES[0])),
-                     f"{LABEL[big]}, {c.fmt_time(t_big)}",
-                     c.fmt_time(seconds("ring", network, p, scenario.MESSAGE_BYTES))])  # fmt: skip
+                     c.format_bytes(crossover(network, p)),
+                     f"{LABEL[small]}, {c.format_seconds(t_small)}",
+                     c.format_seconds(seconds("ring", network, p, SIZES[0])),
+                     f"{LABEL[big]}, {c.format_seconds(t_big)}",
+                     c.format_seconds(seconds("ring", network, p, scenario.MESSAGE_BYTES))]
+                    )  # fmt: skip
     return rows
 
 
@@ -166,8 +167,9 @@ def hierarchical_rows() -> list[list[str]]:
     for p in HIER_WORKERS:
         flat, t_flat = winner(scenario.INTER_LINK, p, scenario.MESSAGE_BYTES)
         hier = seconds("hierarchical", scenario.INTER_LINK, p, scenario.MESSAGE_BYTES)
-        rows.append([str(p), str(p // scenario.GPUS_PER_NODE), c.fmt_bytes(hierarchical_start(p)),
-                     c.fmt_time(hier), f"{LABEL[flat]}, {c.fmt_time(t_flat)}",
+        rows.append([str(p), str(p // scenario.GPUS_PER_NODE),
+                     c.format_bytes(hierarchical_start(p)),
+                     c.format_seconds(hier), f"{LABEL[flat]}, {c.format_seconds(t_flat)}",
                      f"{t_flat / hier:.1f}×"])  # fmt: skip
     return rows
 
@@ -201,11 +203,18 @@ def formulas(tax: Taxonomy) -> list[str]:
     lines = []
     for algorithm in [*FLAT, "hierarchical"]:
         model_id, variant = ALLREDUCE_ALGORITHMS[algorithm]
+        # Link the record and name the variant: the binomial tree is the "binary-tree" variant
+        # of the tree-allreduce record, whose name is the double binary tree's.
+        where = c.record_link(tax, model_id)
+        if algorithm == "tree":
+            where = (f"variant `{variant}` of {where}; one tree, as the "
+                     f"{c.record_link(tax, 'reduce', 'reduce')} + "
+                     f"{c.record_link(tax, 'broadcast', 'broadcast')} pair")  # fmt: skip
         lines += [
-            f"- **{LABEL[algorithm]}** ({c.record_link(tax, model_id)}):",
+            f"- **{LABEL[algorithm]}** ({where}):",
             "",
             "    $$",
-            f"    T = {costmodels.get(model_id).latex(variant)}",
+            f"    {c.display_math(costmodels.get(model_id).variant(variant).time)}",
             "    $$",
             "",
         ]
@@ -219,7 +228,7 @@ def terms(algorithm: str) -> tuple[float, float]:
 
 
 def page_text(tax: Taxonomy) -> str:
-    facts, link, mb = grid_facts(), get_link, c.fmt_bytes(scenario.MESSAGE_BYTES)
+    facts, link, mb = grid_facts(), get_link, c.format_bytes(scenario.MESSAGE_BYTES)
     (ring_a, ring_b), (rd_a, rd_b) = terms("ring"), terms("recursive-doubling")
     lo100, hi100 = ratio_range("100gbe", "10gbe")
     lo_hdr, hi_hdr = ratio_range("hdr", "10gbe")
@@ -249,11 +258,13 @@ def page_text(tax: Taxonomy) -> str:
         f"{c.record_link(tax, 'ring-allreduce')}), in 2(p−1), 2 log2 p and 2(g + p/g − 2) "
         "steps; the double binary tree sends 2n in 2⌈log2 p⌉ steps (its model assumes ideal "
         "pipelining).", "",
-        f"At p = {EXAMPLE_P} on InfiniBand HDR and n = {mb}, ring spends {c.fmt_time(ring_a)} "
-        f"on start-ups and {c.fmt_time(ring_b)} moving and adding bytes; recursive doubling "
-        f"spends {c.fmt_time(rd_a)} and {c.fmt_time(rd_b)}. Where the balance tips is set by "
+        f"At p = {EXAMPLE_P} on InfiniBand HDR and n = {mb}, ring spends "
+        f"{c.format_seconds(ring_a)} on start-ups and {c.format_seconds(ring_b)} moving and "
+        "adding bytes; recursive doubling "
+        f"spends {c.format_seconds(rd_a)} and {c.format_seconds(rd_b)}. Where the balance tips is "
+        "set by "
         "α/β, the message whose transfer takes as long as one start-up: "
-        f"{join(f'{c.fmt_bytes(alpha_beta(n))} on {link(n).name}' for n in NETWORKS)}.", "",
+        f"{join(f'{c.format_bytes(alpha_beta(n))} on {link(n).name}' for n in NETWORKS)}.", "",
         "## The fastest algorithm by size and world size", "",
         "![Fastest all-reduce algorithm for each message size and world size on three "
         "networks](plots/allreduce-winners.svg)", "",
@@ -273,7 +284,7 @@ def page_text(tax: Taxonomy) -> str:
         "## Crossover sizes", "",
         "The crossover is the size above which the bandwidth-optimal family wins (exact "
         "intersections of the linear models, not grid points). Over 3 ≤ p ≤ 1024 it lies "
-        + join(f"between {c.fmt_bytes(min(ranges[n]))} and {c.fmt_bytes(max(ranges[n]))} on "
+        + join(f"between {c.format_bytes(min(ranges[n]))} and {c.format_bytes(max(ranges[n]))} on "
                f"{link(n).name}" for n in NETWORKS)
         + f". 100 GbE has the start-up time of 10 GbE and ten times its bandwidth; its "
         f"crossovers are {lo100:.1f}–{hi100:.1f}× larger. HDR is "
@@ -283,8 +294,9 @@ def page_text(tax: Taxonomy) -> str:
         "moves. This is why libraries choose by size: NCCL switches between ring and tree by "
         f"message size and scale ({c.record_link(tax, 'tree-allreduce')}).", "",
     ]  # fmt: skip
-    header = ["p", "fastest, by message size", "crossover", f"fastest at {c.fmt_bytes(SIZES[0])}",
-              "ring", f"fastest at {mb}", "ring"]  # fmt: skip
+    header = ["p", "fastest, by message size", "crossover",
+              f"fastest at {c.format_bytes(SIZES[0])}", "ring", f"fastest at {mb}",
+              "ring"]  # fmt: skip
     for network in NETWORKS:
         out += [f"**{c.link_label(network)}**", "", *c.table(header, crossover_rows(network))]
     hier = hierarchical_rows()

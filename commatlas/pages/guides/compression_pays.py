@@ -124,7 +124,7 @@ def fmt_breakeven(point: tuple[float, bool]) -> str:
     bandwidth, below = point
     if bandwidth in (0.0, float("inf")):
         return "never" if bandwidth == 0 else "always"
-    return f"{'below' if below else 'above'} {c.fmt_bw(bandwidth)}"
+    return f"{'below' if below else 'above'} {c.format_bandwidth(bandwidth)}"
 
 
 def table_rows(tax: Taxonomy) -> list[list[str]]:
@@ -132,9 +132,9 @@ def table_rows(tax: Taxonomy) -> list[list[str]]:
     for row in rows(tax):
         comm, comp = row.compressed_s[scenario.INTER_LINK]
         out.append([c.record_link(tax, row.record_id), f"`{row.spec}`",
-                    c.fmt_bytes(row.wire_bytes), fmt_breakeven(row.closed),
-                    fmt_breakeven(row.full), c.fmt_ms(row.dense_s[scenario.INTER_LINK]),
-                    f"{c.fmt_ms(comm)} + {c.fmt_ms(comp)}",
+                    c.format_bytes(row.wire_bytes), fmt_breakeven(row.closed),
+                    fmt_breakeven(row.full), c.format_ms(row.dense_s[scenario.INTER_LINK]),
+                    f"{c.format_ms(comm)} + {c.format_ms(comp)}",
                     *("yes" if pays(row, n) else "no" for n in LINKS)])  # fmt: skip
     return out
 
@@ -178,7 +178,7 @@ def overlap() -> dict[tuple[str, str, str, str], float]:
                         profile.batch_size,
                         profile.fwd_s + profile.bwd_s,
                         c.cluster(network, P // scenario.GPUS_PER_NODE),
-                        Method("allreduce", schedule, compression=spec),
+                        Method("allreduce", schedule, "ring", compression=spec),
                     ).iteration_time_s
     return out  # fmt: skip
 
@@ -201,8 +201,8 @@ def overlap_cases() -> list[tuple[str, str, str, float, float]]:
 def overlap_rows() -> list[list[str]]:
     t = overlap()
     return [[get_workload(w).name, get_link(n).name, f"{comm_over_backward(w, n):.2f}",
-             f"`{s}`", *(c.fmt_ms(t[w, n, sch, k]) for sch in ("bsp", "fusion")
-                        for k in ("none", s)), c.fmt_ms(bsp), c.fmt_ms(fused)]
+             f"`{s}`", *(c.format_ms(t[w, n, sch, k]) for sch in ("bsp", "fusion")
+                        for k in ("none", s)), c.format_ms(bsp), c.format_ms(fused)]
             for w, n, s, bsp, fused in overlap_cases()]  # fmt: skip
 
 
@@ -222,9 +222,9 @@ def facts(tax: Taxonomy) -> dict[str, list[str]]:
         **{link: [f"`{r.spec}`" for r in table if pays(r, link)] for link in LINKS},
         "never": [f"`{r.spec}` ({r.wire_bytes / ring_bytes:.1f}×)"
                   for r in table if r.closed[0] == 0],
-        "t0_only": [f"`{r.spec}` ({c.fmt_bw(r.full[0])})" for r in table
+        "t0_only": [f"`{r.spec}` ({c.format_bandwidth(r.full[0])})" for r in table
                     if r.closed[0] == float("inf") and fastest < r.full[0] < float("inf")],
-        "selection": [f"`{r.spec}` ({c.fmt_bw(r.full[0])})" for r in table
+        "selection": [f"`{r.spec}` ({c.format_bandwidth(r.full[0])})" for r in table
                       if r.closed[0] == float("inf") and r.full[0] <= fastest],
     }  # fmt: skip
 
@@ -242,7 +242,7 @@ def page_text(tax: Taxonomy) -> str:
         "pass change the answer?", "",
         f"**Values used** (the site's [reference scenario]({c.SCENARIO_PAGE})): p = {P} GPUs "
         f"({P // scenario.GPUS_PER_NODE} nodes of {scenario.GPUS_PER_NODE}), one fp32 gradient "
-        f"of n = {c.fmt_bytes(scenario.MESSAGE_BYTES)}, sparsifiers keep "
+        f"of n = {c.format_bytes(scenario.MESSAGE_BYTES)}, sparsifiers keep "
         f"{scenario.DENSITY:.0%} of the elements, QSGD sends {scenario.DEFAULT_BITS} bits, "
         f"PowerSGD rank {scenario.POWERSGD_RANK}, reduction γ = 3 / H200 memory bandwidth. "
         "Compute is the H200-measured kernel of each method, fitted as t = t0 + c · bytes "
@@ -277,8 +277,8 @@ def page_text(tax: Taxonomy) -> str:
         "",
         "![Exchange time of the dense ring and five compressors against link bandwidth]"
         "(plots/compression-vs-bandwidth.svg)", "",
-        f"*One {c.fmt_bytes(scenario.MESSAGE_BYTES)} gradient on p = {P}, "
-        f"α = {c.fmt_time(scenario.link_values()['alpha'])}, full exchange; dashed: the "
+        f"*One {c.format_bytes(scenario.MESSAGE_BYTES)} gradient on p = {P}, "
+        f"α = {c.format_seconds(scenario.link_values()['alpha'])}, full exchange; dashed: the "
         "achievable bandwidth of each link.*", "",
         "## Overlap changes the answer", "",
         "Break-even compares exchanges in isolation. In training, a schedule that overlaps the "
@@ -294,8 +294,8 @@ def page_text(tax: Taxonomy) -> str:
         f"Where the dense exchange is longer than the backward pass, compression keeps "
         f"{kept[True][0]:.0%}–{kept[True][1]:.0%} of its BSP gain under fusion; where it is "
         f"shorter, {kept[False][0]:.0%}–{kept[False][1]:.0%}. The largest change: `{s}` on "
-        f"{get_workload(w).name} over {link(n).name} saves {c.fmt_ms(bsp)} ms per iteration "
-        f"under BSP but {c.fmt_ms(fused)} ms with fusion, because most of the dense exchange it "
+        f"{get_workload(w).name} over {link(n).name} saves {c.format_ms(bsp)} ms per iteration "
+        f"under BSP but {c.format_ms(fused)} ms with fusion, because most of the dense exchange it "
         "replaces was already hidden behind the backward pass.", "",
         *c.reproduce(reproduce_lines()),
     ]  # fmt: skip

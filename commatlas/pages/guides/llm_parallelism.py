@@ -106,7 +106,14 @@ def tp_layout(tp: int) -> Layout:
     """The best TP_STUDY layout with its TP degree replaced (PP kept, DP takes the rest)."""
     model, gpus = TP_STUDY
     layout = plans(model, gpus)[0].layout
-    layout = replace(layout, tp=tp, dp=gpus // (tp * layout.pp),
+    dp = gpus // (tp * layout.pp)
+    # The batch must still split into whole micro-batches: keep the largest micro-batch size up
+    # to the best layout's that divides the sequences per data-parallel rank.
+    if layout.global_batch % dp:
+        raise ValueError(f"tp={tp}: {dp} data-parallel ranks cannot split {layout.global_batch}")
+    per_rank = layout.global_batch // dp
+    micro = max(b for b in range(1, layout.micro_batch + 1) if per_rank % b == 0)
+    layout = replace(layout, tp=tp, dp=dp, micro_batch=micro,
                      sequence_parallel=layout.sequence_parallel and tp > 1)  # fmt: skip
     if layout.interleave > 1 and layout.micro_batches % layout.pp:  # interleaving needs m % pp
         layout = replace(layout, interleave=1, schedule="1f1b")
@@ -121,7 +128,10 @@ def tp_study() -> list[tuple[int, int, float, float, StepPrediction]]:
     shape, cluster = shape_of(), cluster_of()
     out = []
     for tp in (1, 2, 4, 8, 16):
-        layout = tp_layout(tp)
+        try:
+            layout = tp_layout(tp)
+        except ValueError:  # more data-parallel ranks than sequences: no such layout
+            continue
         span = group_span(1, tp, layout.gpus, cluster.gpus_per_node)
         p = predict_step(shape, layout, cluster)
         per = layout.micro_batches * shape.layers / layout.pp  # layer passes per step
@@ -266,7 +276,6 @@ def page_text(tax: Taxonomy) -> str:
 
 
 def reproduce_lines() -> list[str]:
-    f = facts()
     shape = gpt3_175b()
     a100 = selene_cluster()
     h100 = h100_cluster()
@@ -278,15 +287,12 @@ def reproduce_lines() -> list[str]:
         f"--inter \"{a100.inter_bandwidth_Bps / 1e9:g} GB/s\" --top 5`; "
         "`commatlas predict-llm` with the same model flags and `--tp --pp --dp ...` predicts "
         "one layout.",
-        "- Llama 3 70B (grouped-query attention and SwiGLU, which the command-line flags do not "
-        "describe): the LLM planner page of the [calculator](../../calculator.md) has it as a "
-        f"named model. Enter sequence {llama_70b().seq_len}, global batch "
-        f"{SETUPS['Llama 3 70B'][3]}, nodes × {h100.gpus_per_node} GPUs, H100 SXM, custom links "
-        f"of {h100.intra_bandwidth_Bps / 1e9:g} GB/s and {h100.intra_latency_s * 1e6:g} us "
-        f"inside and {h100.inter_bandwidth_Bps / 1e9:g} GB/s and "
-        f"{h100.inter_latency_s * 1e6:g} us between nodes, and widen the "
-        "search to micro-batches 1, 2, 4, 8, ZeRO stages 0-3, every recomputation mode and a "
-        f"largest interleave of at least {f['max_v']}.",
+        "- Llama 3 70B (grouped-query attention, SwiGLU, untied embeddings; Llama 3.1 70B has "
+        "the same layers with a longer context): `commatlas plan-llm --model llama-3.1-70b "
+        f"--seq-len {llama_70b().seq_len} --global-batch {SETUPS['Llama 3 70B'][3]} --gpus "
+        f"{TP_STUDY[1]} --gpu h100 --intra \"{h100.intra_bandwidth_Bps / 1e9:g} GB/s\" --inter "
+        f"\"{h100.inter_bandwidth_Bps / 1e9:g} GB/s\" --top 5`, or the LLM planner page of the "
+        "[calculator](../../calculator.md) with the same model, sequence, batch, GPUs and links.",
         "- In Python: `costmodels.llm.planner.plan(shape, gpus, cluster, global_batch)` and "
         "`costmodels.llm.step.predict_step(shape, layout, cluster)`.",
     ]  # fmt: skip

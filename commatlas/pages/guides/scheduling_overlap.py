@@ -74,7 +74,7 @@ def comm_ratio(case: Case) -> float:
     """One all-reduce of the whole gradient over the backward pass (the overlap window)."""
     workload = get_workload(case.workload)
     cluster = c.cluster(case.network, case.nodes)
-    whole = message_seconds(Method(), cluster, workload.params * 4.0)
+    whole = message_seconds(Method(collective="ring"), cluster, workload.params * 4.0)
     return whole / step(case.workload)[2]
 
 
@@ -93,9 +93,9 @@ def table_rows(workload: str) -> list[list[str]]:
     for case in (x for x in cases() if x.workload == workload):
         top = prediction(case, best(case))
         out.append([get_link(case.network).name, str(case.gpus), f"{comm_ratio(case):.2f}",
-                    *(c.fmt_ms(prediction(case, s).iteration_time_s) for s in SCHEDULES),
+                    *(c.format_ms(prediction(case, s).iteration_time_s) for s in SCHEDULES),
                     " = ".join(LABEL[s] for s in fastest(case)), f"{top.scaling_efficiency:.2f}",
-                    c.fmt_ms(top.exposed_communication_s)])  # fmt: skip
+                    c.format_ms(top.exposed_communication_s)])  # fmt: skip
     return out
 
 
@@ -165,7 +165,7 @@ def page_text(tax: Taxonomy) -> str:
         "`costmodels.predict` from the measured H200 fp32 step and gradient ready times of "
         "ResNet-50 (batch 64) and BERT-Large (batch 32); nodes of "
         f"{scenario.GPUS_PER_NODE} GPUs on NVLink 4 "
-        f"({c.fmt_bw(c.achievable_Bps(scenario.INTRA_LINK))}) and "
+        f"({c.format_bandwidth(c.achievable_Bps(scenario.INTRA_LINK))}) and "
         f"{' or '.join(c.link_label(n) for n in NETWORKS)} between nodes, as in the site's "
         f"[reference scenario]({c.SCENARIO_PAGE}) but with the reduction left free, as "
         "`commatlas predict` does. Fusion buckets 64 MiB, ByteScheduler partitions 4 MiB "
@@ -213,7 +213,7 @@ def reproduce_lines() -> list[str]:
         f"resnet50 --batch-size 64 {c.predict_flags('hdr')} --node-counts "
         f"{' '.join(map(str, NODES))}`.",
         f"- One cell: `commatlas predict --workload resnet50 --batch-size 64 "
-        f"{c.predict_flags('hdr', x.nodes)} --schedule mg-wfbp --json` gives "
+        f"{c.predict_flags('hdr', x.nodes)} --schedule mg-wfbp --collective ring --json` gives "
         f"`iteration_time_s` {row.iteration_time_s:.6g} and `exposed_communication_s` "
         f"{row.exposed_communication_s:.6g}.",
         "- The Compare page of the [calculator](../../calculator.md) draws the same curves with "

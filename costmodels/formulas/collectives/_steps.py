@@ -1,4 +1,4 @@
-"""Shared pieces of the collective formulas: exact base-2 logarithms and ring phases.
+"""Shared pieces of the collective formulas: exact base-2 logarithms, bit counts, ring phases.
 
 ``floor(log(p)/log(2))`` evaluated in floating point is off by one at some powers of two
 (``log(2**k)/log(2)`` can land just above or below k), which would put whole alpha terms in or out
@@ -60,6 +60,45 @@ class CeilLog2(sp.Function):
 
     def _latex(self, printer: Any) -> str:
         return rf"\left\lceil \log_{{2}} {printer._print(self.args[0])} \right\rceil"
+
+
+def _set_bits_below(value: Any) -> Any:
+    # Bit k is set in 2**k of every 2**(k+1) consecutive integers: whole periods below x, plus
+    # the part of the last period past 2**k. 64 bits cover every count a float holds exactly.
+    x = np.floor(_magnitude(value))
+    total = np.zeros_like(x)
+    for k in range(64):
+        period, half = 2.0 ** (k + 1), 2.0**k
+        total = total + np.floor(x / period) * half + np.maximum(0.0, np.mod(x, period) - half)
+    return total
+
+
+class SetBitsBelow(sp.Function):
+    """Number of set bits in the binary forms of 0, 1, ..., x - 1 (the sum of their popcounts).
+
+    Bruck's all-to-all forwards, in round k, every block whose (rotated) index has bit k set, so
+    over all rounds a rank forwards SetBitsBelow(p) blocks (p/2 log2 p when p is a power of two).
+    """
+
+    is_integer = True
+    is_nonnegative = True
+
+    @classmethod
+    def eval(cls, x: sp.Expr) -> sp.Expr | None:
+        if x.is_Integer and x >= 0:
+            count, bit = int(x), 1
+            total = 0
+            while bit < count:  # the closed form of _set_bits_below, in exact integers
+                total += count // (2 * bit) * bit + max(0, count % (2 * bit) - bit)
+                bit *= 2
+            return sp.Integer(total)
+        return None
+
+    _imp_ = staticmethod(_set_bits_below)
+
+    def _latex(self, printer: Any) -> str:
+        x = printer._print(self.args[0])
+        return rf"\sum_{{i=0}}^{{{x}-1}} \operatorname{{popcount}}(i)"
 
 
 def ring_reduce_scatter(

@@ -6,7 +6,8 @@
 
 * ``recursive-doubling``: for p a power of two, log2 p rounds with partners at distance 1, 2,
   4, ..., exchanging 1, 2, 4, ... blocks: T = log2 p alpha + (p-1)/p n beta. For other p we price
-  Bruck's dissemination schedule, which keeps ceil(log2 p) rounds (round k sends
+  Bruck et al.'s (1997) dissemination schedule, which MPICH uses for short messages when p is not
+  a power of two (Thakur et al. 2005); it keeps ceil(log2 p) rounds (round k sends
   min(2**k, p - 2**k) blocks to rank r - 2**k) and the same p-1 blocks per rank::
 
       T = ceil(log2 p) alpha + (p-1)/p n beta
@@ -37,7 +38,10 @@ MODEL = CostModel(
     },
     source=(
         "R. Thakur, R. Rabenseifner and W. Gropp, 'Optimization of collective communication "
-        "operations in MPICH', IJHPCA 19(1), 49-66, 2005, doi:10.1177/1094342005051521."
+        "operations in MPICH', IJHPCA 19(1), 49-66, 2005, doi:10.1177/1094342005051521; "
+        "dissemination (concatenation) schedule of J. Bruck, C.-T. Ho, S. Kipnis, E. Upfal and "
+        "D. Weathersby, 'Efficient algorithms for all-to-all communications in multiport "
+        "message-passing systems', IEEE TPDS 8(11), 1143-1156, 1997."
     ),
     assumptions=(
         "n is the gathered size on each rank; every rank contributes an equal block of n/p",

@@ -6,9 +6,10 @@
 
 * ``recursive-halving``: for p a power of two (Thakur et al. 2005), log2 p rounds exchanging
   n/2, n/4, ... bytes with partners at distance p/2, p/4, ..., adding what arrives:
-  T = log2 p alpha + (p-1)/p n (beta + gamma). For other p we price the time reverse of Bruck's
-  all-gather (round k, from the top, sends min(2**k, p - 2**k) partial blocks to rank r + 2**k),
-  which keeps ceil(log2 p) rounds and p-1 blocks per rank::
+  T = log2 p alpha + (p-1)/p n (beta + gamma). For other p we price the time reverse of Bruck et
+  al.'s (1997) dissemination all-gather (round k, from the top, sends min(2**k, p - 2**k) partial
+  blocks to rank r + 2**k), which keeps ceil(log2 p) rounds and p-1 blocks per rank; MPICH folds
+  the extra ranks in first instead, floor(log2 p) + 2 rounds (not modelled)::
 
       T = ceil(log2 p) alpha + (p-1)/p n beta + (p-1)/p n gamma
 """
@@ -39,13 +40,19 @@ MODEL = CostModel(
     },
     source=(
         "R. Thakur, R. Rabenseifner and W. Gropp, 'Optimization of collective communication "
-        "operations in MPICH', IJHPCA 19(1), 49-66, 2005, doi:10.1177/1094342005051521."
+        "operations in MPICH', IJHPCA 19(1), 49-66, 2005, doi:10.1177/1094342005051521; "
+        "dissemination (concatenation) schedule of J. Bruck, C.-T. Ho, S. Kipnis, E. Upfal and "
+        "D. Weathersby, 'Efficient algorithms for all-to-all communications in multiport "
+        "message-passing systems', IEEE TPDS 8(11), 1143-1156, 1997, run backwards."
     ),
     assumptions=(
         "n is the size of every rank's input vector; the result block of each rank is n/p",
         "the reduction is commutative (a sum), so partial sums may be formed in any order",
         "one full-duplex link per rank, contention-free; a round costs alpha + beta * (bytes "
         "one rank sends) + gamma * (bytes it adds); rounds do not overlap",
-        "p not a power of two: the reverse dissemination schedule, not MPICH's own handling",
+        "p not a power of two: the reverse of Bruck's dissemination all-gather on all p ranks "
+        "(ceil(log2 p) rounds, p-1 blocks per rank); MPICH's recursive halving instead folds "
+        "the extra ranks in (floor(log2 p) + 2 rounds: a whole vector in, one block back out), "
+        "which is not modelled",
     ),
 )

@@ -10,7 +10,9 @@ slowest rank is):
    parameter stamps the clock, relative to the start of ``loss.backward()`` (as the CommRecord
    timestamps of reference_impls.scheduling.WaitFreeBackprop);
 3. per method, the time of a whole training iteration (forward, backward with its gradient
-   exchange, optimizer step);
+   exchange, optimizer step), and the same for the calibration hooks of
+   commatlas/measure/ddp_probes.py (DDP with a hook that sends nothing; with the reference ring
+   on every gradient);
 4. per compressor and tensor, its exchange on a group of one rank (``dist.new_subgroups``):
    the hook's compression and decompression work without any message (:class:`ExchangeCompute`);
 5. reference_impls' ring all-reduce, the collective the compressors' hooks run, at the sizes
@@ -37,7 +39,8 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from commatlas.calibrate import fit_profile, measure
+from commatlas.measure.collectives import fit_profile, measure
+from commatlas.measure.ddp_probes import CALIBRATION_HOOKS, EACH, EACH_BUCKET_MB
 from costmodels.ddp_check import COMPRESSORS
 from costmodels.gradients import Gradient
 from costmodels.profile import ClusterProfile, Measurement
@@ -101,6 +104,7 @@ class _Trainer:
         ids = [device.index] if device.type == "cuda" else None
         # An explicit bucket_cap_mb makes every bucket (the first included) that size, which is
         # the rule of the fusion schedule the prediction uses.
+        cap_mb = EACH_BUCKET_MB if method == EACH else cap_mb
         self.model = DistributedDataParallel(
             build_mlp(widths, device), device_ids=ids, bucket_cap_mb=cap_mb
         )
@@ -108,6 +112,10 @@ class _Trainer:
             record, config, _ = COMPRESSORS[method]
             hook = ddp_comm_hook(get(record, **config), named_parameters=self.named())
             self.model.register_comm_hook(None, hook)
+        elif (
+            method in CALIBRATION_HOOKS
+        ):  # commatlas/measure/ddp_probes.py: what DDP adds, measured
+            self.model.register_comm_hook(None, CALIBRATION_HOOKS[method])
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=1e-3)
 
     def named(self) -> list[tuple[str, torch.nn.Parameter]]:
@@ -272,8 +280,8 @@ class ReferenceRing:
 
 class QuickCalibration:
     """A sampler for ``measure_training``: one timed all-reduce per size per round
-    (commatlas.calibrate.measure), fitted on the median over the rounds after the warm-up, so
-    the link is timed under the same load as the training."""
+    (commatlas.measure.collectives.measure), fitted on the median over the rounds after the
+    warm-up, so the link is timed under the same load as the training."""
 
     def __init__(self, sizes: Sequence[int], device: torch.device) -> None:
         self.sizes, self.device = sizes, device

@@ -1,0 +1,61 @@
+"""argparse types shared by every ``commatlas`` command: bounded counts, non-empty text, ports.
+
+argparse turns an ``ArgumentTypeError`` into one line naming the flag
+(``commatlas predict: error: argument --nodes: must be a whole number from 1 to 131,072``) and
+exit code 2, which is the contract for bad input. An empty string is never "the default": a flag
+given as ``--intra ''`` is an error, not a silent fall-back.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from costmodels.limits import check_count
+
+
+def bounded_int(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type accepting whole numbers in [low, high]."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        try:
+            return check_count(value, "value", high, low)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"must be a whole number from {low:,} to {high:,}, got {value}"
+            ) from None
+
+    parse.__name__ = "whole number"  # argparse names the type in some messages
+    return parse
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 (e.g. a measured step time in seconds)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
+    return value
+
+
+def nonempty(max_length: int = 4096) -> Callable[[str], str]:
+    """Text that is not empty or blank (an empty flag value never means 'the default')."""
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError("is empty; leave the flag out for the default")
+        if len(text) > max_length:
+            raise argparse.ArgumentTypeError(f"is longer than {max_length:,} characters")
+        return text
+
+    parse.__name__ = "text"
+    return parse
+
+
+port = bounded_int(1, 65535)

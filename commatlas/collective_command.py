@@ -1,0 +1,176 @@
+"""``commatlas collective OP``: one collective over message sizes as NCCL would run it.
+
+The nccl-tests view of :mod:`costmodels.nccl`: for each size the (algorithm, protocol) NCCL's
+tuner rule picks (or the forced one), the time, and algbw / busbw with nccl-tests' bus-bandwidth
+convention. ``--json`` prints ``{"rows": [{"size_bytes", "time_s", "algbw_GBps", "busbw_GBps",
+"algorithm", "protocol"}], "assumptions": [...], ...}``.
+
+Usage::
+
+    commatlas collective all-reduce --gpus 16 --gpus-per-node 8 --gpu a100-80gb \\
+        --inter "InfiniBand HDR" --nics-per-node 8 --sizes 1K 1M 64M 1G
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from typing import Any
+
+from commatlas.cli_types import bounded_int, nonempty
+from costmodels.limits import MAX_GPUS, MAX_GPUS_PER_NODE, MAX_UNIT_TEXT, check_items
+from costmodels.safe_output import json_text
+
+PROG = "commatlas collective"
+OPERATIONS = ("all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce", "alltoall",
+              "sendrecv")  # fmt: skip
+ALGORITHMS = ("auto", "ring", "tree", "nvls", "nvls-tree", "collnet", "collnet-direct",
+              "collnet-chain", "pat")  # fmt: skip
+PROTOCOLS = ("auto", "simple", "ll", "ll128")
+_NCCL_TESTS_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kKmMgG]?)\s*$")
+_BINARY = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
+
+
+def read_size(text: str) -> float:
+    """nccl-tests' spelling with its suffix (src/common.cu parsesize: 1K, 64M, 1G; K/M/G are
+    binary) or a unit string costmodels.units reads ('1 MB', '1 GiB'); a plain number, which
+    nccl-tests would take as bytes, needs its unit as everywhere."""
+    from costmodels.units import BYTE, needs_unit, parse_bytes
+
+    match = _NCCL_TESTS_SIZE.match(text)
+    if match and not match.group(2):  # nccl-tests reads "8" as bytes; we ask for the unit
+        raise needs_unit(text, "--sizes", BYTE)
+    if match:
+        value = float(match.group(1)) * _BINARY[match.group(2).lower()]
+        if not value > 0:
+            raise ValueError(f"--sizes: {text!r} must be more than 0 bytes")
+        return value
+    return parse_bytes(text, "--sizes")
+
+
+def _algorithm(name: str, op: str, system: Any) -> str:
+    if name != "collnet":
+        return name
+    # "collnet": the CollNet variant NCCL would pick for this operation (direct when possible).
+    from costmodels.nccl.availability import why_not
+
+    return "collnet-direct" if why_not(op, "collnet-direct", system) is None else "collnet-chain"
+
+
+def build_system(args: argparse.Namespace, op: str) -> Any:
+    """The NcclSystem of the flags (presets, then the profile's fitted numbers)."""
+    from costmodels.nccl.builders import system_from_cluster
+
+    if args.gpus % args.gpus_per_node:
+        raise ValueError(
+            f"--gpus {args.gpus} is not a multiple of --gpus-per-node {args.gpus_per_node}"
+        )
+    if args.gpu is None and args.intra is None:
+        raise ValueError("give --gpu PRESET (e.g. a100-80gb, h100) or --intra BANDWIDTH per GPU")
+    from costmodels.units import parse_bandwidth, parse_time
+
+    intra = parse_bandwidth(args.intra, "--intra") if args.intra else None
+    latency = parse_time(args.inter_latency, "--inter-latency") if args.inter_latency else None
+    system = system_from_cluster(
+        gpus_per_node=args.gpus_per_node, nodes=args.gpus // args.gpus_per_node, gpu=args.gpu,
+        intra_bandwidth_Bps=intra, inter=args.inter, nics_per_node=args.nics_per_node,
+        inter_latency_s=latency, collnet=args.collnet,
+    )  # fmt: skip
+    if args.profile:
+        from costmodels.nccl.from_profile import system_from_profile
+        from costmodels.profile import load_profile
+
+        system = system_from_profile(load_profile(args.profile), system, op)
+    return system
+
+
+def assumptions(system: Any, op: str, algorithm: str, protocol: str) -> list[str]:
+    """Plain sentences: what the numbers assume and which are preset, given or fitted."""
+    lines = [f"{system.p} GPUs = {system.nodes} node(s) x {system.gpus_per_node} GPUs per node",
+             *system.notes]  # fmt: skip
+    lines.append(
+        f"per-call launch overhead {system.launch_s * 1e6:.3g} us "
+        + ("(fitted)" if any("fitted" in n for n in system.notes) else "(estimate, see "
+           "costmodels/nccl/constants.py)")
+    )  # fmt: skip
+    choice = "NCCL's tuner rule: the fastest (algorithm, protocol) per size"
+    if algorithm != "auto" or protocol != "auto":
+        choice = f"forced: algorithm {algorithm}, protocol {protocol}"
+    lines.append(choice)
+    lines.append(f"busbw = algbw x nccl-tests' factor for {op}; algbw = size / time")
+    return lines
+
+
+def run_collective(args: argparse.Namespace) -> int:
+    from costmodels.nccl.availability import canonical_operation
+    from costmodels.nccl.tuner import collective_time
+
+    try:
+        op = canonical_operation(args.op)
+        check_items(args.sizes, "--sizes")
+        sizes = [read_size(text) for text in args.sizes]
+        system = build_system(args, op)
+        algorithm = _algorithm(args.algorithm, op, system)
+        estimate = collective_time(op, sizes, system, algorithm, args.protocol)
+    except ValueError as exc:
+        print(f"{PROG}: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    notes = assumptions(system, op, algorithm, args.protocol)
+    if args.json:
+        print(json_text({"operation": op, "gpus": system.p, "nodes": system.nodes,
+                         "gpus_per_node": system.gpus_per_node, "rows": estimate.rows(),
+                         "assumptions": notes}))  # fmt: skip
+        return 0
+    print(f"{op} on {system.p} GPUs")
+    print(f"{'size':>14s} {'time (us)':>12s} {'algbw GB/s':>11s} {'busbw GB/s':>11s}  "
+          "algorithm / protocol")  # fmt: skip
+    for row in estimate.rows():
+        print(f"{row['size_bytes']:14.0f} {row['time_s'] * 1e6:12.2f} {row['algbw_GBps']:11.2f} "
+              f"{row['busbw_GBps']:11.2f}  {row['algorithm']} / {row['protocol']}")  # fmt: skip
+    print("assumptions:")
+    for line in notes:
+        print(f"  - {line}")
+    return 0
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Register ``collective`` on the ``commatlas`` subparsers."""
+    text = nonempty(MAX_UNIT_TEXT)
+    cmd = sub.add_parser("collective", help="one collective over sizes, as NCCL would run it")
+    cmd.add_argument("op", metavar="OP", choices=OPERATIONS,
+                     help=f"one of {', '.join(OPERATIONS)}")  # fmt: skip
+    cmd.add_argument("--gpus", type=bounded_int(1, MAX_GPUS), required=True,
+                     help="GPUs (ranks) in total")  # fmt: skip
+    cmd.add_argument("--gpus-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE), required=True)
+    cmd.add_argument("--gpu", type=nonempty(100),
+                     help="GPU preset; selects the intra-node fabric (NVSwitch/NVLS, NVLink "
+                     "mesh, PCIe) and NCCL's per-generation constants")  # fmt: skip
+    cmd.add_argument("--intra", type=text,
+                     help="intra-node bandwidth PER GPU, one direction (default: the GPU "
+                     "preset's fabric, e.g. 240 GB/s on A100 NVSwitch)")  # fmt: skip
+    cmd.add_argument("--inter", type=text,
+                     help="NIC link preset ('InfiniBand NDR', 'RoCE 400') or bandwidth PER NIC "
+                     "('400 Gbit/s'); needed with several nodes")  # fmt: skip
+    cmd.add_argument("--nics-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE),
+                     help="NICs (rails) PER NODE; default one per GPU")  # fmt: skip
+    cmd.add_argument(
+        "--inter-latency",
+        type=text,
+        help="latency added per network hop (default: the link preset's)",
+    )
+    cmd.add_argument("--collnet", action="store_true",
+                     help="the network reduces in its switches (SHARP): allow CollNet and "
+                     "multi-node NVLS")  # fmt: skip
+    cmd.add_argument("--algorithm", choices=ALGORITHMS, default="auto",
+                     help="auto: NCCL's tuner picks per message, as the library does")  # fmt: skip
+    cmd.add_argument("--protocol", choices=PROTOCOLS, default="auto",
+                     help="auto: NCCL's tuner picks per message (LL, LL128, Simple)")  # fmt: skip
+    cmd.add_argument("--profile", metavar="FILE", type=nonempty(),
+                     help="cluster profile YAML (import-nccl-tests, calibrate): its measurements "
+                     "calibrate launch overhead and bandwidths")  # fmt: skip
+    cmd.add_argument("--sizes", nargs="+", required=True, type=nonempty(MAX_UNIT_TEXT),
+                     help="message sizes with a unit: nccl-tests' suffixes (1K, 64M, 1G: "
+                     "binary) or '1 MB', '8 B'; a bare number is rejected")  # fmt: skip
+    cmd.add_argument("--json", action="store_true")
+    cmd.set_defaults(run=run_collective)

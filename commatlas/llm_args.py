@@ -1,0 +1,224 @@
+"""The flags of ``predict-llm`` / ``plan-llm`` and what they resolve to (shape, cluster, layout,
+step options). Every count is bounded (costmodels.limits) by argparse, so absurd input is one
+line naming the flag; the rules between flags live in costmodels.llm.layout_check and
+costmodels.llm.shape_inputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from commatlas.cli_types import bounded_int, nonempty, positive_float
+from costmodels.limits import (
+    MAX_BATCH,
+    MAX_GPUS,
+    MAX_GPUS_PER_NODE,
+    MAX_LAYERS,
+    MAX_SEQUENCE,
+    MAX_WIDTH,
+)
+from costmodels.llm.frameworks import FRAMEWORKS_ORDER as FRAMEWORKS
+from costmodels.llm.precision import PRECISIONS
+from costmodels.llm.presets import MODEL_NAMES
+
+RECOMPUTE = ("none", "selective", "full")
+SHAPE_KEYS = ("layers", "hidden", "heads", "seq_len", "ffn", "vocab", "kv_heads", "gated_mlp",
+              "tied_embeddings", "experts", "top_k")  # fmt: skip
+
+
+def int_list(low: int, high: int, max_items: int = 16) -> Callable[[str], tuple[int, ...]]:
+    """An argparse type for '1,2,4': distinct whole numbers in [low, high], at most max_items."""
+    one = bounded_int(low, high)
+
+    def parse(text: str) -> tuple[int, ...]:
+        parts = [part for part in text.split(",") if part.strip()]
+        if not parts:
+            raise argparse.ArgumentTypeError("give at least one value, e.g. 1,2,4")
+        if len(parts) > max_items:
+            raise argparse.ArgumentTypeError(f"at most {max_items} values, got {len(parts)}")
+        return tuple(sorted({one(part) for part in parts}))
+
+    parse.__name__ = "list of whole numbers"
+    return parse
+
+
+def choice_list(options: tuple[str, ...]) -> Callable[[str], tuple[str, ...]]:
+    """An argparse type for 'none,full': a subset of ``options``, in their order."""
+
+    def parse(text: str) -> tuple[str, ...]:
+        parts = {part.strip() for part in text.split(",") if part.strip()}
+        bad = sorted(parts - set(options))
+        if bad or not parts:
+            raise argparse.ArgumentTypeError(
+                f"choose from {', '.join(options)} (comma-separated), got {text[:40]!r}"
+            )
+        return tuple(option for option in options if option in parts)
+
+    parse.__name__ = "list of choices"
+    return parse
+
+
+def _model_flags(parser: argparse.ArgumentParser) -> None:
+    model = parser.add_argument_group("model (a preset or config, shape flags override it)")
+    source = model.add_mutually_exclusive_group()
+    source.add_argument("--model", type=nonempty(80), help="named model: " + ", ".join(MODEL_NAMES))
+    source.add_argument("--hf-config", type=nonempty(), metavar="CONFIG_JSON",
+                        help="a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2, GPT-2, "
+                        "GPT-NeoX, DeepSeek-V3)")  # fmt: skip
+    width = bounded_int(1, MAX_WIDTH)
+    model.add_argument("--layers", type=bounded_int(1, MAX_LAYERS), help="transformer layers")
+    model.add_argument("--hidden", type=width, help="hidden size")
+    model.add_argument("--heads", type=width, help="attention heads")
+    model.add_argument("--kv-heads", type=width, help="key-value heads (grouped-query attention)")
+    model.add_argument("--ffn", type=width, help="FFN width per expert (default 4 x hidden)")
+    model.add_argument("--vocab", type=width, help="vocabulary (default 51200 without a model)")
+    model.add_argument("--experts", type=width, help="experts per MoE layer (1 = dense)")
+    model.add_argument("--top-k", type=width, help="experts each token is routed to")
+    model.add_argument(
+        "--seq-len",
+        type=bounded_int(1, MAX_SEQUENCE),
+        help="tokens per sequence (default: the model's pre-training context)",
+    )
+    model.add_argument("--gated-mlp", action=argparse.BooleanOptionalAction, default=None,
+                       help="SwiGLU MLP with three matrices (Llama style)")  # fmt: skip
+    tied = model.add_mutually_exclusive_group()
+    tied.add_argument(
+        "--untied-embeddings",
+        dest="tied_embeddings",
+        action="store_const",
+        const=False,
+        default=None,
+        help="separate output head (Llama style)",
+    )
+    tied.add_argument(
+        "--tied-embeddings",
+        dest="tied_embeddings",
+        action="store_const",
+        const=True,
+        help="output head shares the input embedding (GPT style)",
+    )
+    model.add_argument("--global-batch", type=bounded_int(1, MAX_BATCH), required=True,
+                       help="sequences per optimizer step")  # fmt: skip
+
+
+def _cluster_and_step_flags(parser: argparse.ArgumentParser) -> None:
+    cluster = parser.add_argument_group("cluster and step")
+    cluster.add_argument(
+        "--gpu",
+        default="a100-80gb",
+        type=nonempty(80),
+        help="GPU preset, e.g. a100-80gb, h100, h200, b200, mi300x",
+    )
+    cluster.add_argument(
+        "--gpus-per-node",
+        type=bounded_int(1, MAX_GPUS_PER_NODE),
+        default=8,
+        help="GPUs per node (the intra-node fabric's reach)",
+    )
+    cluster.add_argument(
+        "--intra",
+        type=nonempty(64),
+        help="intra-node bandwidth per GPU and direction (default: the GPU's own fabric as "
+        "NCCL's topology counts it, e.g. A100 240 GB/s, H100 370.8 GB/s; PCIe without NVLink)",
+    )
+    cluster.add_argument(
+        "--inter",
+        default="25 GB/s",
+        type=nonempty(64),
+        help="inter-node bandwidth per GPU and direction: one NIC per GPU, rail-optimised "
+        "(default 25 GB/s = one 200 Gbit/s NIC per GPU); every collective of the step is "
+        "priced with the NCCL model (its algorithm and protocol per message)",
+    )
+    cluster.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="bf16",
+        help="GEMM precision (fp8 needs a GPU with fp8 tensor cores)",
+    )
+    cluster.add_argument(
+        "--framework",
+        choices=FRAMEWORKS,
+        default="megatron",
+        help="which kernels are fused: Megatron-Core/Transformer Engine, Megatron-LM without "
+        "flash attention (legacy), PyTorch eager, or torch.compile",
+    )
+    cluster.add_argument(
+        "--measured-step",
+        type=positive_float,
+        metavar="SECONDS",
+        help="seconds of one optimizer step measured on --measured-layout (predict-llm: by "
+        "default the layout given); the JSON says what was fitted",
+    )
+    cluster.add_argument(
+        "--measured-layout",
+        type=nonempty(200),
+        metavar="KEY=VALUE,...",
+        help="the layout the step was measured on, e.g. tp=8,pp=2,dp=4,mb=1 "
+        "(keys tp pp dp mb v zero recompute sp cp ep)",
+    )
+    cluster.add_argument("--json", action="store_true", help="print JSON")  # fmt: skip
+
+
+def add_predict_flags(parser: argparse.ArgumentParser) -> None:
+    _model_flags(parser)
+    _cluster_and_step_flags(parser)
+    layout = parser.add_argument_group("layout")
+    count = bounded_int(1, MAX_GPUS)
+    for flag, what in (("--tp", "tensor"), ("--pp", "pipeline"), ("--dp", "data")):
+        layout.add_argument(flag, type=count, required=True, help=f"{what}-parallel degree")
+    layout.add_argument("--cp", type=count, default=1, help="context-parallel degree")
+    layout.add_argument("--ep", type=count, default=1, help="expert-parallel degree (in cp x dp)")
+    layout.add_argument(
+        "--micro-batch", type=bounded_int(1, MAX_BATCH), default=1, help="sequences per micro-batch"
+    )
+    layout.add_argument(
+        "--interleave",
+        type=bounded_int(1, MAX_LAYERS),
+        default=1,
+        help="virtual pipeline stages per GPU",
+    )
+    layout.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=0)
+    layout.add_argument("--sequence-parallel", action="store_true")
+    layout.add_argument("--recompute", choices=RECOMPUTE, default="none")
+    layout.add_argument("--tp-across-nodes", action="store_true",
+                        help="allow --tp above --gpus-per-node")  # fmt: skip
+
+
+def add_plan_flags(parser: argparse.ArgumentParser) -> None:
+    _model_flags(parser)
+    _cluster_and_step_flags(parser)
+    search = parser.add_argument_group("search")
+    search.add_argument("--gpus", type=bounded_int(1, MAX_GPUS), required=True, help="total GPUs")
+    search.add_argument("--top", type=bounded_int(1, 10_000), default=10, help="layouts to print")
+    search.add_argument(
+        "--cp",
+        type=int_list(1, MAX_GPUS),
+        default=(1,),
+        help="context-parallel degrees to try, e.g. 1,2",
+    )
+    search.add_argument(
+        "--ep",
+        type=int_list(1, MAX_GPUS),
+        default=(1,),
+        help="expert-parallel degrees to try, e.g. 1,8",
+    )
+    search.add_argument("--micro-batches", type=int_list(1, MAX_BATCH), default=(1, 2, 4, 8))
+    search.add_argument("--zero-stages", type=int_list(0, 3), default=(0, 1, 2, 3))
+    search.add_argument("--recompute-modes", type=choice_list(RECOMPUTE), default=RECOMPUTE)
+    search.add_argument("--sequence-parallel", choices=["both", "on", "off"], default="both")
+    search.add_argument("--max-interleave", type=bounded_int(1, MAX_LAYERS),
+                        help="largest virtual stages per GPU (default: any)")  # fmt: skip
+
+
+def shape_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The shape flags that were given (None for the others)."""
+    return {key: getattr(args, key) for key in SHAPE_KEYS}
+
+
+def layout_json(layout: Any) -> dict[str, Any]:
+    """The layout fields the JSON output shows."""
+    keys = ("tp", "pp", "dp", "cp", "ep", "micro_batch", "interleave", "zero",
+            "sequence_parallel", "recompute", "global_batch", "schedule")  # fmt: skip
+    return {key: getattr(layout, key) for key in keys}

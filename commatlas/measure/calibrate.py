@@ -1,0 +1,118 @@
+"""``commatlas calibrate``: time collectives on this cluster and fit a cluster profile.
+
+The measurement and the fit are :mod:`commatlas.measure.collectives` (the steps are listed
+there); this module reads the options, runs them under torchrun and writes the YAML on rank 0.
+
+Usage (one node, 8 GPUs)::
+
+    torchrun --standalone --nproc-per-node=8 -m commatlas.calibrate --device cuda \\
+        --out profile.yaml --nominal nvlink4
+
+``commatlas import-nccl-tests all_reduce.log --out profile.yaml`` builds the same profile from
+nccl-tests output instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from commatlas.cli_types import bounded_int, nonempty
+from commatlas.measure.collectives import (
+    SUPPORTED,
+    TORCHRUN_HINT,
+    check_plan,
+    fit_profile,
+    measure,
+    report,
+    size_range,
+)
+from costmodels.profile import save_profile
+from costmodels.safe_output import check_output_path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``python -m commatlas.calibrate`` and ``commatlas calibrate``."""
+    parser.add_argument("--out", default="profile.yaml", type=nonempty(),
+                        help="profile YAML (rank 0 writes it)")  # fmt: skip
+    parser.add_argument(
+        "--sizes",
+        nargs=2,
+        default=["1KB", "256MB"],
+        metavar=("MIN", "MAX"),
+        help="smallest and largest message, powers of 4 between (1KB 256MB)",
+    )
+    parser.add_argument("--collectives", nargs="+", default=list(SUPPORTED), type=nonempty(40))
+    parser.add_argument("--warmup", type=bounded_int(0, 1000), default=2)
+    parser.add_argument("--repeats", type=bounded_int(1, 10_000), default=5)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--backend", choices=["gloo", "nccl"], help="default: gloo/cpu, nccl/cuda")
+    parser.add_argument("--nominal", type=nonempty(100),
+                        help="link preset to compare with, e.g. nvlink4, ndr")  # fmt: skip
+    parser.add_argument("--name", default="calibrated", type=nonempty(200), help="profile name")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Measure under torchrun, fit and save on rank 0; 2 with a message on bad input."""
+    import torch
+    import torch.distributed as dist
+
+    prog = "commatlas calibrate"
+    missing = [
+        k for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT") if k not in os.environ
+    ]
+    if missing:
+        print(f"{prog}: {', '.join(missing)} not set: {TORCHRUN_HINT}", file=sys.stderr)
+        return 2
+    try:
+        sizes = size_range(*args.sizes)
+        check_plan(args.collectives, sizes, args.warmup, args.repeats)
+        if os.environ["RANK"] == "0":  # the writer: fail now, not after the measurements
+            check_output_path(args.out, "--out")
+        if args.nominal:
+            from costmodels.hardware import get_link
+
+            get_link(args.nominal)
+    except (ValueError, OSError) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    backend = args.backend or ("nccl" if args.device == "cuda" else "gloo")
+    device = torch.device(args.device)
+    if args.device == "cuda":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
+        torch.cuda.set_device(device)
+    dist.init_process_group(backend)
+    try:
+        measurements = measure(args.collectives, sizes, args.warmup, args.repeats, device)
+        if dist.get_rank() == 0:
+            profile, skipped = fit_profile(measurements, args.name, "commatlas calibrate")
+            save_profile(profile, args.out)
+            print("\n".join(report(profile, args.nominal)))
+            for collective, reason in skipped.items():
+                print(f"{collective}: not fitted ({reason})")
+            print(f"profile written to {args.out}")
+    finally:
+        dist.destroy_process_group()
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``calibrate`` on the ``commatlas`` subparsers."""
+    cal = sub.add_parser("calibrate", help="time collectives (under torchrun) and fit a profile",
+                         description=f"Time collectives and fit a cluster profile; {TORCHRUN_HINT}"
+                         " (commatlas calibrate ARGS is the same as python -m commatlas.calibrate"
+                         " ARGS).")  # fmt: skip
+    add_arguments(cal)
+    cal.set_defaults(run=run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m commatlas.calibrate", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

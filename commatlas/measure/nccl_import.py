@@ -1,0 +1,96 @@
+"""``commatlas import-nccl-tests``: a cluster profile from NVIDIA nccl-tests output.
+
+The logs are read by :func:`costmodels.profile.parse_nccl_tests` and fitted per collective and
+level with Hockney's alpha-beta model, t = s(p) alpha + v(p, n) / B, in the notation of R. Thakur,
+R. Rabenseifner and W. Gropp, "Optimization of collective communication operations in MPICH",
+IJHPCA 19(1), 2005 (s and v per collective: costmodels/profile.py; B is comparable with
+nccl-tests' busbw column). Steps: 1. read and parse every LOG; 2. fit every (collective, level)
+with :func:`costmodels.profile.profile_from_measurements`; 3. write the YAML and print the fits.
+
+Usage::
+
+    commatlas import-nccl-tests all_reduce.log --collective all-reduce --out cluster.yaml
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from commatlas.cli_types import nonempty
+from commatlas.measure.collectives import report
+from costmodels.nccl_tests import UnnamedCollectiveError
+from costmodels.profile import (
+    Measurement,
+    canonical_collective,
+    parse_nccl_tests,
+    profile_from_measurements,
+    save_profile,
+)
+from costmodels.safe_output import check_output_path
+
+MAX_LOG_BYTES = 64_000_000  # an nccl-tests log is kilobytes; a whole job log a few megabytes
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """``commatlas import-nccl-tests``: nccl-tests logs -> profile YAML."""
+    prog = "commatlas import-nccl-tests"
+    try:
+        check_output_path(args.out, "--out")  # before the work, not after it
+        measurements: list[Measurement] = []
+        for log in args.logs:
+            text = _read_log(Path(log))
+            try:
+                found = parse_nccl_tests(text, args.collective, args.level)
+            except UnnamedCollectiveError as exc:
+                hint = str(exc).replace("; choose it", "; name it with --collective, e.g. "
+                                        "--collective all-reduce")  # fmt: skip
+                raise ValueError(f"LOG {log}: {hint}") from None
+            if not found:
+                raise ValueError(f"LOG {log}: no nccl-tests result rows found")
+            measurements += found
+        name = args.name or Path(args.out).stem
+        profile = profile_from_measurements(measurements, name, "nccl-tests")
+        save_profile(profile, args.out)
+    except (ValueError, OSError) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(report(profile)))
+    print(f"profile written to {args.out}")
+    return 0
+
+
+def _read_log(path: Path) -> str:
+    """A log's text; ValueError naming the file when it is missing, a directory or too big."""
+    try:
+        if not path.is_file():
+            raise ValueError(f"LOG {path}: not a file")
+        if path.stat().st_size > MAX_LOG_BYTES:
+            raise ValueError(f"LOG {path}: larger than {MAX_LOG_BYTES:,} bytes")
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise ValueError(f"LOG {path}: cannot read ({exc.strerror})") from None
+
+
+def collective_name(text: str) -> str:
+    """argparse type: a collective in any spelling nccl-tests or the project uses."""
+    try:
+        return canonical_collective(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``import-nccl-tests`` on the ``commatlas`` subparsers."""
+    imp = sub.add_parser("import-nccl-tests", help="fit a profile to nccl-tests output")
+    imp.add_argument("logs", nargs="+", metavar="LOG", type=nonempty(),
+                     help="nccl-tests output files")  # fmt: skip
+    imp.add_argument("--out", required=True, type=nonempty(), help="profile YAML to write")
+    imp.add_argument("--collective", type=collective_name,
+                     help="collective, when the log does not name its binary")  # fmt: skip
+    imp.add_argument("--level", choices=["intra", "inter"], help="override the detected level")
+    imp.add_argument("--name", type=nonempty(200),
+                     help="profile name (default: the --out file's stem)")  # fmt: skip
+    imp.set_defaults(run=run_import)

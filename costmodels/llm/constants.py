@@ -1,0 +1,84 @@
+"""The handful of constants of the operator model, where each comes from, and how it is loaded.
+
+Fitted (``FITTED``): chosen by ``costmodels.llm.fit_constants.fit`` (least squares on the log
+of predicted / measured step time) on the even rows of the vTrain single-node dev data
+(costmodels/data/vtrain-single-node-dev.csv; re-run ``benchmarks/llm_step_fit.py``). The
+values live in costmodels/data/llm-step-constants.json with the fit's provenance, so a re-fit
+changes data, not code. Everything else is sourced and fixed:
+
+- ``flash_fwd_fraction`` / ``flash_bwd_fraction``: FlashAttention-2 reaches "50-73 % of the
+  theoretical maximum FLOPs/s on A100" (Dao 2023, arXiv:2307.08691, abstract); we take 0.70
+  forward and 0.50 backward (its backward is the slower pass). FlashAttention-3 reaches 75 %
+  forward on H100 (Shah et al. 2024, arXiv:2407.08608, abstract: 740 TFLOP/s in FP16); used
+  for Hopper and newer with the same backward share. Estimates within the published ranges.
+- ``fp8_cast_overhead``: see costmodels/llm/layer_ops.py (Transformer Engine delayed scaling).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields, replace
+from functools import cache
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "llm-step-constants.json"
+
+FITTED: tuple[str, ...] = (
+    "gemm_sustained",
+    "hbm_efficiency",
+    "kernel_launch_s",
+    "host_s_per_kernel",
+    "microbatch_overhead_s",
+)
+
+
+@dataclass(frozen=True)
+class StepConstants:
+    """SI units. Defaults are starting values; ``default_constants()`` returns the fitted ones."""
+
+    # K at which a GEMM's tile loop would reach half its rate. 0 = no K ramp: fitted freely, the
+    # dev data drove it to its lower bound, so the ramp is off (tile and wave quantisation stay)
+    gemm_k_half: float = 0.0
+    gemm_sustained: float = 1.0  # share of the measured matmul ceiling sustained in training
+    hbm_efficiency: float = 0.85  # achievable share of HBM bandwidth for memory-bound kernels
+    # fixed GPU cost per kernel launch: launch latency, ramp-up and the tail of its last wave
+    kernel_launch_s: float = 5e-6
+    host_s_per_kernel: float = 20e-6  # host (Python + dispatch) time per kernel, eager
+    # torch.compile issues its kernels from generated code: an ESTIMATE, 1/4 of eager (no
+    # dev data was measured with compile, so it is not fitted)
+    compiled_host_share: float = 0.25
+    microbatch_overhead_s: float = 1e-3  # host-side work per micro-batch and pipeline stage
+    # per optimizer step (loss-scale check, logging, sync): fitted freely, the dev data drove it
+    # to zero (the optimizer kernels already cover the per-step work), so it stays 0
+    step_overhead_s: float = 0.0
+    flash_fwd_fraction_ampere: float = 0.70
+    flash_bwd_fraction_ampere: float = 0.50
+    flash_fwd_fraction_hopper: float = 0.75
+    flash_bwd_fraction_hopper: float = 0.55
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not (value >= 0 and value == value and value != float("inf")):
+                raise ValueError(f"StepConstants.{f.name} must be finite and >= 0, got {value}")
+        for name in ("gemm_sustained", "hbm_efficiency"):
+            if not 0 < getattr(self, name) <= 10:
+                raise ValueError(
+                    f"StepConstants.{name} must be in (0, 10], got {getattr(self, name)}"
+                )
+
+    def host_seconds(self, framework: str) -> float:
+        """Host time per kernel launch of ``framework``."""
+        if framework == "pytorch-compile":
+            return self.host_s_per_kernel * self.compiled_host_share
+        return self.host_s_per_kernel
+
+    def with_values(self, **values: float) -> StepConstants:
+        return replace(self, **values)
+
+
+@cache
+def default_constants(path: Path = DATA) -> StepConstants:
+    """The fitted constants shipped in costmodels/data/llm-step-constants.json."""
+    record = json.loads(path.read_text())
+    return StepConstants(**{k: float(v) for k, v in record["constants"].items()})

@@ -1,0 +1,167 @@
+"""Which parallel layouts are valid for a model: the one place predict-llm, plan-llm, the
+planner's enumeration and the app ask.
+
+Rules (Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using
+Megatron-LM", SC'21, arXiv:2104.04473, and Megatron-LM's argument checks):
+
+- tensor parallelism splits attention heads, key-value head groups and the feed-forward width,
+  so tp divides heads, kv_heads and ffn (and hidden, which heads divides); tp stays inside a
+  node (Takeaway #1, §3.2) unless the caller allows crossing nodes;
+- pp divides layers (equal stages); an interleaved schedule with v chunks per GPU needs pp > 1,
+  v dividing layers / pp and the micro-batch count m a multiple of pp (§2.2.2);
+- the global batch is dp x micro_batch x m with a whole m (§3.1);
+- cp divides the sequence; with sequence parallelism, tp also divides the sequence on a rank
+  (seq_len / cp), as Megatron shards activations along s;
+- ep needs a mixture-of-experts model, divides the experts and the cp x dp ranks it is carved
+  from (costmodels.llm.communication places EP groups inside them);
+- every count has an upper bound (costmodels.limits), so absurd input is an error, not a hang.
+
+Each problem is one line naming the flag (``names`` maps fields to what the caller shows:
+command-line flags by default, widget labels in the app). Cost: O(1) per check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from costmodels.limits import MAX_BATCH, MAX_GPUS, MAX_LAYERS, check_count
+from costmodels.llm.shapes import Layout, Recompute, TransformerShape
+
+CLI_NAMES: dict[str, str] = {
+    "tp": "--tp", "pp": "--pp", "dp": "--dp", "cp": "--cp", "ep": "--ep",
+    "micro_batch": "--micro-batch", "global_batch": "--global-batch",
+    "interleave": "--interleave", "sequence_parallel": "--sequence-parallel",
+    "layers": "--layers", "heads": "--heads", "kv_heads": "--kv-heads", "ffn": "--ffn",
+    "seq_len": "--seq-len", "experts": "--experts", "gpus_per_node": "--gpus-per-node",
+    "gpus": "--gpus",
+}  # fmt: skip
+
+
+class LayoutError(ValueError):
+    """A layout the model cannot run; the message names the flag."""
+
+
+def tensor_parallel_problem(
+    shape: TransformerShape, tp: int, gpus_per_node: int | None = None,
+    names: Mapping[str, str] = CLI_NAMES,
+) -> str | None:  # fmt: skip
+    """Why ``tp`` cannot split this model (None when it can)."""
+    for field, size in (("heads", shape.heads), ("kv_heads", shape.kv_head_count),
+                        ("ffn", shape.ffn_size)):  # fmt: skip
+        if size % tp:
+            return f"{names['tp']} {tp} does not divide {names[field]} {size}"
+    if gpus_per_node is not None and tp > gpus_per_node:
+        return (f"{names['tp']} {tp} is more than {names['gpus_per_node']} {gpus_per_node}: "
+                "tensor parallelism stays inside a node")  # fmt: skip
+    return None
+
+
+def pipeline_problem(shape: TransformerShape, pp: int, names: Mapping[str, str] = CLI_NAMES):
+    """Why ``pp`` equal stages are impossible (None when they are)."""
+    if shape.layers % pp:
+        return f"{names['pp']} {pp} does not divide {names['layers']} {shape.layers}"
+    return None
+
+
+def batch_problem(global_batch: int, dp: int, micro_batch: int,
+                  names: Mapping[str, str] = CLI_NAMES) -> str | None:  # fmt: skip
+    """Why the global batch does not split into whole micro-batches per replica."""
+    if global_batch % (dp * micro_batch):
+        return (f"{names['global_batch']} {global_batch} is not a multiple of {names['dp']} x "
+                f"{names['micro_batch']} ({dp} x {micro_batch})")  # fmt: skip
+    return None
+
+
+def interleave_problem(shape: TransformerShape, pp: int, interleave: int, micro_batches: int,
+                       names: Mapping[str, str] = CLI_NAMES) -> str | None:  # fmt: skip
+    """Why ``interleave`` chunks per GPU do not work (§2.2.2); None for interleave 1."""
+    if interleave == 1:
+        return None
+    flag = names["interleave"]
+    if pp == 1:
+        return f"{flag} {interleave} needs {names['pp']} > 1"
+    if (shape.layers // pp) % interleave:
+        return f"{flag} {interleave} does not divide the {shape.layers // pp} layers per stage"
+    if micro_batches % pp:
+        return (f"{flag} {interleave}: the interleaved schedule needs the {micro_batches} "
+                f"micro-batches per step to be a multiple of {names['pp']} {pp}")  # fmt: skip
+    return None
+
+
+def context_parallel_problem(shape: TransformerShape, cp: int, tp: int, sequence_parallel: bool,
+                             names: Mapping[str, str] = CLI_NAMES) -> str | None:  # fmt: skip
+    """Why the sequence cannot be split cp ways (and tp ways more with sequence parallelism)."""
+    if shape.seq_len % cp:
+        return f"{names['cp']} {cp} does not divide {names['seq_len']} {shape.seq_len}"
+    if sequence_parallel and tp > 1 and (shape.seq_len // cp) % tp:
+        return (f"{names['sequence_parallel']}: {names['tp']} {tp} does not divide the "
+                f"{shape.seq_len // cp} tokens per context-parallel rank")  # fmt: skip
+    return None
+
+
+def expert_parallel_problem(shape: TransformerShape, ep: int, dp: int, cp: int,
+                            names: Mapping[str, str] = CLI_NAMES) -> str | None:  # fmt: skip
+    """Why ``ep`` expert-parallel ranks are impossible (None when they are)."""
+    if ep == 1:
+        return None
+    if shape.experts == 1:
+        return f"{names['ep']} {ep} needs a mixture-of-experts model ({names['experts']} > 1)"
+    if shape.experts % ep:
+        return f"{names['ep']} {ep} does not divide {names['experts']} {shape.experts}"
+    if (dp * cp) % ep:
+        return (f"{names['ep']} {ep} does not divide the {names['dp']} x {names['cp']} = "
+                f"{dp * cp} ranks expert parallelism is carved from")  # fmt: skip
+    return None
+
+
+def checked_layout(
+    shape: TransformerShape,
+    *,
+    tp: int,
+    pp: int,
+    dp: int,
+    global_batch: int,
+    micro_batch: int = 1,
+    interleave: int = 1,
+    zero: int = 0,
+    sequence_parallel: bool = False,
+    recompute: Recompute = "none",
+    cp: int = 1,
+    ep: int = 1,
+    gpus_per_node: int | None = None,
+    names: Mapping[str, str] = CLI_NAMES,
+) -> Layout:
+    """The Layout, or LayoutError naming the first flag that breaks a rule of the module
+    docstring. ``gpus_per_node=None`` lets tensor parallelism cross nodes."""
+    try:
+        for field, value, limit in (("tp", tp, MAX_GPUS), ("pp", pp, MAX_GPUS),
+                                    ("dp", dp, MAX_GPUS), ("cp", cp, MAX_GPUS),
+                                    ("ep", ep, MAX_GPUS), ("micro_batch", micro_batch, MAX_BATCH),
+                                    ("global_batch", global_batch, MAX_BATCH),
+                                    ("interleave", interleave, MAX_LAYERS)):  # fmt: skip
+            check_count(value, names[field], limit)
+    except ValueError as exc:
+        raise LayoutError(str(exc)) from None
+    gpus = tp * pp * dp * cp
+    if gpus > MAX_GPUS:
+        raise LayoutError(
+            f"{names['tp']} x {names['pp']} x {names['dp']} x {names['cp']} = {gpus:,} GPUs is "
+            f"more than {MAX_GPUS:,}"
+        )
+    m = global_batch // (dp * micro_batch)
+    problem = (
+        tensor_parallel_problem(shape, tp, gpus_per_node, names)
+        or pipeline_problem(shape, pp, names)
+        or batch_problem(global_batch, dp, micro_batch, names)
+        or interleave_problem(shape, pp, interleave, m, names)
+        or context_parallel_problem(shape, cp, tp, sequence_parallel, names)
+        or expert_parallel_problem(shape, ep, dp, cp, names)
+    )
+    if problem:
+        raise LayoutError(problem)
+    return Layout(
+        tp=tp, pp=pp, dp=dp, global_batch=global_batch, micro_batch=micro_batch,
+        interleave=interleave, zero=zero, sequence_parallel=sequence_parallel,  # type: ignore[arg-type]
+        recompute=recompute, cp=cp, ep=ep,
+        schedule="interleaved" if interleave > 1 else "1f1b",
+    )  # fmt: skip

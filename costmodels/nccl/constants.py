@@ -1,0 +1,161 @@
+"""Numbers of NCCL's own performance model, each with the file of NVIDIA/nccl it was read from.
+
+Read from NVIDIA/nccl at version 2.30.7 (makefiles/version.mk; snapshot of the master branch,
+2026). The numbers are NCCL's; the tables are laid out here by name (algorithm, protocol,
+hardware) rather than by NCCL's array indices. Times are microseconds and bandwidths GB/s
+(1e9 bytes/s) as in NCCL; :mod:`costmodels.nccl.tuner` converts to SI.
+
+Project estimates (not NCCL's) are at the end, each marked ``ESTIMATE`` with its reasoning.
+"""
+
+from __future__ import annotations
+
+ALGORITHMS = ("ring", "tree", "collnet-direct", "collnet-chain", "nvls", "nvls-tree", "pat")
+PROTOCOLS = ("ll", "ll128", "simple")
+ARCHES = ("volta", "ampere", "hopper", "blackwell")  # NCCL's compute-capability classes
+
+# src/graph/tuning.cc, ncclTunerConstantsDefaults.baseLatencies: fixed cost of one call (us).
+BASE_LATENCY_US: dict[str, dict[str, float]] = {
+    "tree": {"ll": 6.8, "ll128": 14.0, "simple": 8.4},
+    "ring": {"ll": 6.6, "ll128": 14.0, "simple": 8.4},
+    "collnet-direct": {"ll": 0.0, "ll128": 0.0, "simple": 0.0},
+    "collnet-chain": {"ll": 0.0, "ll128": 0.0, "simple": 0.0},
+    "nvls": {"ll": 0.0, "ll128": 0.0, "simple": 0.0},
+    "nvls-tree": {"ll": 0.0, "ll128": 0.0, "simple": 0.0},
+    "pat": {"ll": 8.0, "ll128": 8.0, "simple": 8.0},
+}
+
+# src/graph/tuning.cc, ncclTunerConstantsDefaults.hwLatencies: latency of one step (hop) on
+# NVLink, PCIe or the network (us), per algorithm and protocol. Zero where NCCL has no such pair.
+HOP_LATENCY_US: dict[str, dict[str, dict[str, float]]] = {
+    "nvlink": {
+        "tree": {"ll": 0.6, "ll128": 1.25, "simple": 4.0},
+        "ring": {"ll": 0.6, "ll128": 1.9, "simple": 3.4},
+        "collnet-direct": {"ll": 0.0, "ll128": 0.0, "simple": 3.7},
+        "collnet-chain": {"ll": 0.0, "ll128": 0.0, "simple": 2.8},
+        "nvls": {"ll": 0.0, "ll128": 0.0, "simple": 25.0},
+        "nvls-tree": {"ll": 0.0, "ll128": 0.0, "simple": 25.0},
+        "pat": {"ll": 0.0, "ll128": 0.0, "simple": 4.0},
+    },
+    "pci": {
+        "tree": {"ll": 1.0, "ll128": 1.9, "simple": 4.0},
+        "ring": {"ll": 1.0, "ll128": 2.5, "simple": 5.7},
+        "collnet-direct": {"ll": 0.0, "ll128": 0.0, "simple": 3.7},
+        "collnet-chain": {"ll": 0.0, "ll128": 0.0, "simple": 2.8},
+        "nvls": {"ll": 0.0, "ll128": 0.0, "simple": 0.0},
+        "nvls-tree": {"ll": 0.0, "ll128": 0.0, "simple": 0.0},
+        "pat": {"ll": 0.0, "ll128": 0.0, "simple": 4.0},
+    },
+    "net": {
+        "tree": {"ll": 5.0, "ll128": 8.5, "simple": 14.0},
+        "ring": {"ll": 2.7, "ll128": 4.0, "simple": 14.0},
+        "collnet-direct": {"ll": 0.0, "ll128": 0.0, "simple": 31.0},
+        "collnet-chain": {"ll": 0.0, "ll128": 0.0, "simple": 30.0},
+        "nvls": {"ll": 0.0, "ll128": 0.0, "simple": 18.0},
+        "nvls-tree": {"ll": 0.0, "ll128": 0.0, "simple": 20.9},
+        "pat": {"ll": 0.0, "ll128": 0.0, "simple": 14.0},
+    },
+}
+
+# src/graph/tuning.cc, llMaxBws: the LL protocol's ceiling (GB/s). One node: by GPU class;
+# several nodes: by CPU vendor, index 0 Intel, 1 AMD, for 2 nodes and for more than 2.
+LL_MAX_BW_ONE_NODE = {"volta": 39.0, "ampere": 87.7, "hopper": 141.0, "blackwell": 282.0}
+LL_MAX_BW_NODES = {"intel": {2: 39.0, 3: 20.4}, "amd": {2: 22.5, 3: 19.0}}
+
+# src/graph/tuning.cc: per-channel ceilings (GB/s) for 1 node, 2 nodes, more than 2 nodes.
+PER_CHANNEL_RING_LL128 = {
+    "volta": (20.0, 20.0, 20.0),
+    "ampere": (20.0, 20.0, 20.0),
+    "hopper": (36.7, 36.7, 36.7),
+    "blackwell": (40.0, 40.0, 40.0),
+}
+PER_CHANNEL_TREE_LL128 = {
+    "volta": (20.0, 20.0, 20.0),
+    "ampere": (20.0, 20.0, 20.0),
+    "hopper": (36.7, 36.7, 29.0),
+    "blackwell": (55.6, 31.67, 20.0),
+}
+PER_CHANNEL_TREE = {
+    "volta": (26.5, 18.5, 10.0),
+    "ampere": (24.0, 23.6, 17.8),
+    "hopper": (38.7, 41.4, 36.0),
+    "blackwell": (70.0, 42.8, 24.0),
+}
+PER_CHANNEL_NVLS_TREE = {
+    "volta": (26.5, 18.5, 10.0),
+    "ampere": (24.0, 23.6, 17.8),
+    "hopper": (0.0, 57.7, 45.5),
+    "blackwell": (0.0, 96.0, 80.0),
+}
+
+# src/graph/tuning.cc, nvlsEfficiency: the share of the NVLink rate NVLS delivers.
+NVLS_EFFICIENCY = {"volta": 0.0, "ampere": 0.0, "hopper": 0.85, "blackwell": 0.74}
+
+# src/graph/tuning.cc, ncclTopoTuneModel "model refinements" (fractions of the bus bandwidth).
+RING_LL_FRACTION = 0.5  # LL sends 8 bytes of data per 16-byte line (4 data + 4 flag, twice)
+LL128_FRACTION = 0.92  # 120 data bytes of every 128-byte line, rounded down by NCCL
+TREE_FRACTION = 0.92  # tree all-reduce
+TREE_LL_DIVISOR = 3.8  # tree with LL: bandwidth / 3.8
+TREE_LL128_FRACTION_ONE_NODE = 7.0 / 9.0
+TREE_LL128_FRACTION_NODES = 120.0 / 128.0
+PAT_FRACTION = 0.75
+COLLNET_HOPPER_FRACTION = 0.85  # CollNet Direct on compute capability >= 9.0
+COLLNET_GATHER_NET_FRACTION = 0.9  # CollNet all-gather / reduce-scatter: 0.9 x network
+NET_OVERHEAD_US = {"intel": 1.0, "amd": 2.0}  # getNetOverhead: per ring step posting to the NIC
+NET_OVERHEAD_SIMPLE_FACTOR = 3.0  # ... times 3 with the Simple protocol
+RING_PLATEAU = {"volta": 1.9, "other": 1.4}  # ncclTopoGetAlgoTime: multi-node ring/Simple
+COLLNET_ARITY_LATENCY_US = 0.4  # "arity serialization latency" per local rank, CollNet Direct
+PAT_PER_RANK_US = 2.8  # PAT latency: linear part per rank
+PAT_INTER_DIVISOR = 3.5  # PAT latency: network latency / 3.5 per tree level
+
+# src/graph/tuning.cc, treeCorrectionFactor: tree all-reduce bandwidth multipliers per protocol
+# for sizes 64 B x 2^i, i = 0..23 (i = floor(log2(bytes / 64))); outside that range 1.
+TREE_CORRECTION = {
+    "ll": (1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5,
+           0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0, 1.0, 1.0, 1.0),
+    "ll128": (1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6,
+              0.6, 0.6, 0.6, 0.6, 0.8, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0, 1.0),
+    "simple": (0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5,
+               0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9, 0.9),
+}  # fmt: skip
+TREE_CORRECTION_MAX_INDEX = 23  # ncclTopoGetAlgoTime applies the table for 0 <= i < 23
+
+# src/graph/topo.h: NCCL's bandwidth of one NVLink (GB/s, per direction) by GPU generation,
+# below the signalling rate (25 GB/s per NVLink 2-4 link, 50 per NVLink 5 link).
+NVLINK_LINK_GBPS = {"volta": 20.0, "ampere": 20.0, "hopper": 20.6, "blackwell": 40.1}
+# src/graph/topo.cc kvDictPciGen and "bw = width * speed / 80": PCIe x16 in GB/s as NCCL
+# computes it from the lane rate (60 / 120 / 240 x 100 Mbit/s per lane for Gen 3 / 4 / 5).
+PCIE_X16_GBPS = {3: 16 * 60 / 80.0, 4: 16 * 120 / 80.0, 5: 16 * 240 / 80.0}
+
+# src/graph/search.cc: the per-channel speeds (GB/s) NCCL's ring search tries, one node.
+SPEEDS_INTRA = {
+    "volta": (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0),
+    "ampere": (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0),
+    "hopper": (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),
+    "blackwell": (90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0),
+}
+DUP_CHANNELS_MIN_GBPS = 25.0  # search.cc ncclTopoDupChannels: no doubling below 25 GB/s ...
+DUP_CHANNELS_MIN_GBPS_SM90 = 50.0  # ... nor, after Ampere, below 50 GB/s with > 4 channels
+MAX_CHANNELS = 64  # src/include/device.h MAXCHANNELS
+NVLS_MAX_ARITY = 32  # src/include/device.h NCCL_MAX_NVLS_ARITY: NVLS for AG/RS up to 32 GPUs
+COLLNET_MAX_LOCAL_RANKS = 8  # enqueue.cc: CollNet needs <= NCCL_MAX_DIRECT_ARITY + 1 GPUs/node
+
+# --- project estimates -----------------------------------------------------------------------
+# ESTIMATE: fixed cost of one call as a back-to-back benchmark (nccl-tests) sees it: CUDA kernel
+# launch, NCCL's host-side enqueue and the harness, beyond NCCL's own latency table. The
+# zero-byte rows of the shipped superbench 8 x A100 logs (tests/costmodels/data/nccl_tests, dev
+# data; NCCL returns before communicating at 0 bytes) take 33.4-35.2 us; 35 us is that floor.
+LAUNCH_OVERHEAD_US = 35.0
+# ESTIMATE: extra start-up of the bandwidth protocols (LL128, Simple) per call, beyond NCCL's
+# base latencies (which rank the protocols, not time them). Chosen on the shipped dev logs
+# (superbench 8 x A100 all-reduce, all-gather, reduce-scatter, broadcast, 1-64 MiB), where the
+# measured time exceeds launch + NCCL's latency + bytes / bandwidth by about 20-70 us.
+PROTOCOL_STARTUP_US = {"ll": 0.0, "ll128": 20.0, "simple": 20.0}
+# ESTIMATE: latency of one peer of a point-to-point group (all-to-all, send/recv), us. NCCL has
+# no tuner entry for point-to-point. The shipped superbench 8 x A100 all-to-all log's small
+# sizes take about 87 us, 35 us launch + 7 peers x about 7.4 us; the network figure is NCCL's
+# Simple hop latency on the network (HOP_LATENCY_US["net"]["ring"]["simple"]).
+P2P_PEER_LATENCY_US = {"nvlink": 7.4, "pci": 7.4, "net": 14.0}
+# ESTIMATE: the CPU vendor, which selects NCCL's LL ceiling and network overhead on several
+# nodes, is not part of a cluster description here; Intel x86 (NCCL's index 0) is assumed.
+CPU_VENDOR = "intel"

@@ -1,0 +1,186 @@
+"""Intra-node fabrics: how the GPUs of one node reach each other, as NCCL's topology code sees it.
+
+Every bandwidth here is **per GPU, one direction**: what one GPU can push into the fabric while
+it also receives as much. NCCL's topology code (src/graph/topo.h, topo.cc) does not use the
+NVLink signalling rate: it counts NVLinks x a per-link figure below the rate (20 GB/s on
+NVLink 2 and 3, 20.6 on NVLink 4, 40.1 on NVLink 5, against 25 / 25 / 25 / 50 GB/s signalled),
+and reads PCIe from the lane rate (12 / 24 / 48 GB/s for Gen 3 / 4 / 5 x16). Those are the
+numbers its ring and tree bandwidths start from, so they are the ones used here.
+
+A GPU preset (names of costmodels/hardware/gpus.py) maps to its usual fabric:
+
+=================  =====================  ==========================================  =====
+GPU                fabric                 per-GPU bandwidth (NCCL's view)             NVLS
+=================  =====================  ==========================================  =====
+V100 SXM2          NVLink 2 hybrid mesh   6 links x 20 GB/s = 120 GB/s (DGX-1)        no
+A100 40/80GB SXM   NVSwitch, NVLink 3     12 links x 20 GB/s = 240 GB/s               no
+H100 / H200 SXM    NVSwitch, NVLink 4     18 links x 20.6 GB/s = 370.8 GB/s           yes
+B200               NVSwitch, NVLink 5     18 links x 40.1 GB/s = 721.8 GB/s           yes
+GB200              NVL72 NVLink Switch    18 links x 40.1 GB/s, up to 72 GPUs         yes
+H100 PCIe          PCIe 5.0 switch        48 GB/s                                     no
+RTX 2080 Ti        PCIe 3.0 via the CPU   12 / 1.2 = 10 GB/s                          no
+MI300X             AMD Infinity Fabric    not modelled (RCCL, not NCCL)               --
+=================  =====================  ==========================================  =====
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from costmodels.hardware.gpus import get_gpu
+from costmodels.nccl.constants import NVLINK_LINK_GBPS, PCIE_X16_GBPS
+
+FabricKind = Literal["nvswitch", "nvlink-mesh", "pcie-switch", "pcie-host"]
+Arch = Literal["volta", "ampere", "hopper", "blackwell"]
+
+
+class NotModelledError(ValueError):
+    """Hardware this NCCL model does not describe (say which and why)."""
+
+
+@dataclass(frozen=True)
+class IntraFabric:
+    """One node's GPU-to-GPU fabric.
+
+    ``bus_Bps_per_gpu`` is the bandwidth one GPU drives in one direction, in bytes/s, as NCCL's
+    topology counts it; a ring or tree inside the node cannot beat it.
+    """
+
+    name: str
+    kind: FabricKind
+    arch: Arch  # NCCL's GPU class, which selects its per-generation constants
+    bus_Bps_per_gpu: float
+    nvls: bool  # NVLink SHARP (multicast + in-switch reduction) available
+    max_gpus: int  # GPUs one such fabric connects
+    source: str
+    estimate: bool = False
+
+    @property
+    def hop(self) -> Literal["nvlink", "pci"]:
+        """The row of NCCL's hop-latency table (tuning.cc hwLatencies) a step inside the node
+        uses."""
+        return "nvlink" if self.kind in ("nvswitch", "nvlink-mesh") else "pci"
+
+    @property
+    def ll128(self) -> bool:
+        """NCCL enables LL128 only over NVLink paths (tuning.cc: typeIntra <= PATH_NVB)."""
+        return self.hop == "nvlink"
+
+
+def _nvswitch(gen: int, arch: Arch, links: int, nvls: bool, max_gpus: int, src: str) -> IntraFabric:
+    per_link = NVLINK_LINK_GBPS[arch]
+    return IntraFabric(
+        name=f"NVSwitch, NVLink {gen} ({links} links x {per_link:g} GB/s)",
+        kind="nvswitch", arch=arch, bus_Bps_per_gpu=links * per_link * 1e9, nvls=nvls,
+        max_gpus=max_gpus,
+        source=f"{src}; per-link figure {per_link:g} GB/s from NVIDIA/nccl src/graph/topo.h",
+    )  # fmt: skip
+
+
+_NVLINK_GENS = (
+    "NVLink links per GPU: V100 6, A100 12, H100 18 at 50 GB/s each, both directions together "
+    "(A. Ishii and R. Wells, 'The NVLink-Network Switch', Hot Chips 34, 2022, slide 'NVLink "
+    "generations'); Blackwell 18 links of 100 GB/s (NVIDIA NVLink page, catalogone.com copy)"
+)
+_NVLS = (
+    "NVLS: third-generation NVSwitch (H100 systems) adds multicast and SHARP in-network "
+    "reductions (NVIDIA developer blog 'Upgrading Multi-GPU Interconnectivity with the "
+    "Third-Generation NVIDIA NVSwitch', 2022); NCCL searches NVLS graphs only with NVSwitches "
+    "and compute capability >= 9.0 (src/graph/search.cc)"
+)
+
+FABRICS: dict[str, IntraFabric] = {
+    "V100 SXM2": IntraFabric(
+        name="NVLink 2 hybrid cube-mesh (DGX-1: 6 links x 20 GB/s)",
+        kind="nvlink-mesh",
+        arch="volta",
+        bus_Bps_per_gpu=6 * NVLINK_LINK_GBPS["volta"] * 1e9,
+        nvls=False,
+        max_gpus=8,
+        source="DGX-1 with V100: six NVLinks per GPU, a hybrid cube-mesh that 'can also be "
+        "thought of as three interwoven rings of single NVLink connections' (NVIDIA DGX-1 text "
+        "as quoted on iitr.ac.in/dgx); NCCL can run a ring channel over each direction of the "
+        "three rings, 6 x 20 GB/s (topo.h SM70_NVLINK_BW)",
+        estimate=True,  # that NCCL reaches all six links' worth is not checked in a log
+    ),  # fmt: skip
+    "A100 40GB SXM": _nvswitch(3, "ampere", 12, False, 8, _NVLINK_GENS),
+    "A100 80GB SXM": _nvswitch(3, "ampere", 12, False, 8, _NVLINK_GENS),
+    "H100 SXM": _nvswitch(4, "hopper", 18, True, 8, _NVLINK_GENS + "; " + _NVLS),
+    "H200 SXM": _nvswitch(4, "hopper", 18, True, 8, _NVLINK_GENS + "; " + _NVLS),
+    "B200": _nvswitch(5, "blackwell", 18, True, 8, _NVLINK_GENS + "; " + _NVLS),
+    "GB200": IntraFabric(
+        name="GB200 NVL72: NVLink 5 switch trays (18 links x 40.1 GB/s, up to 72 GPUs)",
+        kind="nvswitch",
+        arch="blackwell",
+        bus_Bps_per_gpu=18 * NVLINK_LINK_GBPS["blackwell"] * 1e9,
+        nvls=True,
+        max_gpus=72,
+        source=_NVLINK_GENS + "; NVL72: 72 Blackwell GPUs in one NVLink domain, NVLink Switch "
+        "with SHARP engines (NVIDIA NVLink page, catalogone.com copy). The NVLink domain is the "
+        "'node' here: NCCL treats it as one (multi-node NVLink, MNNVL)",
+    ),  # fmt: skip
+    "H100 PCIe": IntraFabric(
+        name="PCIe 5.0 x16 behind a PCIe switch",
+        kind="pcie-switch",
+        arch="hopper",
+        bus_Bps_per_gpu=PCIE_X16_GBPS[5] * 1e9,
+        nvls=False,
+        max_gpus=16,
+        source="NCCL reads PCIe bandwidth from the lane rate: Gen 5 x16 = 16 x 240 / 80 = 48 "
+        "GB/s (src/graph/topo.cc kvDictPciGen); a switch between the GPUs is assumed",
+        estimate=True,  # the server's PCIe layout (switch or CPU) varies
+    ),  # fmt: skip
+    "RTX 2080 Ti": IntraFabric(
+        name="PCIe 3.0 x16 through the CPU (no switch)",
+        kind="pcie-host",
+        arch="volta",
+        bus_Bps_per_gpu=PCIE_X16_GBPS[3] / 1.2 * 1e9,
+        nvls=False,
+        max_gpus=8,
+        source="NCCL: PCIe Gen 3 x16 = 12 GB/s (src/graph/topo.h PCI_BW); traffic between GPUs "
+        "through an Intel root complex costs 6/5 of its bytes (topo.h INTEL_P2P_OVERHEAD), so "
+        "12 / 1.2 = 10 GB/s. Turing uses NCCL's Volta-class constants (compute capability 7.5)",
+        estimate=True,  # NVLink bridges and P2P support on GeForce boards vary
+    ),  # fmt: skip
+}
+
+_NOT_MODELLED = {
+    "mi300x": "AMD MI300X GPUs talk over Infinity Fabric (xGMI) links and use RCCL, not NCCL; "
+    "this model has no xGMI fabric. Give the intra-node bandwidth explicitly (--intra) to use "
+    "NCCL's algorithms as an approximation",
+}
+
+
+def fabric_for_gpu(name: str) -> IntraFabric:
+    """The default fabric of a GPU preset (any spelling costmodels.hardware.get_gpu accepts).
+
+    Raises ValueError for an unknown GPU and :class:`NotModelledError` for one whose fabric this
+    model does not describe (AMD xGMI).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"gpu must be a str, got {type(name).__name__}")
+    key = "".join(ch for ch in name.lower() if ch.isalnum())
+    if key in _NOT_MODELLED:
+        raise NotModelledError(f"gpu {name!r}: {_NOT_MODELLED[key]}")
+    gpu = get_gpu(name)  # ValueError listing the presets
+    if gpu.name not in FABRICS:
+        raise NotModelledError(f"gpu {name!r}: no intra-node fabric is modelled for {gpu.name}")
+    return FABRICS[gpu.name]
+
+
+def custom_fabric(bus_Bps_per_gpu: float, arch: Arch = "ampere") -> IntraFabric:
+    """A fabric given by its per-GPU bandwidth only (``--intra``). At 50 GB/s or more it is taken
+    as NVLink through switches (NCCL's NVLink latency row, LL128 allowed), below as PCIe."""
+    if not 0 < bus_Bps_per_gpu < float("inf"):
+        raise ValueError(f"intra bandwidth must be positive and finite, got {bus_Bps_per_gpu!r}")
+    nvlink = bus_Bps_per_gpu >= 50e9
+    return IntraFabric(
+        name=f"custom ({bus_Bps_per_gpu / 1e9:.4g} GB/s per GPU, "
+        f"{'NVLink-class' if nvlink else 'PCIe-class'})",
+        kind="nvswitch" if nvlink else "pcie-switch", arch=arch,
+        bus_Bps_per_gpu=float(bus_Bps_per_gpu), nvls=False, max_gpus=1024,
+        source="given by the user; the NVLink/PCIe class (latency row, LL128) is an estimate "
+        "from the bandwidth (>= 50 GB/s: NVLink)",
+        estimate=True,
+    )  # fmt: skip

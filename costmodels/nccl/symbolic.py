@@ -1,0 +1,49 @@
+"""The symbol values of one priced candidate, to evaluate the sympy models of formulas.py.
+
+``symbol_values(op, algorithm, protocol, system, nbytes)`` returns the keyword arguments of
+``costmodels.get(id).evaluate(variant, ...)`` (``VARIANT_OF`` names the model and variant) for
+which the sympy formula gives the same seconds as the numeric path: the protocol's hop
+latencies, eta with NCCL's caps and size correction, and alpha_0 = launch + start-up + NCCL's
+fixed latency (all times the plateau factor where it applies).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from costmodels.nccl.availability import canonical_operation
+from costmodels.nccl.system import NcclSystem
+from costmodels.nccl.tuner import plan, tree_correction
+
+
+def variant_of(op: str, algorithm: str) -> tuple[str, str]:
+    """(cost-model id, variant) of an (operation, algorithm) pair."""
+    op = canonical_operation(op)
+    if algorithm in ("nvls", "nvls-tree"):
+        return "nvls", f"{op} {algorithm}"
+    if algorithm == "pat":
+        return "pat", op
+    return "nccl", f"{op} {algorithm}"
+
+
+def symbol_values(
+    op: str, algorithm: str, protocol: str, system: NcclSystem, nbytes: float
+) -> dict[str, float]:
+    """Values of p, g, n, alpha_0, alpha_intra, alpha, beta_intra, beta, K, eta."""
+    op = canonical_operation(op)
+    (candidate,) = plan(op, system, algorithm, protocol)
+    lat, band = candidate.latency, candidate.bandwidth
+    plateau = lat.plateau_factor if nbytes >= lat.plateau_bytes else 1.0
+    correction = float(tree_correction(band.tree_correction, np.array([float(nbytes)]))[0])
+    return {
+        "p": system.p,
+        "g": system.gpus_per_node,
+        "n": float(nbytes),
+        "alpha_0": lat.overhead_s + plateau * lat.fixed_s,
+        "alpha_intra": plateau * lat.intra_hop_s,
+        "alpha": plateau * lat.inter_hop_s,
+        "beta_intra": 1.0 / system.bus_Bps,
+        "beta": 1.0 / system.nic_Bps_each if system.nic_Bps_each else 1.0,
+        "K": system.nics,
+        "eta": band.eta * correction,
+    }
