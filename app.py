@@ -18,6 +18,9 @@ MENU = [
     ("collectives.py", "Collectives", "collectives"),
     ("compression.py", "Compression break-even", "compression"),
     ("llm_planner.py", "LLM planner", "llm"),
+    ("serving.py", "Serving", "serving"),
+    ("goodput.py", "Goodput", "goodput"),
+    ("stragglers.py", "Stragglers", "stragglers"),
     ("calibrate.py", "Calibrate", "calibrate"),
     ("knowledge_base.py", "Knowledge base", "knowledge-base"),
 ]

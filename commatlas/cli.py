@@ -49,6 +49,17 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "plan-llm": (
         "commatlas.llm_commands", "add_parsers", "rank every valid parallel layout by step time"
     ),
+    "predict-serving": (
+        "commatlas.serving_command", "add_parsers", "predict LLM serving: TTFT, TPOT, KV cache"
+    ),
+    "predict-goodput": (
+        "commatlas.goodput_command", "add_parsers",
+        "expected goodput of a training job under failures and checkpoints",
+    ),
+    "predict-stragglers": (
+        "commatlas.stragglers_command", "add_parsers",
+        "BSP vs SSP, local SGD and backup workers under step-time variance",
+    ),
     "calibrate": (
         "commatlas.measure.calibrate", "add_parser",
         "time collectives (under torchrun) and fit a profile",

@@ -60,7 +60,16 @@ def choice_list(options: tuple[str, ...]) -> Callable[[str], tuple[str, ...]]:
     return parse
 
 
-def _model_flags(parser: argparse.ArgumentParser) -> None:
+def add_model_flags(parser: argparse.ArgumentParser) -> None:
+    """The model flags alone (``--model``/``--hf-config`` and the shape flags), without the
+    training-only ``--seq-len`` and ``--global-batch`` (predict-serving sets the sequence from
+    its prompt and output lengths)."""
+    _model_flags(parser, training=False)
+
+
+def _model_flags(
+    parser: argparse.ArgumentParser, training: bool = True, batch_required: bool = True
+) -> None:
     model = parser.add_argument_group("model (a preset or config, shape flags override it)")
     source = model.add_mutually_exclusive_group()
     source.add_argument("--model", type=nonempty(80), help="named model: " + ", ".join(MODEL_NAMES))
@@ -76,11 +85,12 @@ def _model_flags(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--vocab", type=width, help="vocabulary (default 51200 without a model)")
     model.add_argument("--experts", type=width, help="experts per MoE layer (1 = dense)")
     model.add_argument("--top-k", type=width, help="experts each token is routed to")
-    model.add_argument(
-        "--seq-len",
-        type=bounded_int(1, MAX_SEQUENCE),
-        help="tokens per sequence (default: the model's pre-training context)",
-    )
+    if training:
+        model.add_argument(
+            "--seq-len",
+            type=bounded_int(1, MAX_SEQUENCE),
+            help="tokens per sequence (default: the model's pre-training context)",
+        )
     model.add_argument("--gated-mlp", action=argparse.BooleanOptionalAction, default=None,
                        help="SwiGLU MLP with three matrices (Llama style)")  # fmt: skip
     tied = model.add_mutually_exclusive_group()
@@ -99,8 +109,12 @@ def _model_flags(parser: argparse.ArgumentParser) -> None:
         const=True,
         help="output head shares the input embedding (GPT style)",
     )
-    model.add_argument("--global-batch", type=bounded_int(1, MAX_BATCH), required=True,
-                       help="sequences per optimizer step")  # fmt: skip
+    if training:
+        model.add_argument(
+            "--global-batch", type=bounded_int(1, MAX_BATCH), required=batch_required,
+            help="sequences per optimizer step" + ("" if batch_required else (
+                " (optional: adds the step time and the interval in steps)")),
+        )  # fmt: skip
 
 
 def _cluster_and_step_flags(parser: argparse.ArgumentParser) -> None:
@@ -161,8 +175,10 @@ def _cluster_and_step_flags(parser: argparse.ArgumentParser) -> None:
     cluster.add_argument("--json", action="store_true", help="print JSON")  # fmt: skip
 
 
-def add_predict_flags(parser: argparse.ArgumentParser) -> None:
-    _model_flags(parser)
+def add_predict_flags(parser: argparse.ArgumentParser, batch_required: bool = True) -> None:
+    """predict-llm's flags; ``batch_required=False`` for commands that need the batch only for
+    an optional step time (predict-goodput)."""
+    _model_flags(parser, batch_required=batch_required)
     _cluster_and_step_flags(parser)
     layout = parser.add_argument_group("layout")
     count = bounded_int(1, MAX_GPUS)

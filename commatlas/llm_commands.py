@@ -67,7 +67,7 @@ def _check_precision(args: argparse.Namespace, gpu: Any) -> None:
         raise ValueError(f"--precision fp8: the {gpu.name} has no fp8 tensor cores; use bf16")
 
 
-def _layout(args: argparse.Namespace, shape: Any, cluster: Any):
+def args_layout(args: argparse.Namespace, shape: Any, cluster: Any):
     from costmodels.llm.layout_check import checked_layout
 
     return checked_layout(
@@ -87,7 +87,7 @@ def gpu_json(gpu: Any, precision: str) -> dict[str, Any]:
     return {**out, "gemm_peak_tflops": peak, "source": gpu.source}
 
 
-def _context(args: argparse.Namespace) -> dict[str, Any]:
+def resolve_context(args: argparse.Namespace) -> dict[str, Any]:
     """Everything both commands resolve first: shape, cluster, step options, calibration."""
     resolved = _resolved(args)
     cluster, intra_source = _cluster_and_source(args)
@@ -149,9 +149,9 @@ def predict_llm_command(args: argparse.Namespace) -> int:
     from costmodels.llm.step import predict_step
 
     try:
-        ctx = _context(args)
+        ctx = resolve_context(args)
         shape, cluster = ctx["resolved"].shape, ctx["cluster"]
-        layout = _layout(args, shape, cluster)
+        layout = args_layout(args, shape, cluster)
         calibration, report = calibration_from_args(args, shape, cluster, layout, ctx["options"])
         step = predict_step(shape, layout, cluster, **ctx["options"], calibration=calibration)
     except ValueError as exc:  # UnitParseError, ShapeError, LayoutError, ConfigError ...
@@ -178,7 +178,7 @@ def plan_llm_command(args: argparse.Namespace) -> int:
     from costmodels.llm.planner import plan
 
     try:
-        ctx = _context(args)
+        ctx = resolve_context(args)
         shape, cluster = ctx["resolved"].shape, ctx["cluster"]
         calibration, report = calibration_from_args(args, shape, cluster, None, ctx["options"])
         options = {**ctx["options"], "calibration": calibration}

@@ -31,6 +31,12 @@ MAX_UNIT_TEXT = 64  # characters of one unit string ("100 Gbit/s")
 MAX_RECORD_BYTES = 1_000_000  # one input file read whole (HF config; taxonomy.loader has its own)
 MAX_UPLOAD_BYTES = 2_000_000  # one uploaded file (profile, nccl-tests log) in the calculator
 MAX_BYTES = 2.0**60  # one message or memory size (1 EiB)
+# Stragglers (costmodels/stragglers): SSP staleness in clocks, local-SGD period in steps (DiLoCo
+# communicates ~500x less than every step: record diloco), backup workers, measured step times.
+MAX_STALENESS = 1000
+MAX_PERIOD = 1000
+MAX_BACKUPS = 256
+MAX_STEP_SAMPLES = 100_000
 
 
 def check_count(value: Any, what: str, limit: int, low: int = 1) -> int:

@@ -110,6 +110,25 @@ _ALL = {
         "dimensionless",
         True,
     ),
+    # Failures and checkpoints (costmodels/goodput): Young 1974, Daly 2006.
+    "M_g": _sym("M_g", "M_g", "mean time between failures of one GPU", "second"),
+    "R_f": _sym(
+        "R_f", "R_f", "restart after a failure, before the checkpoint is read back", "second"
+    ),
+    "tau_c": _sym("tau_c", "tau_c", "compute time between two checkpoints", "second"),
+    "T_s": _sym("T_s", "T_s", "failure-free compute time of the whole job", "second"),
+    # Stragglers (costmodels/stragglers): a worker's step time = t_0 + Exp(mean theta).
+    "t_0": _sym("t_0", "t_0", "fastest compute time of one worker's step (the shift)", "second"),
+    "theta": _sym(
+        "theta", "theta", "mean of the exponential part of a worker's step time", "second"
+    ),
+    "k_b": _sym(
+        "k_b",
+        "k_b",
+        "backup workers: extra workers whose gradients are not waited for",
+        "dimensionless",
+        True,
+    ),
 }
 
 SYMBOLS: dict[str, SymbolInfo] = {key: info for key, info in _ALL.items()}
@@ -147,6 +166,13 @@ t_fb = SYMBOLS["t_fb"].symbol
 k_e = SYMBOLS["k_e"].symbol
 M_n = SYMBOLS["M_n"].symbol
 F = SYMBOLS["F"].symbol
+M_g = SYMBOLS["M_g"].symbol
+R_f = SYMBOLS["R_f"].symbol
+tau_c = SYMBOLS["tau_c"].symbol
+T_s = SYMBOLS["T_s"].symbol
+t_0 = SYMBOLS["t_0"].symbol
+theta = SYMBOLS["theta"].symbol
+k_b = SYMBOLS["k_b"].symbol
 
 
 def key_of(symbol: sp.Symbol) -> str:

@@ -147,9 +147,12 @@ def planner_table(network: str) -> dict[int, tuple[float, float]]:
     return entries
 
 
-def row_method(row: Row) -> Method:
-    """The Method the row ran (module docstring), MG-WFBP with its planner's alpha-beta."""
+def row_method(row: Row, allreduce: str = ALLREDUCE) -> Method:
+    """The Method the row ran (module docstring), MG-WFBP with its planner's alpha-beta;
+    ``allreduce`` replaces the all-reduce of the all-reduce methods (e.g. "nccl")."""
     method = METHODS[row.method]
+    if method.architecture == "allreduce" and allreduce != method.collective:
+        method = replace(method, collective=allreduce)
     if method.schedule == "mg-wfbp":
         plan = planner_table(row.network).get(row.gpus)
         if plan is not None:
@@ -187,33 +190,38 @@ def cluster_of(gpus: int, link: dict[str, float]) -> Cluster:
                    nics_per_node=NICS_PER_NODE, **link)  # fmt: skip
 
 
-def predicted_iteration_s(row: Row, link: dict[str, float]) -> float:
+def predicted_iteration_s(row: Row, link: dict[str, float], allreduce: str = ALLREDUCE) -> float:
     workload = get_workload(WORKLOADS[row.dnn])
     cluster = cluster_of(row.gpus, link)
-    return predict(workload, row.batch, row.step_s, cluster, row_method(row)).iteration_time_s
+    method = row_method(row, allreduce)
+    return predict(workload, row.batch, row.step_s, cluster, method).iteration_time_s
 
 
 LOW_BPS, HIGH_BPS = 1e6, 1e13  # the bisection's bracket: 8 Mbit/s to 80 Tbit/s
 
 
-def _implied_bandwidth(row: Row, link: dict[str, float], key: str) -> float:
+def _implied_bandwidth(
+    row: Row, link: dict[str, float], key: str, allreduce: str = ALLREDUCE
+) -> float:
     """The bandwidth ``key`` at which the row's predicted time equals the measured one."""
     low, high = math.log(LOW_BPS), math.log(HIGH_BPS)
     for _ in range(60):  # the bracket shrinks 2^60 times: far below the data's precision
         middle = (low + high) / 2
-        slower = predicted_iteration_s(row, {**link, key: math.exp(middle)}) > (
+        slower = predicted_iteration_s(row, {**link, key: math.exp(middle)}, allreduce) > (
             row.measured_iteration_s
         )
         low, high = (middle, high) if slower else (low, middle)
     return math.exp((low + high) / 2)
 
 
-def calibrate(rows: list[Row], network: str, architecture: str = "allreduce") -> Calibration:
+def calibrate(
+    rows: list[Row], network: str, architecture: str = "allreduce", allreduce: str = ALLREDUCE
+) -> Calibration:
     """Fit one network's links for one architecture from its BSP rows (module docstring)."""
     prefix = {"allreduce": "BSP-A2A", "ps": "BSP-PS"}[architecture]
     bsp = [r for r in rows if r.network == network and r.method == prefix]
     if architecture == "ps" and not bsp:
-        return replace(calibrate(rows, network, "allreduce"), architecture="ps", rows=0)
+        return replace(calibrate(rows, network, "allreduce", allreduce), architecture="ps", rows=0)
     single = [r for r in bsp if r.gpus <= GPUS_PER_NODE and r.gpus > 1]
     multi = [r for r in bsp if r.gpus > GPUS_PER_NODE]
     inter_latency = network_link(network).latency_s
@@ -221,11 +229,11 @@ def calibrate(rows: list[Row], network: str, architecture: str = "allreduce") ->
                 inter_bandwidth_Bps=HIGH_BPS, inter_latency_s=inter_latency)  # fmt: skip
     if not single and not multi:
         raise ValueError(f"network {network!r}: no {prefix} rows on 2 or more GPUs to calibrate")
-    intra = [_implied_bandwidth(r, link, "intra_bandwidth_Bps") for r in single]
+    intra = [_implied_bandwidth(r, link, "intra_bandwidth_Bps", allreduce) for r in single]
     # Without single-node rows the intra link is taken as fast as the inter one (it is fitted
     # together with it from the multi-node rows).
     link["intra_bandwidth_Bps"] = float(np.median(intra)) if intra else HIGH_BPS
-    inter = [_implied_bandwidth(r, link, "inter_bandwidth_Bps") for r in multi]
+    inter = [_implied_bandwidth(r, link, "inter_bandwidth_Bps", allreduce) for r in multi]
     link["inter_bandwidth_Bps"] = float(np.median(inter)) if inter else link["intra_bandwidth_Bps"]
     if not intra:
         link["intra_bandwidth_Bps"] = link["inter_bandwidth_Bps"]
@@ -246,16 +254,18 @@ class Checked:
         return (self.predicted - self.row.measured) / self.row.measured
 
 
-def validate(rows: list[Row]) -> tuple[list[Calibration], list[Checked], float]:
+def validate(
+    rows: list[Row], allreduce: str = ALLREDUCE
+) -> tuple[list[Calibration], list[Checked], float]:
     """Calibrate each network, predict every row; MAPE (%) over the rows not used in the fit."""
     if not rows:
         raise ValueError("no measured rows to check (the data file has none)")
     networks = sorted({r.network for r in rows})
-    fits = {(n, a): calibrate(rows, n, a) for n in networks for a in ("allreduce", "ps")}
+    fits = {(n, a): calibrate(rows, n, a, allreduce) for n in networks for a in ("allreduce", "ps")}
     checked = []
     for row in rows:
         link = fits[(row.network, METHODS[row.method].architecture)].link()
-        throughput = row.batch * row.gpus / predicted_iteration_s(row, link)
+        throughput = row.batch * row.gpus / predicted_iteration_s(row, link, allreduce)
         checked.append(Checked(row, throughput, row.method.startswith("BSP-")))
     held_out = [abs(c.error) for c in checked if not c.used_for_fit]
     if not held_out:

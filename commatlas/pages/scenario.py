@@ -14,7 +14,9 @@ about any particular one:
   their compute (gamma_c) is the H200-measured kernel fit of ``costmodels.compression_cost``;
 - parameter servers: one shard per worker (S = p); hierarchical models: g = 8 ranks per node;
   local SGD: H = 8 local steps; pipelines: 10 ms forward and 20 ms backward per micro-batch,
-  m = 4p micro-batches, v = 2 virtual stages per GPU.
+  m = 4p micro-batches, v = 2 virtual stages per GPU;
+- stragglers (illustrative): a worker's step is 90 ms plus an exponential 10 ms on average
+  (t_0, theta), with k_b = 2 backup workers.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ POWERSGD_RANK = 4
 LOCAL_STEPS = 8
 FORWARD_S = 0.010
 BACKWARD_S = 0.020
+STEP_SHIFT_S, STEP_TAIL_S, BACKUP_WORKERS = 0.090, 0.010, 2  # stragglers: t_0, theta, k_b
 
 
 def link_values() -> dict[str, float]:
@@ -118,7 +121,22 @@ def symbol_values(model_id: str, p: Any, n: Any, bits: float | None = None) -> d
         "alpha_0": (LAUNCH_OVERHEAD_US + BASE_LATENCY_US["ring"]["simple"]) * 1e-6,
         "eta": 1.0,
         "K": float(GPUS_PER_NODE),
+        # Failures and checkpoints (costmodels/goodput): the per-GPU mean time between failures
+        # derived from Llama 3's interruption counts, Daly's 10 min restart, a checkpoint every
+        # hour, one day of work.
+        **_checkpoint_values(),
+        # Stragglers (costmodels/stragglers), illustrative: a 100 ms step whose compute is
+        # 90 ms plus an exponential 10 ms on average (cv 0.1), two backup workers.
+        "t_0": STEP_SHIFT_S,
+        "theta": STEP_TAIL_S,
+        "k_b": float(BACKUP_WORKERS),
     }
+
+
+def _checkpoint_values() -> dict[str, float]:
+    from costmodels.goodput.sources import DEFAULT_GPU_MTBF_S, DEFAULT_RESTART_S
+
+    return {"M_g": DEFAULT_GPU_MTBF_S, "R_f": DEFAULT_RESTART_S, "tau_c": 3600.0, "T_s": 86400.0}
 
 
 def cluster(nodes: int) -> Any:

@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from costmodels.hardware import GPU
-from costmodels.llm.model_size import stage_parameters
+from costmodels.llm.model_size import mlp_parameters, stage_parameters
 from costmodels.llm.shapes import Layout, TransformerShape
 
 # bytes per parameter: (weights, gradients, optimizer states)
@@ -65,12 +65,29 @@ def model_state_bytes(
     if precision not in BYTES_PER_PARAM:
         raise ValueError(f"precision must be one of {sorted(BYTES_PER_PARAM)}, got {precision!r}")
     w_bytes, g_bytes, o_bytes = BYTES_PER_PARAM[precision]
+    dense, expert = _stage_split(shape, layout)
+    # ZeRO shards dense state over the DP ranks and an expert's state over its replicas: the
+    # cp x dp ranks that hold the same weights, divided by the EP degree (costmodels/llm/
+    # communication.py's "edp" group).
+    replicas = max(1.0, layout.cp * layout.dp / layout.ep)
+
+    def sharded(bytes_each: float, stage: int) -> float:
+        on = layout.zero >= stage
+        return dense * bytes_each / (layout.dp if on else 1) + expert * bytes_each / (
+            replicas if on else 1
+        )
+
+    return sharded(w_bytes, 3), sharded(g_bytes, 2), sharded(o_bytes, 1)
+
+
+def _stage_split(shape: TransformerShape, layout: Layout) -> tuple[float, float]:
+    """(dense, expert) parameters on one GPU of the most loaded stage: the stage's parameters
+    over TP, with the experts' MLPs also split over EP (each EP rank holds experts / ep)."""
     params = stage_parameters(shape, layout.pp) / layout.tp
-    dp = layout.dp
-    weights = params * w_bytes / (dp if layout.zero >= 3 else 1)
-    gradients = params * g_bytes / (dp if layout.zero >= 2 else 1)
-    optimizer = params * o_bytes / (dp if layout.zero >= 1 else 1)
-    return weights, gradients, optimizer
+    if shape.experts == 1:
+        return params, 0.0
+    expert = -(-shape.layers // layout.pp) * mlp_parameters(shape) * shape.experts / layout.tp
+    return params - expert, expert / layout.ep
 
 
 def activation_bytes_per_layer(shape: TransformerShape, layout: Layout) -> float:

@@ -17,6 +17,9 @@ from costmodels.model import CostModelError
 from costmodels.symbols import alpha, n
 
 VARIANTS = [(m.id, v) for m in costmodels.all_models() for v in m.variants]
+# The goodput models (costmodels/goodput) grow like exp(p delta / M_g): at the draws' extremes
+# (n = 1e12 bytes at beta = 1e3 s/byte) they overflow to inf, which still orders correctly.
+pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 
 positive = st.floats(min_value=1e-12, max_value=1e3, allow_nan=False, allow_infinity=False)
 
@@ -62,6 +65,17 @@ def _values(draw, nodes: int, per_node: int) -> dict[str, float]:
         "k_e": draw(st.integers(min_value=1, max_value=16)),
         "M_n": draw(st.integers(min_value=1, max_value=16)),
         "F": draw(st.integers(min_value=1, max_value=64)),
+        # Failures and checkpoints (costmodels/goodput): a GPU fails within 11 days to 300 years;
+        # intervals and restarts of seconds to a day; exp overflows to inf for hopeless jobs,
+        # which still orders correctly (inf <= inf).
+        "M_g": draw(st.floats(min_value=1e6, max_value=1e10)),
+        "R_f": draw(st.floats(min_value=0.0, max_value=1e5)),
+        "tau_c": draw(st.floats(min_value=1.0, max_value=1e5)),
+        "T_s": draw(st.floats(min_value=1.0, max_value=1e8)),
+        # Stragglers (costmodels/stragglers): shifted-exponential step times, backup workers.
+        "t_0": draw(positive),
+        "theta": draw(positive),
+        "k_b": draw(st.integers(min_value=1, max_value=64)),
     }
 
 

@@ -208,3 +208,21 @@ def test_mfu_hfu() -> None:
     assert mfu(f.model, t, 64, gpu) == pytest.approx(0.5 * f.model / f.hardware)
     # Table 5: GPT-3 175B step of 13.75 s on 64 A100s is 51.4 % MFU.
     assert mfu(f.model, 13.75, 64, gpu) == pytest.approx(0.514, abs=0.002)
+
+
+def test_expert_weights_are_split_over_ep_and_sharded_over_their_replicas() -> None:
+    """Mixtral-like MoE: each EP rank holds experts / ep of every MoE layer's MLPs (by hand:
+    8 experts of 3 x h x f), and ZeRO-1 shards the experts' optimizer state over the cp x dp / ep
+    ranks that hold the same experts, the dense state over dp."""
+    from costmodels.llm.memory import model_state_bytes
+
+    h, f, layers = 4096, 14336, 32
+    moe = TransformerShape(layers=layers, hidden=h, heads=32, seq_len=4096, ffn=f, vocab=32000,
+                           kv_heads=8, gated_mlp=True, tied_embeddings=False, experts=8, top_k=2)
+    one = model_state_bytes(moe, Layout(tp=1, pp=1, dp=8, global_batch=8, ep=1))
+    eight = model_state_bytes(moe, Layout(tp=1, pp=1, dp=8, global_batch=8, ep=8))
+    experts = layers * 8 * 3 * h * f  # every MoE layer's expert MLPs
+    assert one[0] - eight[0] == pytest.approx(2 * experts * (1 - 1 / 8))  # bf16 weights
+    z1 = model_state_bytes(moe, Layout(tp=1, pp=1, dp=8, global_batch=8, ep=8, zero=1))
+    dense_opt = (one[2] - 12 * experts) / 8  # fp32 master + Adam moments: 12 bytes each
+    assert z1[2] == pytest.approx(dense_opt + 12 * experts / 8 / 1)  # 8 / 8 = 1 replica each

@@ -5,7 +5,10 @@
 - ``scheduling-overlap``: BSP, WFBP, tensor fusion, MG-WFBP and ByteScheduler;
 - ``llm-parallelism``: TP, PP, DP and ZeRO for large language models;
 - ``calibrate-cluster``: measuring your cluster and feeding the fit to the predictions;
-- ``llm-step-time``: where an LLM training step's time goes (the operator model).
+- ``llm-step-time``: where an LLM training step's time goes (the operator model);
+- ``serving``: decode time, the KV cache and disaggregated pools (costmodels.serving);
+- ``checkpoint-goodput``: checkpoint interval and goodput under failures (costmodels.goodput);
+- ``stragglers``: BSP against SSP, local SGD and backup workers (costmodels.stragglers).
 
 Each module's ``files(tax)`` returns its page (``generated/guides/<slug>.md``) and charts
 (``generated/guides/plots/<name>.svg``); ``guide_files`` unions them.
@@ -18,9 +21,12 @@ from commatlas.pages.guides import (
     calibrate_cluster,
     choose_allreduce,
     compression_pays,
+    goodput_page,
     llm_parallelism,
     llm_step_time,
     scheduling_overlap,
+    serving,
+    stragglers,
 )
 from taxonomy import Taxonomy
 
@@ -31,6 +37,9 @@ GUIDES = {
     "llm-parallelism": llm_parallelism,
     "calibrate-cluster": calibrate_cluster,
     "llm-step-time": llm_step_time,
+    "serving": serving,
+    "checkpoint-goodput": goodput_page,
+    "stragglers": stragglers,
 }
 SLUGS = tuple(GUIDES)
 

@@ -1,0 +1,32 @@
+"""Serving communication: prefill and decode step times of a transformer on TP x PP (x EP)
+GPUs, KV-cache sizes and transfers between prefill and decode pools, and the pool balance.
+
+Built from the training model's pieces (costmodels.llm: shapes, presets, the operator model and
+its fitted constants; costmodels.nccl for every collective). Entry point::
+
+    >>> from costmodels.hardware import get_gpu
+    >>> from costmodels.llm.presets import preset_shape
+    >>> from costmodels.llm.shapes import LLMCluster
+    >>> node = LLMCluster(get_gpu("h100"), 8, 370.8e9, 50e9)
+    >>> p = predict_serving(preset_shape("Llama 2 7B", 2048), ServingLayout(tp=1), node,
+    ...                     batch=1, prompt_len=128, output_len=128)
+    >>> round(p.kv_cache_bytes_per_token / 2**10)  # KiB per token: 2 x 32 x 32 x 128 x 2 bytes
+    512
+"""
+
+from costmodels.serving.balance import RequestCost, prefill_decode_ratio
+from costmodels.serving.kv_cache import (
+    kv_bytes_per_request,
+    kv_bytes_per_token,
+    kv_bytes_per_token_per_gpu,
+)
+from costmodels.serving.layout import ServingLayout, ServingLayoutError, check_layout
+from costmodels.serving.predict import Pools, ServingPrediction, predict_serving
+from costmodels.serving.transfer import TransferLink, kv_transfer, transfer_link
+
+__all__ = [
+    "Pools", "RequestCost", "ServingLayout", "ServingLayoutError", "ServingPrediction",
+    "TransferLink", "check_layout", "kv_bytes_per_request", "kv_bytes_per_token",
+    "kv_bytes_per_token_per_gpu", "kv_transfer", "predict_serving", "prefill_decode_ratio",
+    "transfer_link",
+]  # fmt: skip

@@ -1,0 +1,68 @@
+"""Memory one GPU of a serving instance needs: weights, the KV cache of its requests, and the
+transient activations of the largest pass.
+
+Weights of the busiest pipeline stage: each layer's dense part (attention, norms, router and a
+dense MLP) over ``tp``; experts over ``tp`` (ep = 1, every expert sharded) or ``ep`` (whole
+experts); at the linear layers' precision (1 byte under fp8). The embedding and an untied head
+(16-bit, vocabulary over ``tp``) sit on the first and last stage. The cache: every sequence of
+the GPU's attention group at its full length (prompt + output) in ``kv_precision``.
+Activations (an estimate): one layer's live tensors of the prompt pass, T x (3h + qkv width +
+3 f) x 2 bytes on one GPU, plus the fp32 logits of the sampled positions. Allocator slack,
+CUDA graphs and communication buffers are left out (serving engines reserve a fraction of
+memory for them, e.g. vLLM's ``gpu_memory_utilization`` of 0.9).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from costmodels.llm.communication import layer_parameters
+from costmodels.llm.model_size import is_gpt_style
+from costmodels.llm.shapes import TransformerShape
+from costmodels.serving.kv_cache import head_dim, kv_bytes_per_token_per_gpu, kv_heads_per_gpu
+from costmodels.serving.layout import ServingLayout
+
+EMBEDDING_BYTES = 2.0
+
+
+@dataclass(frozen=True)
+class ServingMemory:
+    weights: float
+    kv_cache: float
+    activations: float
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.kv_cache + self.activations
+
+
+def weight_bytes_per_gpu(shape: TransformerShape, layout: ServingLayout) -> float:
+    dense, experts = layer_parameters(shape)
+    expert_split = layout.tp if layout.ep == 1 else layout.ep
+    per_layer = (dense / layout.tp + experts / expert_split) * layout.weight_bytes
+    layers = math.ceil(shape.layers / layout.pp) * per_layer
+    token = shape.vocab * shape.hidden / layout.tp * EMBEDDING_BYTES
+    positions = shape.seq_len * shape.hidden * EMBEDDING_BYTES if is_gpt_style(shape) else 0.0
+    head = 0.0 if shape.tied_embeddings and layout.pp == 1 else token
+    if layout.pp == 1:
+        return layers + token + positions + head
+    return layers + max(token + positions, token)
+
+
+def activation_bytes(shape: TransformerShape, layout: ServingLayout, prompt_len: int,
+                     seqs: int) -> float:  # fmt: skip
+    d = head_dim(shape)
+    qkv = (shape.heads // layout.tp + 2 * kv_heads_per_gpu(shape, layout.tp)) * d
+    f = shape.ffn_size // layout.tp
+    layer = prompt_len * (3 * shape.hidden + qkv + 3 * f) * 2.0
+    logits = seqs * math.ceil(shape.vocab / layout.tp) * 4.0
+    return layer + logits
+
+
+def serving_memory(shape: TransformerShape, layout: ServingLayout, seqs_per_group: int,
+                   tokens_per_seq: int, prompt_len: int) -> ServingMemory:  # fmt: skip
+    """Bytes on one GPU holding ``seqs_per_group`` sequences of ``tokens_per_seq`` tokens."""
+    cache = seqs_per_group * tokens_per_seq * kv_bytes_per_token_per_gpu(shape, layout)
+    return ServingMemory(weight_bytes_per_gpu(shape, layout), cache,
+                         activation_bytes(shape, layout, prompt_len, seqs_per_group))  # fmt: skip

@@ -1,0 +1,61 @@
+"""The Serving page with Streamlit's AppTest: its numbers equal costmodels.serving's for the same
+inputs, the caption states the assumptions, disaggregation adds the pools, and bad input or a
+hostile URL gives one clear message."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import pytest
+from app_helpers import app_test, assert_message, chart_datasets
+
+from app_pages.serving_compute import SWEEP, cluster_of
+from costmodels.formatting import format_number
+from costmodels.llm.presets import preset_shape
+from costmodels.serving import ServingLayout, predict_serving
+
+PAGE = str(Path(__file__).parents[2] / "app_pages" / "serving.py")
+run_page = partial(app_test, PAGE, timeout_s=60)
+
+
+def test_default_view_matches_the_model() -> None:
+    at = run_page()
+    assert not at.error, [e.value for e in at.error]
+    caption = at.caption[0].value
+    assert "8 x H100 SXM per instance" in caption and "NCCL model" in caption
+    assert "not on serving" in caption  # constants fitted on training, stated
+    shape, cluster = preset_shape("Llama 3.1 70B", 1280), cluster_of("H100 SXM")
+    p = predict_serving(shape, ServingLayout(tp=8), cluster, batch=16, prompt_len=1024,
+                        output_len=256)  # fmt: skip
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Time per output token"] == f"{format_number(p.tpot_s * 1e3)} ms"
+    assert metrics["Time to first token"] == f"{format_number(p.ttft_s * 1e3)} ms"
+    assert "memory-bandwidth-bound" in at.info[0].value and "LL" in at.info[0].value
+    table = at.dataframe[0].value
+    assert list(table["decode batch"]) == list(SWEEP)
+    row = table[table["decode batch"] == 16].iloc[0]
+    assert row["time per output token (ms)"] == pytest.approx(p.tpot_s * 1e3, rel=1e-12)
+    curve = chart_datasets(at)[0]["curve"]
+    assert (curve["tpot_ms"].diff().dropna() >= 0).all()  # larger batches: slower tokens
+    parts = chart_datasets(at)[1]["parts"]
+    assert parts["ms"].sum() == pytest.approx(p.tpot_s * 1e3, rel=1e-9)
+
+
+def test_disaggregated_pools_and_moe() -> None:
+    at = run_page(sv_disagg="True", sv_pgpus="1", sv_dgpus="3", sv_link="RoCE 400")
+    assert not at.error, [e.value for e in at.error]
+    text = " ".join(m.value for m in at.markdown)
+    assert "RoCE 400" in text and "requests/s" in text and "prefill GPUs per decode GPU" in text
+    moe = run_page(sv_model="Mixtral 8x7B", sv_tp="2", sv_ep="8", sv_batch="64")
+    assert not moe.error, [e.value for e in moe.error]
+    parts = chart_datasets(moe)[1]["parts"]
+    assert "EP all-to-all" in set(parts["part"])
+
+
+def test_bad_input_is_one_clear_message() -> None:
+    assert_message(run_page(sv_tp="3"), "error", "does not divide")
+    assert_message(run_page(sv_ep="8"), "error", "mixture-of-experts")
+    assert_message(run_page(sv_gpu="V100 SXM2", sv_prec="fp8"), "error", "fp8")
+    assert_message(run_page(sv_model="<script>"), "warning", "sv_model=")
+    assert_message(run_page(sv_batch="-3"), "warning", "sv_batch=")
