@@ -28,7 +28,6 @@ def fit_measured_step(
 ) -> tuple[Any, dict[str, Any]]:  # fmt: skip
     """(StepCalibration, its JSON report) fitted on one measured step of ``measured``."""
     from costmodels.llm.calibrate_step import fit_from_measured_step
-
     from costmodels.llm.step import predict_step
 
     try:
