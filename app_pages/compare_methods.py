@@ -38,8 +38,15 @@ import sympy as sp
 import costmodels
 from costmodels.collective_time import ALLREDUCE_ALGORITHMS
 from costmodels.compression_exchange import exchange_time
-from costmodels.dp_cluster import ALLREDUCE_CHOICES, nccl_effective_link
-from costmodels.predict import SCHEDULE_NAMES, Cluster, Method, Prediction, predict
+from costmodels.dp_cluster import ALLREDUCE_CHOICES
+from costmodels.predict import (
+    SCHEDULE_NAMES,
+    Cluster,
+    Method,
+    Prediction,
+    exchange_link,
+    predict,
+)
 from costmodels.predict import message_seconds as exact_message_seconds
 from costmodels.symbols import key_of, n
 from costmodels.workloads import Workload
@@ -192,9 +199,7 @@ def compression_share(method: Method, cluster: Cluster, prediction: Prediction) 
     if method.compression == "none" or cluster.p == 1:
         return 0.0
     values = cluster.values()
-    alpha, beta = values["alpha"], values["beta"]
-    if method.architecture == "allreduce" and method.collective.startswith("nccl"):
-        alpha, beta = nccl_effective_link(cluster, method.collective)  # as message_seconds
+    alpha, beta = exchange_link(method, cluster)  # the link message_seconds prices it on
     # Both sums run over the timeline's period (H steps for local SGD), so their ratio is the
     # per-step share too.
     period = sum(seg.duration_s for seg in prediction.result.comm_segments())

@@ -35,7 +35,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "predict many methods and node counts as a table",
     ),
     "validate-models": (
-        "commatlas.predict_commands", "add_parsers",
+        "commatlas.validate_models_command", "add_parsers",
         "calibrate on BSP rows, predict measured runs",
     ),
     "collective": (

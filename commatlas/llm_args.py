@@ -117,34 +117,40 @@ def _model_flags(
         )  # fmt: skip
 
 
-def _cluster_and_step_flags(parser: argparse.ArgumentParser) -> None:
-    cluster = parser.add_argument_group("cluster and step")
-    cluster.add_argument(
+def add_cluster_flags(group: Any, gpu_default: str = "a100-80gb") -> None:
+    """--gpu, --gpus-per-node, --intra and --inter (read by llm_commands.cluster_and_source),
+    on a parser or an argument group; every command that prices a transformer shares them."""
+    group.add_argument(
         "--gpu",
-        default="a100-80gb",
+        default=gpu_default,
         type=nonempty(80),
         help="GPU preset, e.g. a100-80gb, h100, h200, b200, mi300x",
     )
-    cluster.add_argument(
+    group.add_argument(
         "--gpus-per-node",
         type=bounded_int(1, MAX_GPUS_PER_NODE),
         default=8,
         help="GPUs per node (the intra-node fabric's reach)",
     )
-    cluster.add_argument(
+    group.add_argument(
         "--intra",
         type=nonempty(64),
         help="intra-node bandwidth per GPU and direction (default: the GPU's own fabric as "
         "NCCL's topology counts it, e.g. A100 240 GB/s, H100 370.8 GB/s; PCIe without NVLink)",
     )
-    cluster.add_argument(
+    group.add_argument(
         "--inter",
         default="25 GB/s",
         type=nonempty(64),
         help="inter-node bandwidth per GPU and direction: one NIC per GPU, rail-optimised "
-        "(default 25 GB/s = one 200 Gbit/s NIC per GPU); every collective of the step is "
-        "priced with the NCCL model (its algorithm and protocol per message)",
+        "(default 25 GB/s = one 200 Gbit/s NIC per GPU); every collective is priced with the "
+        "NCCL model (its algorithm and protocol per message)",
     )
+
+
+def _cluster_and_step_flags(parser: argparse.ArgumentParser) -> None:
+    cluster = parser.add_argument_group("cluster and step")
+    add_cluster_flags(cluster)
     cluster.add_argument(
         "--precision",
         choices=PRECISIONS,

@@ -36,10 +36,12 @@ def _shape(args: argparse.Namespace):
 
 def _cluster(args: argparse.Namespace):
     """The LLMCluster the flags describe."""
-    return _cluster_and_source(args)[0]
+    return cluster_and_source(args)[0]
 
 
-def _cluster_and_source(args: argparse.Namespace) -> tuple[Any, str]:
+def cluster_and_source(args: argparse.Namespace) -> tuple[Any, str]:
+    """The LLMCluster of --gpu/--gpus-per-node/--intra/--inter and where its intra link comes
+    from (predict-llm, plan-llm, predict-serving, predict-goodput share it)."""
     from costmodels.hardware import get_gpu
     from costmodels.llm.intra_link import gpu_intra_link
     from costmodels.llm.shapes import LLMCluster
@@ -90,7 +92,7 @@ def gpu_json(gpu: Any, precision: str) -> dict[str, Any]:
 def resolve_context(args: argparse.Namespace) -> dict[str, Any]:
     """Everything both commands resolve first: shape, cluster, step options, calibration."""
     resolved = _resolved(args)
-    cluster, intra_source = _cluster_and_source(args)
+    cluster, intra_source = cluster_and_source(args)
     _check_precision(args, cluster.gpu)
     options = {"precision": args.precision, "framework": args.framework}
     return {"resolved": resolved, "cluster": cluster, "intra_source": intra_source,

@@ -1,4 +1,4 @@
-"""``commatlas predict | compare | validate-models``: the cost models from the command line.
+"""``commatlas predict | compare``: the data-parallel cost models from the command line.
 
 The flags and JSON keys of ``predict`` are a contract (issue 4): iteration_time_s,
 throughput_samples_per_s, scaling_efficiency, compute_s, communication_s,
@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from commatlas.cli_types import bounded_int, nonempty, positive_float
@@ -32,7 +31,6 @@ if TYPE_CHECKING:
     from costmodels.predict import Method
     from costmodels.profile import ClusterProfile
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1] / "costmodels" / "data"
 
 
 LINK_DEFAULTS = {  # flag dest -> default, applied when neither the flag nor --profile is given
@@ -226,58 +224,6 @@ def compare_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def validate_models_command(args: argparse.Namespace) -> int:
-    """Calibrate on the BSP rows of ``--data``, predict the others; MAPE and best-method check."""
-    from costmodels.validation import read_rows, validate
-    from costmodels.validation_report import best_methods, mape_by
-
-    try:
-        calibrations, checked, mape = validate(read_rows(Path(args.data)))
-    except (OSError, ValueError) as exc:  # UnicodeDecodeError and NetworkNameError included
-        print(f"commatlas validate-models: {exc}", file=sys.stderr)
-        return 2
-    rows = [
-        {"dnn": c.row.dnn, "method": c.row.method, "network": c.row.network, "gpus": c.row.gpus,
-         "measured": c.row.measured, "predicted": c.predicted, "error": c.error,
-         "used_for_fit": c.used_for_fit}
-        for c in checked
-    ]  # fmt: skip
-    by_method = mape_by(checked, lambda c: c.row.method)
-    by_model = mape_by(checked, lambda c: c.row.dnn)
-    best = best_methods(checked)
-    if args.json:
-        fits = [vars(c) for c in calibrations]
-        print(json_text({
-            "rows": rows, "mape": mape, "mape_by_method": by_method, "mape_by_model": by_model,
-            "best_method": [b.as_json() for b in best], "calibration": fits,
-        }))  # fmt: skip
-        return 0
-    for cal in calibrations:
-        print(
-            f"{cal.network} ({cal.architecture}, {cal.rows} BSP rows): inter "
-            f"{cal.node_network_Bps / 1e9:.3f} GB/s per node ({1 / cal.beta / 1e9:.3f} per GPU), "
-            f"{cal.alpha * 1e6:.1f} us; intra "
-            f"{1 / cal.beta_intra / 1e9:.3f} GB/s, {cal.alpha_intra * 1e6:.1f} us"
-        )
-    print(
-        f"{'dnn':10s} {'method':18s} {'gpus':>4s} {'measured':>9s} {'predicted':>9s} {'error':>7s}"
-    )
-    for r in rows:
-        mark = " (fit)" if r["used_for_fit"] else ""
-        print(
-            f"{r['dnn']:10s} {r['method']:18s} {r['gpus']:4d} {r['measured']:9.1f} "
-            f"{r['predicted']:9.1f} {100 * r['error']:+6.1f}%{mark}"
-        )
-    print("MAPE by method: " + ", ".join(f"{k} {v:.1f}%" for k, v in by_method.items()))
-    print("MAPE by model: " + ", ".join(f"{k} {v:.1f}%" for k, v in by_model.items()))
-    for b in best:
-        verdict = "right" if b.exact else ("within noise" if b.within_noise else "WRONG")
-        print(f"best at {b.gpus} GPUs, {b.dnn}: measured {b.measured_best}, "
-              f"predicted {b.predicted_best} ({verdict})")  # fmt: skip
-    print(f"MAPE over rows not used for the fit: {mape:.1f}%")
-    return 0
-
-
 def _cluster_flags(parser: argparse.ArgumentParser) -> None:
     text = nonempty(MAX_UNIT_TEXT)
     parser.add_argument("--workload", required=True, type=nonempty(100),
@@ -352,9 +298,3 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     comp.add_argument("--node-counts", type=bounded_int(1, MAX_NODES), nargs="+",
                       default=[1, 2, 4, 8], help=f"at most {MAX_LIST_ITEMS} counts")  # fmt: skip
     comp.set_defaults(run=compare_command)
-
-    val = sub.add_parser("validate-models", help="calibrate on BSP rows, predict measured runs")
-    val.add_argument("--data", type=nonempty(),
-                     default=str(DEFAULT_DATA / "paper-a-measured-10gbe.csv"))  # fmt: skip
-    val.add_argument("--json", action="store_true")
-    val.set_defaults(run=validate_models_command)

@@ -18,8 +18,9 @@ from dataclasses import asdict
 from typing import Any
 
 from commatlas.cli_types import bounded_int, nonempty
-from commatlas.llm_args import add_model_flags
-from costmodels.limits import MAX_BATCH, MAX_GPUS, MAX_GPUS_PER_NODE, MAX_SEQUENCE
+from commatlas.llm_args import add_cluster_flags, add_model_flags
+from commatlas.llm_commands import cluster_and_source
+from costmodels.limits import MAX_BATCH, MAX_GPUS, MAX_SEQUENCE
 from costmodels.llm.precision import PRECISIONS
 from costmodels.safe_output import json_text
 
@@ -33,16 +34,7 @@ def add_serving_flags(parser: argparse.ArgumentParser) -> None:
     add_model_flags(parser)
     count = bounded_int(1, MAX_GPUS)
     cluster = parser.add_argument_group("cluster")
-    cluster.add_argument("--gpu", default="h100", type=nonempty(80),
-                         help="GPU preset, e.g. a100-80gb, h100, h200, b200")  # fmt: skip
-    cluster.add_argument("--gpus-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE), default=8,
-                         help="GPUs per node (TP stays inside one)")  # fmt: skip
-    cluster.add_argument("--intra", type=nonempty(64),
-                         help="intra-node bandwidth per GPU and direction (default: the GPU's "
-                         "own fabric as NCCL counts it, e.g. H100 370.8 GB/s)")  # fmt: skip
-    cluster.add_argument("--inter", default="25 GB/s", type=nonempty(64),
-                         help="inter-node bandwidth per GPU and direction (pipeline stages or "
-                         "EP groups across nodes)")  # fmt: skip
+    add_cluster_flags(cluster, gpu_default="h100")
     cluster.add_argument(
         "--precision",
         choices=PRECISIONS,
@@ -93,29 +85,6 @@ def add_serving_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _cluster(args: argparse.Namespace) -> tuple[Any, str]:
-    from costmodels.hardware import get_gpu
-    from costmodels.llm.intra_link import gpu_intra_link
-    from costmodels.llm.shapes import LLMCluster
-    from costmodels.units import parse_bandwidth
-
-    try:
-        gpu = get_gpu(args.gpu)
-    except ValueError as exc:
-        raise ValueError(f"--gpu: {exc}") from None
-    if args.intra is None:
-        link = gpu_intra_link(gpu)
-        intra, latency, where = link.bandwidth_Bps, link.latency_s, link.description
-    else:
-        intra, latency, where = (
-            parse_bandwidth(args.intra, "--intra"),
-            2e-6,
-            f"--intra {args.intra}",
-        )
-    inter = parse_bandwidth(args.inter, "--inter")
-    return LLMCluster(gpu, args.gpus_per_node, intra, inter, intra_latency_s=latency), where
-
-
 def _pools(args: argparse.Namespace, gpus: int, gpu: Any) -> Any:
     from costmodels.serving import Pools, transfer_link
 
@@ -140,7 +109,7 @@ def predict_serving_command(args: argparse.Namespace) -> int:
         names = {**SHAPE_FLAGS, "seq_len": "--prompt-len + --output-len"}
         resolved = resolve_shape(model=args.model, hf_config=args.hf_config, overrides=overrides,
                                  names=names)  # fmt: skip
-        cluster, intra_source = _cluster(args)
+        cluster, intra_source = cluster_and_source(args)
         if args.precision == "fp8" and cluster.gpu.fp8_tflops is None:
             raise ValueError(f"--precision fp8: the {cluster.gpu.name} has no fp8 tensor cores")
         layout = ServingLayout(args.tp, args.pp, args.ep, args.precision, args.kv_precision,

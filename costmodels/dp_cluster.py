@@ -35,7 +35,7 @@ from costmodels.nccl import (
     collective_seconds,
     system_from_predict_cluster,
 )
-from costmodels.nccl.fabrics import fabric_for_gpu
+from costmodels.nccl.fabrics import fabric_preset
 
 # ``nccl``: NCCL's own (algorithm, protocol) per message; ``nccl-<algorithm>``: NCCL with that
 # algorithm forced (NCCL_ALGO), its protocol still chosen per message; the rest: textbook.
@@ -105,22 +105,10 @@ def per_gpu_share(nic_bandwidth_Bps: float, nics_per_node: int, gpus_per_node: i
     return nic_bandwidth_Bps * nics_per_node / gpus_per_node
 
 
-def _fabric_gpu(name: str | None) -> str | None:
-    if name is None:
-        return None
-    try:
-        fabric_for_gpu(name)
-    except ValueError:  # not a preset, or a fabric NCCL's model does not describe (MI300X)
-        return None
-    return name
-
-
 @lru_cache(maxsize=512)
 def nccl_system(cluster: Cluster) -> NcclSystem:
     """The NCCL system of ``cluster`` (module docstring); cached, clusters are immutable."""
-    gpu = _fabric_gpu(cluster.gpu)
-    if gpu is not None and cluster.gpus_per_node > fabric_for_gpu(gpu).max_gpus:
-        gpu = None  # more GPUs per node than one such board holds: bandwidth only
+    gpu = fabric_preset(cluster.gpu, cluster.gpus_per_node)
     return system_from_predict_cluster(cluster, gpu=gpu, nics_per_node=cluster.nics_per_node)
 
 

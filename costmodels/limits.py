@@ -17,6 +17,7 @@ Example::
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 MAX_GPUS = 2**20  # ranks of one job: 1,048,576 (an order of magnitude above today's largest)
@@ -57,3 +58,25 @@ def check_items(values: list[Any], what: str, limit: int = MAX_LIST_ITEMS) -> li
     if len(values) > limit:
         raise ValueError(f"{what}: at most {limit} values, got {len(values)}")
     return values
+
+
+def read_text_bounded(path: str | Path, what: str, limit: int = MAX_RECORD_BYTES) -> str:
+    """A UTF-8 file's text, read at most ``limit`` bytes (a FIFO or /dev/zero must not fill
+    memory); ValueError naming ``what`` and the file when it is missing, too big or binary."""
+    file = Path(path)
+    if str(path).strip() == "":
+        raise ValueError(f"{what}: the file name is empty")
+    if not file.exists() or file.is_dir():  # devices and FIFOs are read, bounded, below
+        raise ValueError(f"{what}: {file} is not a readable file")
+    try:
+        with file.open("rb") as stream:
+            data = stream.read(limit + 1)
+    except OSError as exc:
+        raise ValueError(f"{what}: cannot read {file} ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        raise ValueError(f"{what}: {file} is larger than {limit:,} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{what}: {file} is not UTF-8 text") from None
+

@@ -152,6 +152,15 @@ class Method:
         )
 
 
+def exchange_link(method: Method, cluster: Cluster) -> tuple[float, float]:
+    """(alpha, beta) a compressed payload travels on: the flat link of ``cluster.values()``, or
+    under an NCCL all-reduce the ring that matches NCCL's bus bandwidth (nccl_effective_link)."""
+    if method.architecture == "allreduce" and method.collective.startswith("nccl"):
+        return nccl_effective_link(cluster, method.collective)
+    values = cluster.values()
+    return values["alpha"], values["beta"]
+
+
 def message_seconds(method: Method, cluster: Cluster, nbytes: float) -> float:
     """Seconds to exchange one gradient message of ``nbytes`` (fp32) among all ranks."""
     values = cluster.values()
@@ -159,9 +168,7 @@ def message_seconds(method: Method, cluster: Cluster, nbytes: float) -> float:
     if p == 1 or nbytes <= 0:
         return 0.0
     if method.compression != "none":
-        alpha, beta = values["alpha"], values["beta"]
-        if method.architecture == "allreduce" and method.collective.startswith("nccl"):
-            alpha, beta = nccl_effective_link(cluster, method.collective)
+        alpha, beta = exchange_link(method, cluster)
         communication, compute = exchange_time(
             method.compression, nbytes, p, alpha, beta, values["gamma"]
         )

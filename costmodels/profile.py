@@ -29,10 +29,10 @@ the per-rank rate of that equivalent ring (often several NICs' worth), not one l
 reduction term (gamma) is not fitted: for every ring form it is proportional to n like the beta
 term, so the data cannot tell the two apart; B absorbs it.
 
-Fit (``fit_alpha_beta``): Huber M-estimation by iteratively reweighted least squares (P. J.
-Huber, "Robust estimation of a location parameter", Ann. Math. Statist. 35(1), 1964; tuning
-constant 1.345, scale = 1.4826 x median absolute deviation), in two steps, each parameter where
-the data identify it:
+Fit (``fit_alpha_beta``; numerics in costmodels/robust_fit.py): Huber M-estimation by
+iteratively reweighted least squares (P. J. Huber, "Robust estimation of a location
+parameter", Ann. Math. Statist. 35(1), 1964; tuning constant 1.345, scale = 1.4826 x median
+absolute deviation), in two steps, each parameter where the data identify it:
 
 1. B jointly with alpha on residuals in seconds, which the large messages dominate;
 2. alpha with that B fixed, on residuals relative to each measured time, which weigh every size
@@ -63,6 +63,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from costmodels.nccl_tests import measurement_fields
 from costmodels.registry import get
+from costmodels.robust_fit import check_identified, huber_irls
 from costmodels.safe_output import write_atomic
 
 Level = Literal["intra", "inter"]
@@ -76,7 +77,6 @@ FORMS: dict[str, tuple[str, str]] = {
     "reduce-scatter": ("reduce-scatter", "ring"),
     "all-to-all": ("alltoall", "pairwise"),
 }
-HUBER_K = 1.345
 
 
 class ProfileError(ValueError):
@@ -185,23 +185,6 @@ class ClusterProfile(_Strict):
         return value
 
 
-def _huber_irls(design: np.ndarray, target: np.ndarray, iterations: int = 100) -> np.ndarray:
-    """Huber M-estimate of ``design @ coef ~ target`` by iteratively reweighted least squares."""
-    weights = np.ones_like(target)
-    floor = 1e-9 * float(np.median(np.abs(target))) + 1e-300  # keeps the scale > 0 on exact data
-    coef = np.zeros(design.shape[1])
-    for _ in range(iterations):
-        root = np.sqrt(weights)
-        coef, *_ = np.linalg.lstsq(design * root[:, None], target * root, rcond=None)
-        residual = design @ coef - target
-        scale = max(1.4826 * float(np.median(np.abs(residual - np.median(residual)))), floor)
-        new = np.minimum(1.0, HUBER_K * scale / np.maximum(np.abs(residual), 1e-300))
-        if np.allclose(new, weights, rtol=1e-9, atol=1e-12):
-            break
-        weights = new
-    return coef
-
-
 def fit_alpha_beta(
     measurements: Iterable[Measurement], collective: str, level: Level | None = None
 ) -> LinkFit:
@@ -227,17 +210,17 @@ def fit_alpha_beta(
     steps, volume = coefficients(name, p, n)
     if not np.any(volume > 0):
         raise ValueError(f"fit_alpha_beta: {name} on one rank sends nothing; no bandwidth to fit")
-    _check_identified(name, volume, seconds)
+    check_identified(name, volume, seconds)
     # 1. beta jointly with alpha, residuals in seconds: the large sizes decide it.
-    alpha, beta = _huber_irls(np.column_stack([steps, volume]), seconds)
+    alpha, beta = huber_irls(np.column_stack([steps, volume]), seconds)
     if alpha < 0:  # a negative latency is no latency: refit beta alone
-        (beta,) = _huber_irls(volume[:, None], seconds)
+        (beta,) = huber_irls(volume[:, None], seconds)
     if not beta > 0:
         raise ValueError(f"fit_alpha_beta: the {name} times do not grow with the message size")
     # 2. alpha with beta fixed, residuals relative to each time: the small sizes decide it.
     alpha = 0.0
     if np.any(steps > 0):
-        (alpha,) = _huber_irls((steps / seconds)[:, None], 1.0 - volume * beta / seconds)
+        (alpha,) = huber_irls((steps / seconds)[:, None], 1.0 - volume * beta / seconds)
         alpha = max(float(alpha), 0.0)
     relative = np.abs((steps * alpha + volume * beta - seconds) / seconds)
     sizes = {m.world_size for m in chosen}
@@ -252,25 +235,6 @@ def fit_alpha_beta(
         median_abs_rel_error=float(np.median(relative)),
         max_abs_rel_error=float(np.max(relative)),
     )
-
-
-MIN_GROWTH = 1.05  # the largest size must take at least 5% longer than the smallest
-
-
-def _check_identified(name: str, volume: np.ndarray, seconds: np.ndarray) -> None:
-    """Refuse data that cannot identify a bandwidth, saying why (issue 14).
-
-    The largest size must take at least MIN_GROWTH times as long as the smallest: a flat or
-    falling curve fits any huge B (one imported log gave B = 2.3e21 GB/s) and a busy machine can
-    produce one. Noise between the two ends is the robust fit's business.
-    """
-    largest, smallest = volume == volume.max(), volume == volume.min()
-    growth = float(seconds[largest].mean() / seconds[smallest].mean())
-    if growth < MIN_GROWTH:
-        raise ValueError(
-            f"fit_alpha_beta: the {name} times do not grow with the message size (the largest "
-            f"size takes {growth:.3g}x the smallest's time); no bandwidth can be fitted"
-        )
 
 
 def parse_nccl_tests(

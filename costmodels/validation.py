@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from costmodels.hardware import get_link
-from costmodels.limits import MAX_BATCH, MAX_GPUS, MAX_RECORD_BYTES
+from costmodels.limits import MAX_BATCH, MAX_GPUS, read_text_bounded
 from costmodels.predict import Cluster, Method, predict
 from costmodels.schedules.frameworks import BYTEPS, BYTESCHEDULER_SHI, HOROVOD_0_19
 from costmodels.validation_networks import network_kind, network_link
@@ -102,11 +102,7 @@ class Row:
 
 def read_rows(path: Path) -> list[Row]:
     """Parse the CSV; errors name the file, line and column."""
-    with open(path, encoding="utf-8") as handle:  # a FIFO or /dev/zero must not fill memory
-        content = handle.read(MAX_RECORD_BYTES + 1)
-    if len(content) > MAX_RECORD_BYTES:
-        raise ValueError(f"{path}: larger than {MAX_RECORD_BYTES} characters; not a results table")
-    text = content.splitlines()
+    text = read_text_bounded(path, "--data").splitlines()
     lines = [(i + 1, line) for i, line in enumerate(text) if line and not line.startswith("#")]
     reader = csv.DictReader(line for _, line in lines)
     rows = []

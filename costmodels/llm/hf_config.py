@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from costmodels.limits import MAX_LAYERS, MAX_RECORD_BYTES, MAX_SEQUENCE, MAX_WIDTH, check_count
+from costmodels.limits import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH, check_count, read_text_bounded
 
 # family -> (gated MLP, tied embeddings by default)
 FAMILIES: dict[str, tuple[bool, bool]] = {
@@ -70,21 +70,12 @@ class ImportedConfig:
 def load_json(path: str | Path, what: str = "--hf-config") -> dict[str, Any]:
     """The JSON object in ``path``, read at most MAX_RECORD_BYTES; ConfigError otherwise."""
     file = Path(path)
-    if str(path).strip() == "":
-        raise ConfigError(f"{what}: the file name is empty")
-    if not file.is_file():
-        raise ConfigError(f"{what}: {file} is not a readable file")
     try:
-        with file.open("rb") as stream:
-            data = stream.read(MAX_RECORD_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(f"{what}: cannot read {file} ({exc.strerror or exc})") from None
-    if len(data) > MAX_RECORD_BYTES:
-        raise ConfigError(f"{what}: {file} is larger than {MAX_RECORD_BYTES:,} bytes")
+        text = read_text_bounded(file, what)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     try:
-        value = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ConfigError(f"{what}: {file} is not UTF-8 text") from None
+        value = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         detail = f"line {exc.lineno} column {exc.colno}: {exc.msg}" if hasattr(exc, "msg") else ""
         reason = detail or "too deeply nested"

@@ -34,22 +34,11 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from costmodels.nccl import NcclSystem, collective_seconds, system_from_cluster
-from costmodels.nccl.fabrics import fabric_for_gpu
+from costmodels.nccl.fabrics import fabric_preset
 
 if TYPE_CHECKING:
     from costmodels.llm.communication import GroupSpan
     from costmodels.llm.shapes import LLMCluster
-
-
-def _fabric_gpu(cluster: LLMCluster) -> str | None:
-    """The GPU preset whose NCCL fabric applies, or None for a bandwidth-only fabric."""
-    try:
-        fabric = fabric_for_gpu(cluster.gpu.name)
-    except ValueError:  # NotModelledError (MI300X) or a GPU that is not a preset
-        return None
-    # A node larger than the GPU's fabric (e.g. 16 GPUs per node of 8-GPU boards) is described
-    # by its bandwidth only.
-    return cluster.gpu.name if cluster.gpus_per_node <= fabric.max_gpus else None
 
 
 @lru_cache(maxsize=4096)
@@ -61,7 +50,7 @@ def group_system(span: GroupSpan, cluster: LLMCluster) -> NcclSystem:
     return system_from_cluster(
         gpus_per_node=per_node,
         nodes=nodes,
-        gpu=_fabric_gpu(cluster),
+        gpu=fabric_preset(cluster.gpu.name, cluster.gpus_per_node),
         intra_bandwidth_Bps=cluster.intra_bandwidth_Bps,
         nic_bandwidth_Bps=cluster.inter_bandwidth_Bps if multi else None,
         nics_per_node=per_node if multi else None,

@@ -169,6 +169,19 @@ def fabric_for_gpu(name: str) -> IntraFabric:
     return FABRICS[gpu.name]
 
 
+def fabric_preset(gpu: str | None, gpus_per_node: int) -> str | None:
+    """``gpu`` when its fabric is modelled and a node of ``gpus_per_node`` fits one such board,
+    else None: the caller then describes the node by its intra-node bandwidth alone
+    (:func:`custom_fabric`). Unknown names, MI300X and 16 GPUs per node of 8-GPU boards alike."""
+    if gpu is None:
+        return None
+    try:
+        fabric = fabric_for_gpu(gpu)
+    except ValueError:  # not a preset, or NotModelledError (AMD xGMI)
+        return None
+    return gpu if gpus_per_node <= fabric.max_gpus else None
+
+
 def custom_fabric(bus_Bps_per_gpu: float, arch: Arch = "ampere") -> IntraFabric:
     """A fabric given by its per-GPU bandwidth only (``--intra``). At 50 GB/s or more it is taken
     as NVLink through switches (NCCL's NVLink latency row, LL128 allowed), below as PCIe."""

@@ -20,7 +20,7 @@ import math
 import re
 from pathlib import Path
 
-from costmodels.limits import MAX_RECORD_BYTES, MAX_STEP_SAMPLES
+from costmodels.limits import MAX_RECORD_BYTES, MAX_STEP_SAMPLES, read_text_bounded
 from costmodels.stragglers.distributions import Empirical
 
 UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0}
@@ -73,18 +73,5 @@ def read_step_times(text: str, what: str = "step times") -> Empirical:
 
 def load_step_times(path: str | Path, what: str = "--times") -> Empirical:
     """:func:`read_step_times` of a UTF-8 file read at most MAX_RECORD_BYTES."""
-    file = Path(path)
-    if str(path).strip() == "" or not file.is_file():
-        raise ValueError(f"{what}: {str(path)!r} is not a readable file")
-    try:
-        with file.open("rb") as stream:
-            data = stream.read(MAX_RECORD_BYTES + 1)
-    except OSError as exc:
-        raise ValueError(f"{what}: cannot read {file} ({exc.strerror or exc})") from None
-    if len(data) > MAX_RECORD_BYTES:
-        raise ValueError(f"{what}: {file} is larger than {MAX_RECORD_BYTES:,} bytes")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{what}: {file} is not UTF-8 text") from None
+    text = read_text_bounded(path, what)
     return read_step_times(text, what)

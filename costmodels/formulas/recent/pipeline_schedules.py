@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import sympy as sp
 
+from costmodels.formulas.llm.pipeline import MESSAGE as TRANSFER  # one boundary crossing
 from costmodels.model import CostModel, Variant
-from costmodels.symbols import alpha, beta, m, n, p, t_b, t_f, t_fb, t_w
+from costmodels.symbols import m, n, p, t_b, t_f, t_fb, t_w
 
-TRANSFER = alpha + n * beta  # one boundary crossing of one micro-batch
 # Max(x, c) - c rather than Max(0, x - c): the unit check needs both arguments in seconds.
 
 ZERO_BUBBLE = CostModel(
