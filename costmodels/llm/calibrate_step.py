@@ -27,28 +27,17 @@ alone), or slower than the fitted part ``MAX_SCALE`` times slower would explain.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
+from costmodels.llm.step import predict_step
+from costmodels.llm.step_calibration import StepCalibration
+
+__all__ = [
+    "MAX_SCALE", "MIN_SCALE", "StepCalibration", "fit_from_measured_step", "identifiable_factor",
+]
 
 MIN_SCALE = 1e-3
 MAX_SCALE = 100.0
-
-
-@dataclass(frozen=True)
-class StepCalibration:
-    """Factors on the modelled kernel times; ``fitted`` names those a measurement set."""
-
-    gemm_scale: float = 1.0  # x the time of GEMM and attention kernels
-    overhead_scale: float = 1.0  # x memory-bound kernels, optimizer and host overheads
-    fitted: tuple[str, ...] = ()
-    source: str = ""
-
-    def __post_init__(self) -> None:
-        for name in ("gemm_scale", "overhead_scale"):
-            value = getattr(self, name)
-            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-                raise ValueError(f"StepCalibration.{name} must be a positive number, got {value!r}")
 
 
 def _time(
@@ -59,8 +48,6 @@ def _time(
     scale: float,
     options: dict,
 ) -> float:
-    from costmodels.llm.step import predict_step
-
     calibration = StepCalibration(**{factor: scale})
     return predict_step(shape, layout, cluster, calibration=calibration, **options).iteration_time_s
 
@@ -69,8 +56,6 @@ def identifiable_factor(
     shape: TransformerShape, layout: Layout, cluster: LLMCluster, options: dict
 ) -> str:
     """The factor one step on ``layout`` identifies: see the module docstring."""
-    from costmodels.llm.step import predict_step
-
     parts = predict_step(shape, layout, cluster, **options).compute_breakdown_s
     tensor = parts["gemm"] + parts["attention"]
     rest = parts["memory_bound"] + parts["bubble"] + parts["optimizer"]

@@ -9,40 +9,11 @@ pairwise all-to-all; Thakur et al. 2005).
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
-
+from costmodels.llm.group_span import GroupSpan, group_span
 from costmodels.llm.nccl_groups import group_seconds
 from costmodels.llm.shapes import LLMCluster
 
-
-@dataclass(frozen=True)
-class GroupSpan:
-    """Where a communication group sits: its size, nodes spanned and members per node."""
-
-    size: int
-    nodes: int
-    per_node: int  # members in each node (0 when groups are spread unevenly)
-
-
-@functools.lru_cache(maxsize=4096)  # O(world) per call and called with repeating arguments
-def group_span(stride: int, size: int, world: int, gpus_per_node: int) -> GroupSpan:
-    """The worst group of ranks {base + k*stride, k < size} over all groups of the world."""
-    block = stride * size
-    if world % block:
-        raise ValueError(f"group of {size} with stride {stride} does not tile {world} ranks")
-    worst = GroupSpan(size, 1, size)
-    for start in range(0, world, block):
-        for base in range(start, start + stride):
-            counts: dict[int, int] = {}
-            for k in range(size):
-                node = (base + k * stride) // gpus_per_node
-                counts[node] = counts.get(node, 0) + 1
-            even = len(set(counts.values())) == 1
-            span = GroupSpan(size, len(counts), size // len(counts) if even else 0)
-            if (span.nodes, -span.per_node) > (worst.nodes, -worst.per_node):
-                worst = span
-    return worst
+__all__ = ["GroupSpan", "allreduce_s", "collective_s", "group_span", "link_of"]
 
 
 def link_of(span: GroupSpan, cluster: LLMCluster) -> dict[str, float]:

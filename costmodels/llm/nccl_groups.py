@@ -37,7 +37,7 @@ from costmodels.nccl import NcclSystem, collective_seconds, system_from_cluster
 from costmodels.nccl.fabrics import fabric_preset
 
 if TYPE_CHECKING:
-    from costmodels.llm.communication import GroupSpan
+    from costmodels.llm.group_span import GroupSpan
     from costmodels.llm.shapes import LLMCluster
 
 

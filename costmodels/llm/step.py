@@ -55,7 +55,7 @@ from costmodels.llm.precision import check_precision, linear_gemm_dtype, tensor_
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 
 if TYPE_CHECKING:
-    from costmodels.llm.calibrate_step import StepCalibration
+    from costmodels.llm.step_calibration import StepCalibration
 
 BREAKDOWN_KEYS = ("gemm", "attention", "memory_bound", "optimizer", "communication_exposed",
                   "bubble")  # fmt: skip

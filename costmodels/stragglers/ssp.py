@@ -54,6 +54,7 @@ import numpy as np
 from costmodels.stragglers.distributions import StepTime
 from costmodels.stragglers.lattice import Lattice
 from costmodels.stragglers.order_statistics import discrete_wait, harmonic
+from costmodels.stragglers.slowest import bsp_compute_time
 
 MAX_ITERATIONS = 3000  # of the Lindley recursion
 MAX_WORK = 1e7  # lattice points convolved over all iterations (~0.5 s), whichever ends first
@@ -144,8 +145,6 @@ def mean_field_time(
 
 def ssp_time(step: StepTime, workers: int, staleness: int) -> SspEstimate:
     """Seconds per iteration of SSP with ``workers`` and staleness bound ``staleness``."""
-    from costmodels.stragglers.strategies import bsp_compute_time
-
     if staleness == 0 or step.std == 0:
         return SspEstimate(bsp_compute_time(step, workers), "exact")
     if workers == 1:

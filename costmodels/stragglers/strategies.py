@@ -35,11 +35,13 @@ Example::
 from __future__ import annotations
 
 from costmodels.stragglers.distributions import StepTime
+from costmodels.stragglers.slowest import bsp_compute_time
+from costmodels.stragglers.ssp import ssp_time as ssp_estimate
 
-
-def bsp_compute_time(step: StepTime, workers: int) -> float:
-    """E[max of ``workers`` step times], seconds (one worker: its mean, exactly)."""
-    return step.expected_wait(workers, 0) if step.std > 0 and workers > 1 else step.mean
+__all__ = [
+    "backup_workers_time", "bsp_compute_time", "bsp_time", "local_sgd_compute_time",
+    "local_sgd_time", "ssp_time", "ssp_upper_bound",
+]
 
 
 def bsp_time(step: StepTime, workers: int, sync_s: float = 0.0) -> float:
@@ -69,9 +71,7 @@ def local_sgd_time(step: StepTime, workers: int, period: int, sync_s: float = 0.
 def ssp_time(step: StepTime, workers: int, staleness: int, sync_s: float = 0.0) -> float:
     """Seconds per iteration of SSP (:func:`costmodels.stragglers.ssp.ssp_time`); every worker
     pays its own push/pull ``sync_s`` each clock, which shifts the rate by exactly sync_s."""
-    from costmodels.stragglers.ssp import ssp_time as estimate
-
-    return estimate(step, workers, staleness).seconds + sync_s
+    return ssp_estimate(step, workers, staleness).seconds + sync_s
 
 
 def ssp_upper_bound(step: StepTime, workers: int, staleness: int) -> float:

@@ -1,0 +1,22 @@
+"""Factors a measured step sets on the modelled kernel times (fitted in calibrate_step.py)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class StepCalibration:
+    """Factors on the modelled kernel times; ``fitted`` names those a measurement set."""
+
+    gemm_scale: float = 1.0  # x the time of GEMM and attention kernels
+    overhead_scale: float = 1.0  # x memory-bound kernels, optimizer and host overheads
+    fitted: tuple[str, ...] = ()
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("gemm_scale", "overhead_scale"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+                raise ValueError(f"StepCalibration.{name} must be a positive number, got {value!r}")
