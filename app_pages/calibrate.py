@@ -2,7 +2,8 @@
 
 Input: nccl-tests output (pasted, or its file uploaded) or a profile YAML (from this page or
 ``commatlas calibrate``). nccl-tests rows are fitted to the alpha-beta form of the collective
-NCCL runs (costmodels/profile.py: t = s(p) alpha + v(p, n) / B, with s and v the coefficients of
+NCCL runs (costmodels/calibration/profile.py: t = s(p) alpha + v(p, n) / B, with s and v the
+coefficients of
 the project's cost model; Huber regression). Shows the points, the fitted alpha and bandwidth
 per collective and level with their formula, measured vs fitted time (log-log) with the
 relative residuals, and the fitted bandwidth against the nominal rate of a chosen link, with a
@@ -33,10 +34,10 @@ from app_pages.calibrate_compute import (
 )
 from app_pages.query_inputs import Field, choice, seed, show_problems, text, write_back
 from app_pages.tables import show_table
+from costmodels.calibration.profile import COLLECTIVES, ClusterProfile, profile_to_yaml
 from costmodels.formatting import format_number
 from costmodels.hardware import LINKS
 from costmodels.limits import MAX_UPLOAD_BYTES
-from costmodels.profile import COLLECTIVES, ClusterProfile, profile_to_yaml
 
 AUTO = "auto-detect"
 PROFILE_KEY = "cluster_profile"
@@ -80,7 +81,7 @@ def sidebar() -> list[str]:
 
 def _load_example(label: str) -> None:
     """Button callback: put a shipped log in the text box and name its collective."""
-    from costmodels.nccl.shipped_logs import LOG_DIR
+    from costmodels.calibration.nccl_shipped_logs import LOG_DIR
 
     file, collective = EXAMPLES[label]
     st.session_state["cal_text"] = (LOG_DIR / file).read_text(encoding="utf-8")

@@ -1,6 +1,7 @@
 """The Calibrate page's pure part: read pasted or uploaded text into a ClusterProfile, tabulate it.
 
-Text is either nccl-tests output (parsed and fitted by costmodels.profile) or a profile YAML
+Text is either nccl-tests output (parsed and fitted by costmodels.calibration.profile) or a profile
+YAML
 (written by this page's download button or ``commatlas calibrate``); :func:`read_source` tells
 them apart by content, so one text box and one uploader take both.
 
@@ -16,10 +17,8 @@ import pandas as pd
 import streamlit as st
 import yaml
 
-from costmodels.hardware import LINKS
-from costmodels.limits import MAX_UPLOAD_BYTES
-from costmodels.nccl_tests import UnnamedCollectiveError
-from costmodels.profile import (
+from costmodels.calibration.nccl_tests import UnnamedCollectiveError
+from costmodels.calibration.profile import (
     ClusterProfile,
     LinkFit,
     coefficients,
@@ -28,6 +27,8 @@ from costmodels.profile import (
     profile_from_measurements,
     profile_from_yaml,
 )
+from costmodels.hardware import LINKS
+from costmodels.limits import MAX_UPLOAD_BYTES
 
 MAX_TEXT = MAX_UPLOAD_BYTES  # characters: a full nccl-tests sweep is ~5 kB; more is not a log
 PROFILE_KEYS = {"levels", "collectives", "measurements", "source"}
@@ -88,7 +89,8 @@ def _nominal(level: str, nominal: dict[str, str]) -> float | None:
 
 def fits_table(profile: ClusterProfile, nominal: dict[str, str]) -> pd.DataFrame:
     """One row per fitted (collective, level): the fit (B comparable with busbw), one GPU's
-    link rate derived from it (``costmodels.profile.per_gpu``) and the nominal rate it compares
+    link rate derived from it (``costmodels.calibration.profile.per_gpu``) and the nominal rate it
+    compares
     to."""
     rows = []
     entries = [

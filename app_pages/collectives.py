@@ -8,7 +8,7 @@ overlaid; "textbook" shows the alpha-beta algorithms of the records below.
 Textbook inputs (sidebar, all in the URL): the collective, nodes x GPUs per node, the intra- and
 inter-node links (presets, custom strings or a calibrated profile), the reduction throughput,
 the size range and, optionally, measured points pasted as 'size time' lines. Shows one curve per
-algorithm (cost models of costmodels.collective_time and the collective records), the crossover
+algorithm (cost models of costmodels.dp.collective_time and the collective records), the crossover
 sizes where the fastest algorithm changes (dashed rules and a table), and the measured points
 (pasted, or the calibrated profile's measurements of this collective on this many GPUs).
 """
@@ -45,9 +45,9 @@ from app_pages.query_inputs import (
     write_back,
 )
 from app_pages.tables import styled
-from costmodels.collective_time import bus_bandwidth_factor
+from costmodels.dp.collective_time import bus_bandwidth_factor
+from costmodels.dp.predict import Cluster
 from costmodels.formatting import format_bytes
-from costmodels.predict import Cluster
 from costmodels.units import UnitParseError, parse_bandwidth
 
 MODELS = {"nccl": "NCCL (as NCCL runs it)", "textbook": "Textbook algorithms (alpha-beta)"}

@@ -1,9 +1,9 @@
 """The computation behind the Collectives page: time and bus bandwidth of every algorithm of a
 collective over message sizes, the crossover points, and measured points to overlay.
 
-Times come from the cost models (``costmodels.collective_time.allreduce_time`` for all-reduce,
+Times come from the cost models (``costmodels.dp.collective_time.allreduce_time`` for all-reduce,
 ``costmodels.get(id).evaluate(variant)`` for the others), evaluated once over a numpy array of
-sizes with the cluster's symbol values (``costmodels.predict.Cluster.values``: flat algorithms
+sizes with the cluster's symbol values (``costmodels.dp.predict.Cluster.values``: flat algorithms
 run at the slowest link they cross; hierarchical ones use both levels).
 
 Bus bandwidth follows nccl-tests (NVIDIA/nccl-tests, doc/PERFORMANCE.md): algbw = n / t and
@@ -31,7 +31,7 @@ import pandas as pd
 import streamlit as st
 
 import costmodels
-from costmodels.collective_time import ALLREDUCE_ALGORITHMS, allreduce_time, bus_bandwidth_factor
+from costmodels.dp.collective_time import ALLREDUCE_ALGORITHMS, allreduce_time, bus_bandwidth_factor
 from costmodels.formatting import format_bytes
 from costmodels.units import UnitParseError, parse_bytes, parse_time
 

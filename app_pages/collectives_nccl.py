@@ -83,7 +83,7 @@ def build_system():
                                  **extra)  # fmt: skip
     profile = active_profile()
     if profile is not None and state["calib"]:
-        from costmodels.nccl.from_profile import system_from_profile
+        from costmodels.calibration.nccl_from_profile import system_from_profile
 
         system = system_from_profile(profile, system, state["coll"])
     return system

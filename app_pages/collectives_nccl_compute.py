@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from costmodels.calibration.nccl_tests import NcclTestsFormatError, parse_runs
 from costmodels.limits import MAX_UPLOAD_BYTES
 from costmodels.nccl.tuner import bus_factor, candidate_times, collective_time
-from costmodels.nccl_tests import NcclTestsFormatError, parse_runs
 
 CHOICE = "NCCL choice"
 

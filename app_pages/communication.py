@@ -25,7 +25,7 @@ from app_pages.query_inputs import (
     write_back,
 )
 from app_pages.tables import show_table
-from costmodels.compare import Scenario, technique_curves, worker_counts
+from costmodels.dp.compare import Scenario, technique_curves, worker_counts
 from costmodels.formatting import format_bandwidth, format_seconds
 from costmodels.units import UnitParseError, parse_bandwidth, parse_time
 from costmodels.workloads import NAMED_WORKLOADS, parameter_count

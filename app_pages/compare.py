@@ -11,7 +11,7 @@ one GPU count with the breakdown into compute, exposed communication and compres
 timeline (Gantt) of backward and communication for one method. Colours mean the same in every
 chart (app_pages/charts.PART_COLOURS).
 
-The numbers are those of ``commatlas predict`` (costmodels.predict through
+The numbers are those of ``commatlas predict`` (costmodels.dp.predict through
 ``app_pages.compare_methods.predict_fast``); each method's sweep is cached, so changing one input
 reruns only what it affects.
 """

@@ -3,7 +3,7 @@
 Everything here is a function of plain values (strings, numbers, tuples), so Streamlit's
 ``st.cache_data`` can key on them: a rerun after one input change recomputes only the methods
 whose inputs changed, and changing back is a cache hit. Numbers come from
-``app_pages.compare_methods.predict_fast``, which equals ``costmodels.predict.predict`` (the
+``app_pages.compare_methods.predict_fast``, which equals ``costmodels.dp.predict.predict`` (the
 engine of ``commatlas predict``).
 
 >>> counts = gpu_counts(4, 8)
@@ -24,9 +24,9 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.compare_methods import compression_share, parse_method, predict_fast
-from costmodels.dp_cluster import per_gpu_share
+from costmodels.dp.cluster import per_gpu_share
+from costmodels.dp.predict import Cluster, split_step
 from costmodels.hardware import get_gpu
-from costmodels.predict import Cluster, split_step
 from costmodels.units import UnitParseError, parse_count
 from costmodels.workloads import Tensor, Workload, get_workload
 
@@ -130,7 +130,7 @@ def gpu_counts(nodes: int, gpus_per_node: int, limit: int = MAX_COUNTS) -> tuple
 
 def cluster_for(p: int, gpus_per_node: int, links: Links) -> Cluster:
     """p GPUs: one node if p <= gpus_per_node, else p / gpus_per_node whole nodes. The inter
-    link is per NIC; the Cluster holds one GPU's share of a node's NICs (costmodels.dp_cluster)."""
+    link is per NIC; the Cluster holds one GPU's share of a node's NICs (costmodels.dp.cluster)."""
     nodes, per_node = (1, p) if p <= gpus_per_node else (p // gpus_per_node, gpus_per_node)
     intra_bw, intra_lat, nic_bw, inter_lat, nics, gpu = links
     nics = nics or per_node

@@ -36,9 +36,9 @@ from app_pages.query_inputs import (
     seed,
     text,
 )
-from costmodels.dp_cluster import ALLREDUCE_CHOICES
+from costmodels.dp.cluster import ALLREDUCE_CHOICES
+from costmodels.dp.predict import SCHEDULE_NAMES, Method
 from costmodels.hardware import GPUS
-from costmodels.predict import SCHEDULE_NAMES, Method
 from costmodels.workloads import NAMED_WORKLOADS, get_workload
 
 

@@ -1,11 +1,11 @@
-"""Methods of the Compare page as short labels, and a fast path to ``costmodels.predict``.
+"""Methods of the Compare page as short labels, and a fast path to ``costmodels.dp.predict``.
 
-A method is ``costmodels.predict.Method`` (architecture x collective x schedule x compression);
+A method is ``costmodels.dp.predict.Method`` (architecture x collective x schedule x compression);
 its label ``Method.label`` (``schedule/where+compression``, e.g. ``wfbp/ring+topk:0.01``,
 ``bsp/ps-separatex2``) is what the page stores in the URL, and :func:`parse_method` reads it
 back, rejecting anything else with a message.
 
-Why a fast path: ``costmodels.predict.predict`` hands the schedule a closure that evaluates the
+Why a fast path: ``costmodels.dp.predict.predict`` hands the schedule a closure that evaluates the
 sympy-lambdified cost model for every message size it asks about, about 15-40 us a call. MG-WFBP
 asks O(L^2) sizes (80,000 for BERT-Large's 398 tensors), so one prediction takes seconds.
 :func:`predict_fast` runs the same pieces (``split_step``, ``Workload.gradients``,
@@ -16,7 +16,7 @@ call) memoises ``message_seconds`` by size. Tests
 hold the results equal to ``predict`` within 1e-12 relative (float rounding of a different
 evaluation order).
 
->>> from costmodels.predict import Cluster, predict
+>>> from costmodels.dp.predict import Cluster, predict
 >>> from costmodels.workloads import get_workload
 >>> args = get_workload("resnet50"), 32, 0.3, Cluster(2, 8, 100e9, 2e-6, 12.5e9, 5e-6)
 >>> fast = predict_fast(*args, parse_method("mg-wfbp/ring")).iteration_time_s
@@ -36,10 +36,10 @@ from functools import cache, lru_cache
 import sympy as sp
 
 import costmodels
-from costmodels.collective_time import ALLREDUCE_ALGORITHMS
-from costmodels.compression_exchange import exchange_time
-from costmodels.dp_cluster import ALLREDUCE_CHOICES
-from costmodels.predict import (
+from costmodels.dp.cluster import ALLREDUCE_CHOICES
+from costmodels.dp.collective_time import ALLREDUCE_ALGORITHMS
+from costmodels.dp.compression_exchange import exchange_time
+from costmodels.dp.predict import (
     SCHEDULE_NAMES,
     Cluster,
     Method,
@@ -47,14 +47,14 @@ from costmodels.predict import (
     exchange_link,
     predict,
 )
-from costmodels.predict import message_seconds as exact_message_seconds
+from costmodels.dp.predict import message_seconds as exact_message_seconds
 from costmodels.symbols import key_of, n
 from costmodels.workloads import Workload
 
 ARCHITECTURES = {"allreduce": "all-reduce", "ps": "parameter server"}
 COMPRESSIONS = ("none", "fp16", "topk:0.01", "topk:0.001", "powersgd:4", "qsgd:8", "signsgd")
 
-#: preset methods offered in the menu (labels of costmodels.predict.Method)
+#: preset methods offered in the menu (labels of costmodels.dp.predict.Method)
 PRESET_METHODS: tuple[str, ...] = tuple(
     Method(architecture=arch, schedule=schedule, collective=collective, compression=squeeze).label
     for arch, schedule, collective, squeeze in (
@@ -158,7 +158,7 @@ def _affine_parts(model_id: str, variant: str) -> tuple[list[str], Callable, Cal
 
 
 def fast_comm(method: Method, cluster: Cluster) -> Callable[[float], float]:
-    """bytes -> seconds for one message, equal to ``costmodels.predict.message_seconds``."""
+    """bytes -> seconds for one message, equal to ``costmodels.dp.predict.message_seconds``."""
     affine = None
     textbook = method.collective in ALLREDUCE_ALGORITHMS  # NCCL's fast path is exact already
     if method.compression == "none" and method.architecture == "allreduce" and textbook:
@@ -184,7 +184,7 @@ def fast_comm(method: Method, cluster: Cluster) -> Callable[[float], float]:
 def predict_fast(
     workload: Workload, batch_size: int, step_time_s: float, cluster: Cluster, method: Method
 ) -> Prediction:
-    """``costmodels.predict.predict`` with :func:`fast_comm` (same inputs, same Prediction)."""
+    """``costmodels.dp.predict.predict`` with :func:`fast_comm` (same inputs, same Prediction)."""
     return predict(
         workload, batch_size, step_time_s, cluster, method, comm=fast_comm(method, cluster)
     )

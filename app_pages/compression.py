@@ -5,7 +5,7 @@ Inputs (sidebar, all in the URL): the tensor's dense fp32 size, the number of wo
 the compression kernels, and the knobs (sparsity density, QSGD bits, PowerSGD rank). Shows, per
 compressor, communication and compute time against the uncompressed ring all-reduce, the
 speed-up (or loss), whether it pays, and the link bandwidth below which it pays (its
-break-even, from costmodels.compression_breakeven).
+break-even, from costmodels.dp.compression_breakeven).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The computation behind the Compression break-even page.
 
 For one fp32 tensor of ``dense_bytes`` exchanged among p workers on a link (alpha, beta) with
-reduction cost gamma, every compressor's time is ``costmodels.compression_exchange.exchange_time``
+reduction cost gamma, every compressor's time is
+``costmodels.dp.compression_exchange.exchange_time``
 (the same function ``commatlas predict --compression`` charges per message): its
 communication from the record's cost model plus its compress/decompress kernel time, fitted on
 the H200 profile (``compression_cost``: t0 + c x bytes) and, on another GPU, with c scaled by
@@ -9,7 +10,7 @@ the ratio of the GPUs' nominal memory bandwidths (H200 SXM / that GPU). The base
 uncompressed ring all-reduce of the same bytes.
 
 A compressor *pays* when its total is below the baseline. Its break-even bandwidth solves
-total(beta) = baseline(beta) in beta, as ``costmodels.compression_breakeven`` does symbolically:
+total(beta) = baseline(beta) in beta, as ``costmodels.dp.compression_breakeven`` does symbolically:
 both are linear in beta (that module checks it for every model), T = A + B beta, so two
 evaluations of ``exchange_time`` give A and B and beta* = (A_c - A_d) / (B_d - B_c). Solving on
 the totals the table shows keeps the kernels' fixed cost t0, the tensor's exact size and any
@@ -27,9 +28,9 @@ import math
 
 import streamlit as st
 
-from costmodels.compression_breakeven import Breakeven
-from costmodels.compression_cost import h200_copy_bandwidth_Bps
-from costmodels.compression_exchange import exchange_time
+from costmodels.dp.compression_breakeven import Breakeven
+from costmodels.dp.compression_cost import h200_copy_bandwidth_Bps
+from costmodels.dp.compression_exchange import exchange_time
 from costmodels.formatting import format_bandwidth
 from costmodels.hardware import get_gpu
 

@@ -3,7 +3,8 @@
 A link is a preset from ``costmodels.hardware.LINKS`` (its achievable bandwidth, i.e. nominal rate
 times the achievable fraction, and its typical latency), a custom bandwidth / latency typed as unit
 strings ("100 Gbit/s", "5 us"), or, when the Calibrate page has stored a
-``costmodels.profile.ClusterProfile`` in ``st.session_state["cluster_profile"]``, the fitted
+``costmodels.calibration.profile.ClusterProfile`` in ``st.session_state["cluster_profile"]``, the
+fitted
 alpha and bandwidth of that profile's ``intra`` or ``inter`` level.
 
 Usage::
@@ -23,9 +24,9 @@ from typing import Any
 import streamlit as st
 
 from app_pages.query_inputs import Field, text
+from costmodels.calibration.profile_links import MissingLevelError, level_fit
 from costmodels.formatting import format_bandwidth, format_seconds
 from costmodels.hardware import LINKS
-from costmodels.profile_links import MissingLevelError, level_fit
 from costmodels.units import parse_bandwidth, parse_time
 
 CUSTOM = "Custom bandwidth / latency"

@@ -6,7 +6,8 @@ error of the predicted bus bandwidth over the sizes from 1 MiB up:
 
 * presets: the GPU preset, node count and NIC link only (``commatlas collective`` without
   ``--profile``);
-* after import: the log fitted by ``commatlas import-nccl-tests`` (costmodels/profile.py) and
+* after import: the log fitted by ``commatlas import-nccl-tests``
+(costmodels/calibration/profile.py) and
   the profile applied (``commatlas collective --profile``), on the same cluster.
 
 Targets (issue 15): presets within 15%, after import within 8%. The logs are dev data: the
@@ -21,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from costmodels.nccl.shipped_logs import compare_all  # noqa: E402
+from costmodels.calibration.nccl_shipped_logs import compare_all  # noqa: E402
 
 PRESET_TARGET, FITTED_TARGET = 0.15, 0.08
 

@@ -78,8 +78,8 @@ def build_system(args: argparse.Namespace, op: str) -> Any:
         inter_latency_s=latency, collnet=args.collnet,
     )  # fmt: skip
     if args.profile:
-        from costmodels.nccl.from_profile import system_from_profile
-        from costmodels.profile import load_profile
+        from costmodels.calibration.nccl_from_profile import system_from_profile
+        from costmodels.calibration.profile import load_profile
 
         system = system_from_profile(load_profile(args.profile), system, op)
     return system

@@ -3,7 +3,7 @@
 The MkDocs hook (``commatlas/mkdocs_hook.py``) and ``commatlas docs generate`` both call
 :func:`write_generated_pages`, so the site and the command never disagree; with Zensical, which
 runs no MkDocs hooks, run ``commatlas docs generate`` before ``zensical build``. The generators
-(``commatlas.pages``) return ``{path relative to docs/: text}``; every path lies under one of
+(``commatlas.docs_site``) return ``{path relative to docs/: text}``; every path lies under one of
 ``GENERATED_ROOTS``, and each root folder is written beside the old one and swapped in whole, so
 a failure never leaves a half-written set of pages, and an unchanged folder is not touched (so
 ``mkdocs serve`` does not rebuild in a loop).
@@ -16,9 +16,9 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from commatlas.pages import Files
-from commatlas.pages.record_page import record_page
-from commatlas.pages.records import record_files
+from commatlas.docs_site import Files
+from commatlas.docs_site.record_page import record_page
+from commatlas.docs_site.records import record_files
 from taxonomy import Taxonomy, load_taxonomy
 
 __all__ = ["GENERATED_ROOTS", "generate", "record_page", "write_generated_pages", "write_tree"]
@@ -27,13 +27,13 @@ GENERATED_ROOTS = ("records", "generated")
 
 
 def _generators() -> list[Callable[[Taxonomy], Files]]:
-    from commatlas.pages.api_reference import api_files
-    from commatlas.pages.comparisons import comparison_files
-    from commatlas.pages.guides import guide_files
-    from commatlas.pages.scenario_page import scenario_files
-    from commatlas.pages.since_surveys import since_surveys_files
-    from commatlas.pages.taxonomy_pages import taxonomy_files
-    from commatlas.pages.validation import validation_files
+    from commatlas.docs_site.api_reference import api_files
+    from commatlas.docs_site.comparisons import comparison_files
+    from commatlas.docs_site.guides import guide_files
+    from commatlas.docs_site.scenario_page import scenario_files
+    from commatlas.docs_site.since_surveys import since_surveys_files
+    from commatlas.docs_site.taxonomy_pages import taxonomy_files
+    from commatlas.docs_site.validation import validation_files
 
     return [record_files, taxonomy_files, scenario_files, comparison_files, guide_files,
             validation_files, api_files, since_surveys_files]  # fmt: skip

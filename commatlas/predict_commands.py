@@ -13,8 +13,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from commatlas.cli_types import bounded_int, nonempty, positive_float
-from costmodels.collective_time import ALLREDUCE_ALGORITHMS
-from costmodels.dp_cluster import ALLREDUCE_CHOICES, Cluster, per_gpu_share
+from costmodels.dp.cluster import ALLREDUCE_CHOICES, Cluster, per_gpu_share
+from costmodels.dp.collective_time import ALLREDUCE_ALGORITHMS
 from costmodels.limits import (
     MAX_BATCH,
     MAX_GPUS,
@@ -28,8 +28,8 @@ from costmodels.safe_output import json_text
 from costmodels.units import UnitParseError, parse_bandwidth, parse_time
 
 if TYPE_CHECKING:
-    from costmodels.predict import Method
-    from costmodels.profile import ClusterProfile
+    from costmodels.calibration.profile import ClusterProfile
+    from costmodels.dp.predict import Method
 
 
 
@@ -48,8 +48,8 @@ def _profile(args: argparse.Namespace) -> ClusterProfile | None:
     given = [f"--{k.replace('_', '-')}" for k in LINK_DEFAULTS if getattr(args, k) is not None]
     if given:
         raise ValueError(f"--profile sets the links; drop {', '.join(given)} or the profile")
-    from costmodels.profile import load_profile
-    from costmodels.profile_links import level_fit
+    from costmodels.calibration.profile import load_profile
+    from costmodels.calibration.profile_links import level_fit
 
     profile = load_profile(args.profile)  # ProfileError (a ValueError) names file and field
     if args.fill_missing_level:  # asked for: say what it does
@@ -64,9 +64,10 @@ def _profile(args: argparse.Namespace) -> ClusterProfile | None:
 def _cluster(
     args: argparse.Namespace, profile: ClusterProfile | None = None, nodes: int | None = None
 ) -> Cluster:
-    """The cluster of the flags: links from ``profile`` (costmodels.profile_links, the rule the
+    """The cluster of the flags: links from ``profile`` (costmodels.calibration.profile_links, the
+    rule the
     calculator's "Calibrated" links use), else from --intra/--inter and their latencies."""
-    from costmodels.predict import Cluster
+    from costmodels.dp.predict import Cluster
 
     nodes = nodes or args.nodes
     if nodes * args.gpus_per_node > MAX_GPUS:
@@ -77,7 +78,7 @@ def _cluster(
     nics = args.nics_per_node or args.gpus_per_node
     hardware = dict(gpu=args.gpu, nics_per_node=nics)
     if profile is not None:
-        from costmodels.profile_links import cluster_from_profile
+        from costmodels.calibration.profile_links import cluster_from_profile
 
         try:
             cluster = cluster_from_profile(profile, nodes, args.gpus_per_node,
@@ -117,7 +118,7 @@ def assumptions(cluster: Cluster, method: Method | None = None) -> list[str]:
 
 
 def _method(args: argparse.Namespace):
-    from costmodels.predict import Method
+    from costmodels.dp.predict import Method
 
     if args.architecture == "ps" and args.collective is not None:
         raise ValueError(
@@ -151,7 +152,7 @@ def _step_time(args: argparse.Namespace, workload) -> float:
 
 
 def predict_command(args: argparse.Namespace) -> int:
-    from costmodels.predict import predict
+    from costmodels.dp.predict import predict
     from costmodels.workloads import get_workload
 
     try:
@@ -195,7 +196,7 @@ COMPARE_METHODS = [
 
 
 def compare_command(args: argparse.Namespace) -> int:
-    from costmodels.predict import Method, predict
+    from costmodels.dp.predict import Method, predict
     from costmodels.workloads import get_workload
 
     try:

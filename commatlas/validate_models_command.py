@@ -1,7 +1,7 @@
 """``commatlas validate-models``: calibrate on the BSP rows of a measured table, predict the rest.
 
-The work is costmodels.validation (what each row ran, the BSP-only calibration) and
-costmodels.validation_report (MAPE by method and model, the best-method check); this module
+The work is costmodels.dp.validation (what each row ran, the BSP-only calibration) and
+costmodels.dp.validation_report (MAPE by method and model, the best-method check); this module
 parses the flags and prints. ``--json`` prints one object: rows, mape, mape_by_method,
 mape_by_model, best_method, calibration (never NaN or Infinity).
 """
@@ -20,8 +20,8 @@ DEFAULT_DATA = Path(__file__).resolve().parents[1] / "costmodels" / "data"
 
 def validate_models_command(args: argparse.Namespace) -> int:
     """Calibrate on the BSP rows of ``--data``, predict the others; MAPE and best-method check."""
-    from costmodels.validation import read_rows, validate
-    from costmodels.validation_report import best_methods, mape_by
+    from costmodels.dp.validation import read_rows, validate
+    from costmodels.dp.validation_report import best_methods, mape_by
 
     try:
         calibrations, checked, mape = validate(read_rows(Path(args.data)))

@@ -16,9 +16,14 @@ def register(model: CostModel) -> CostModel:
 
 
 def _load_formulas() -> None:
-    """Import costmodels.formulas once: importing it registers every model (kept out of
+    """Register every model of costmodels.formulas once, on first use (kept out of
     ``import costmodels`` so light modules stay light)."""
-    import costmodels.formulas  # noqa: F401
+    if _MODELS:
+        return
+    from costmodels.formulas import MODELS
+
+    for model in MODELS:
+        register(model)
 
 
 def get(model_id: str) -> CostModel:

@@ -14,7 +14,10 @@ Usage::
     @reference_impl(record="tree-allreduce", variant="double-binary-tree")
     def double_binary_tree_allreduce(...): ...
 
-Invariants (tests/test_invariants.py): every record's ``reference_impl`` resolves to a registered
+The list of everything registered, after importing every family, is
+reference_impls/entry_points.py (a module above the families; this one sits below them and
+imports none). Invariants (tests/test_invariants.py): every record's ``reference_impl`` resolves to
+a registered
 entry point; every registered entry point is either named by exactly one record or declares a
 record that has a primary entry point; declared variants exist in that record's cost model.
 Helpers (ring all-gather, the wire layer) are not registered: building blocks, not techniques.
@@ -58,38 +61,3 @@ def reference_impl(obj=None, *, record=None, variant=None):  # type: ignore[no-u
         return target
 
     return register if obj is None else register(obj)
-
-
-def _import_all() -> None:
-    import reference_impls.collectives  # noqa: F401
-    import reference_impls.compression
-    import reference_impls.parameter_server  # noqa: F401
-
-    reference_impls.compression.available()  # imports every compressor module
-
-    for package in ("optimizers", "scheduling", "parallel"):
-        try:
-            __import__(f"reference_impls.{package}")
-        except ModuleNotFoundError as error:  # a family not written yet
-            if error.name != f"reference_impls.{package}":
-                raise
-
-
-def registered() -> set[str]:
-    """Every registered entry point (``module:qualname``), after importing all families."""
-    _import_all()
-    return set(_REGISTERED)
-
-
-def entries() -> dict[str, ImplEntry]:
-    """Every registered entry point with its declared record and variant."""
-    _import_all()
-    return dict(_REGISTERED)
-
-
-def implementations_of(record_id: str, primary: str | None) -> list[ImplEntry]:
-    """The primary entry point of a record followed by the other entry points declaring it."""
-    found = entries()
-    listed = [found[primary]] if primary in found else []
-    listed += [e for e in found.values() if e.record == record_id and e.target != primary]
-    return listed

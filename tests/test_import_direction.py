@@ -1,5 +1,6 @@
-"""Imports go one way (issue 17, House): no cycles in commatlas/ or among the compression cost
-modules; the torchrun measurement code (commatlas/measure) imports nothing of the CLI, the docs
+"""Imports go one way (issues 17 and 25, House): no import circle anywhere in the project's
+packages; costmodels/ is built in rooms, each importing only from rooms below it; its top level
+keeps the ground-floor types and input grammar (at most a dozen modules); the torchrun measurement code (commatlas/measure) imports nothing of the CLI, the docs
 generator or the servers; and the ``commatlas`` front door stays light (no sympy, pint or torch
 before a subcommand that needs them runs).
 
@@ -78,16 +79,79 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_commatlas_has_no_import_cycle() -> None:
-    graph = import_graph(sorted((ROOT / "commatlas").rglob("*.py")))
-    assert cycles(graph) == []
+PACKAGES = ("taxonomy", "costmodels", "reference_impls", "commatlas", "app_pages")
+
+# costmodels' rooms from the ground up (../shared/DESIGN.md, Layout): a module may import
+# modules of its own room or of rooms below it, never above. The registry sits above the
+# formulas it keys (it imports them on first use); every ground-floor module not named here is
+# in room 0.
+ROOMS: list[tuple[str, ...]] = [
+    ("costmodels",),  # ground floor: symbols, CostModel, units, limits, safe output, ...
+    ("costmodels.hardware", "costmodels.workloads"),
+    ("costmodels.nccl", "costmodels.stragglers"),
+    ("costmodels.formulas",),
+    ("costmodels.registry",),
+    ("costmodels.schedules",),
+    ("costmodels.dp",),
+    ("costmodels.llm",),
+    ("costmodels.goodput", "costmodels.serving"),
+    ("costmodels.calibration",),
+]
+
+
+def room_of(module: str) -> int:
+    """The room of a costmodels module: the longest room prefix that names it."""
+    best, length = 0, 0
+    for level, prefixes in enumerate(ROOMS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > length:
+                best, length = level, len(prefix)
+    return best
+
+
+def _project_graph() -> dict[str, set[str]]:
+    return import_graph(sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py")))
+
+
+def test_no_import_circle_anywhere() -> None:
+    """Every module of every package, deferred and TYPE_CHECKING imports included."""
+    assert cycles(_project_graph()) == []
+
+
+def test_cycles_finds_a_circle_of_three() -> None:
+    """The detector itself: a circle through three modules, and none in a chain."""
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_costmodels_rooms_import_downwards_only() -> None:
+    graph = _project_graph()
+    upward = [
+        (module, target)
+        for module, targets in graph.items()
+        if module.startswith("costmodels")
+        for target in targets
+        if target.startswith("costmodels") and room_of(target) > room_of(module)
+    ]
+    assert upward == []
+
+
+def test_costmodels_top_level_is_the_ground_floor() -> None:
+    """At most a dozen modules beside the sub-packages, each opening with a one-line summary;
+    every sub-package's __init__ says what it holds in its first line."""
+    modules = sorted(p for p in (ROOT / "costmodels").glob("*.py") if p.name != "__init__.py")
+    assert len(modules) <= 12, [p.name for p in modules]
+    packages = sorted(p for p in (ROOT / "costmodels").iterdir() if (p / "__init__.py").exists())
+    for path in [*modules, *(p / "__init__.py" for p in packages)]:
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+        assert doc and doc.splitlines()[0].strip(), f"{path.relative_to(ROOT)} has no summary"
 
 
 def test_compression_cost_modules_import_one_way() -> None:
-    paths = sorted((ROOT / "costmodels").glob("compression_*.py"))
+    paths = sorted((ROOT / "costmodels" / "dp").glob("compression_*.py"))
     graph = import_graph(paths)
     assert len(graph) == 3 and cycles(graph) == []
-    assert graph["costmodels.compression_cost"] == set()  # the base the other two build on
+    assert graph["costmodels.dp.compression_cost"] == set()  # the base the other two build on
 
 
 def test_measurement_code_imports_downwards_only() -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 import costmodels
-from reference_impls.registry import entries, registered
+from reference_impls.entry_points import entries, registered
 from taxonomy import load_taxonomy
 
 RECORDS = load_taxonomy().records.values()

@@ -29,7 +29,7 @@ from commatlas.measure.collectives import (
     report,
     size_range,
 )
-from costmodels.profile import save_profile
+from costmodels.calibration.profile import save_profile
 from costmodels.safe_output import check_output_path
 
 

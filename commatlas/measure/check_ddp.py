@@ -17,9 +17,10 @@ Under torchrun (gloo on CPU, or NCCL with ``--device cuda``; the same code), it
    DDP with one bucket per tensor, how communication and compute share the host), so no loopback
    constant is typed in;
 4. predicts every method's iteration time from the measured compute, the profile, the
-   reference ring's fit and those fixed costs (costmodels/ddp_check.py: DDP's buckets as the
+   reference ring's fit and those fixed costs (costmodels/calibration/ddp_check.py: DDP's buckets
+   as the
    fusion schedule over the ring all-reduce cost model; compressors through their cost models
-   in costmodels.compression_exchange) and prints, on rank 0, the fits with their residuals and
+   in costmodels.dp.compression_exchange) and prints, on rank 0, the fits with their residuals and
    method, predicted ms, measured ms, error % (predicted / measured - 1); ``--json``: one JSON
    object with the measured inputs, so the prediction can be recomputed.
 
@@ -39,9 +40,9 @@ from typing import Any
 
 from commatlas.measure.collectives import TORCHRUN_HINT, report
 from commatlas.measure.ddp_measure import fit_links, measure_step
-from costmodels.ddp_check import COMPRESSORS, METHODS
-from costmodels.profile import ClusterProfile, LinkFit, load_profile
-from costmodels.profile_links import level_fit
+from costmodels.calibration.ddp_check import COMPRESSORS, METHODS
+from costmodels.calibration.profile import ClusterProfile, LinkFit, load_profile
+from costmodels.calibration.profile_links import level_fit
 
 PROG = "commatlas check-ddp"
 HINT = TORCHRUN_HINT.replace("commatlas.calibrate --out profile.yaml", "commatlas.check_ddp")
@@ -131,7 +132,7 @@ def _measure_and_predict(
 
     import torch.distributed as dist
 
-    from costmodels.ddp_check import predict_methods
+    from costmodels.calibration.ddp_check import predict_methods
 
     device = _device(args)
     measured, step, ring, calibration = measure_step(args, widths, device, profile is None)

@@ -1,9 +1,9 @@
 """Time collectives under torchrun and fit Hockney's alpha-beta model to the times.
 
-What :mod:`costmodels.profile` fits: Hockney's alpha-beta model in the notation of
+What :mod:`costmodels.calibration.profile` fits: Hockney's alpha-beta model in the notation of
 R. Thakur, R. Rabenseifner and W. Gropp, "Optimization of collective communication operations in
 MPICH", IJHPCA 19(1), 2005 (t = s(p) alpha + v(p, n) / B, s and v per collective as listed in
-costmodels/profile.py, e.g. all-reduce s = 2(p-1), v = 2(p-1)/p n).
+costmodels/calibration/profile.py, e.g. all-reduce s = 2(p-1), v = 2(p-1)/p n).
 
 Steps, for every collective and every message size n (bytes of float32):
 
@@ -32,7 +32,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from costmodels.profile import (
+from costmodels.calibration.profile import (
     ClusterProfile,
     Measurement,
     canonical_collective,

@@ -13,8 +13,8 @@ import os
 from typing import Any
 
 from commatlas.measure.collectives import size_range
-from costmodels.ddp_check import COMPRESSORS
-from costmodels.profile import ClusterProfile, LinkFit
+from costmodels.calibration.ddp_check import COMPRESSORS
+from costmodels.calibration.profile import ClusterProfile, LinkFit
 
 
 def gradient_bytes(widths: list[int]) -> int:
@@ -47,7 +47,7 @@ def measure_step(
         max_over_ranks,
         measure_training,
     )
-    from costmodels.ddp_check import MeasuredStep
+    from costmodels.calibration.ddp_check import MeasuredStep
 
     methods = list(dict.fromkeys(args.methods))
     sizes = calibration_sizes(gradient_bytes(widths))
@@ -123,7 +123,7 @@ def fit_links(
     args: argparse.Namespace, profile: ClusterProfile | None, ring: Any, calibration: Any
 ) -> tuple[ClusterProfile, LinkFit | None, dict[str, str]]:
     """The profile (given, or fitted in the run), the reference ring's fit, what was not fitted."""
-    from costmodels.profile import fit_alpha_beta, save_profile
+    from costmodels.calibration.profile import fit_alpha_beta, save_profile
 
     skipped: dict[str, str] = {}
     if calibration is not None:

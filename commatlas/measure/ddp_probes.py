@@ -2,7 +2,7 @@
 
 Three fixed costs of running communication *inside* a DDP iteration are not visible to a
 collective timed alone after a barrier, and on a busy host they are large; each is measured here
-on the run's own machine and load, never typed in (costmodels/ddp_check.py uses them):
+on the run's own machine and load, never typed in (costmodels/calibration/ddp_check.py uses them):
 
 1. DDP's bucket handling (copying gradients into the flat bucket, calling the hook, the future,
    copying back): a DDP trainer whose comm hook returns the bucket untouched

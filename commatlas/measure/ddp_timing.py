@@ -41,9 +41,9 @@ from torch.nn.parallel import DistributedDataParallel
 
 from commatlas.measure.collectives import fit_profile, measure
 from commatlas.measure.ddp_probes import CALIBRATION_HOOKS, EACH, EACH_BUCKET_MB
-from costmodels.ddp_check import COMPRESSORS
+from costmodels.calibration.ddp_check import COMPRESSORS
+from costmodels.calibration.profile import ClusterProfile, Measurement
 from costmodels.gradients import Gradient
-from costmodels.profile import ClusterProfile, Measurement
 from reference_impls.collectives import ring_allreduce
 from reference_impls.compression import allreduce_compressed, ddp_comm_hook, get
 

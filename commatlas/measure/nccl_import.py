@@ -1,11 +1,13 @@
 """``commatlas import-nccl-tests``: a cluster profile from NVIDIA nccl-tests output.
 
-The logs are read by :func:`costmodels.profile.parse_nccl_tests` and fitted per collective and
+The logs are read by :func:`costmodels.calibration.profile.parse_nccl_tests` and fitted per
+collective and
 level with Hockney's alpha-beta model, t = s(p) alpha + v(p, n) / B, in the notation of R. Thakur,
 R. Rabenseifner and W. Gropp, "Optimization of collective communication operations in MPICH",
-IJHPCA 19(1), 2005 (s and v per collective: costmodels/profile.py; B is comparable with
+IJHPCA 19(1), 2005 (s and v per collective: costmodels/calibration/profile.py; B is comparable with
 nccl-tests' busbw column). Steps: 1. read and parse every LOG; 2. fit every (collective, level)
-with :func:`costmodels.profile.profile_from_measurements`; 3. write the YAML and print the fits.
+with :func:`costmodels.calibration.profile.profile_from_measurements`; 3. write the YAML and print
+the fits.
 
 Usage::
 
@@ -21,8 +23,8 @@ from typing import Any
 
 from commatlas.cli_types import nonempty
 from commatlas.measure.collectives import report
-from costmodels.nccl_tests import UnnamedCollectiveError
-from costmodels.profile import (
+from costmodels.calibration.nccl_tests import UnnamedCollectiveError
+from costmodels.calibration.profile import (
     Measurement,
     canonical_collective,
     parse_nccl_tests,

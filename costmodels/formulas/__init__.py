@@ -1,4 +1,8 @@
-"""Closed-form cost formulas, one module per technique; importing this registers them all."""
+"""Closed-form cost formulas, one module per technique family; ``MODELS`` lists every one.
+
+The registry (costmodels/registry.py, the room above) keys them by record id on first use;
+nothing here imports it, so the two never import each other.
+"""
 
 from costmodels.formulas import (
     collectives,
@@ -10,23 +14,21 @@ from costmodels.formulas import (
     ring_allreduce,
     topk_sparsification,
 )
-from costmodels.goodput import formulas as goodput_formulas
-from costmodels.nccl import formulas as nccl_formulas
-from costmodels.registry import register
-from costmodels.serving import formulas as serving_formulas
-from costmodels.stragglers import formulas as straggler_formulas
+from costmodels.formulas import goodput as goodput_formulas
+from costmodels.formulas import nccl as nccl_formulas
+from costmodels.formulas import serving as serving_formulas
+from costmodels.formulas import stragglers as straggler_formulas
+from costmodels.model import CostModel
 
-for _module in (ring_allreduce, parameter_server, topk_sparsification, local_sgd):
-    register(_module.MODEL)
-for _model in [*collectives.MODELS, *compression.MODELS, *llm.MODELS]:
-    register(_model)
-for _model in nccl_formulas.MODELS:  # NCCL's algorithms (costmodels/nccl)
-    register(_model)
-for _model in recent.MODELS:  # techniques after the surveys (costmodels/formulas/recent)
-    register(_model)
-for _model in goodput_formulas.MODELS:  # failures and checkpoints (costmodels/goodput)
-    register(_model)
-for _model in serving_formulas.MODELS:  # serving: KV-cache transfer (costmodels/serving)
-    register(_model)
-for _model in straggler_formulas.MODELS:  # BSP and backup workers (costmodels/stragglers)
-    register(_model)
+MODELS: list[CostModel] = [
+    *(family.MODEL for family in (ring_allreduce, parameter_server, topk_sparsification,
+                                  local_sgd)),
+    *collectives.MODELS,
+    *compression.MODELS,
+    *llm.MODELS,
+    *nccl_formulas.MODELS,  # NCCL's algorithms (costmodels/nccl)
+    *recent.MODELS,  # techniques after the surveys (costmodels/formulas/recent)
+    *goodput_formulas.MODELS,  # failures and checkpoints (costmodels/goodput)
+    *serving_formulas.MODELS,  # serving: KV-cache transfer (costmodels/serving)
+    *straggler_formulas.MODELS,  # BSP and backup workers (costmodels/stragglers)
+]

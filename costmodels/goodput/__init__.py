@@ -16,7 +16,7 @@ From a model and its parallel layout to the expected goodput, one step per modul
   and the table over scale x storage x interval x mode;
 - :mod:`~costmodels.goodput.simulate`: a Monte-Carlo simulation the tests hold the closed forms
   against;
-- :mod:`~costmodels.goodput.formulas`: the registered sympy cost models
+- :mod:`~costmodels.formulas.goodput`: the registered sympy cost models
   (periodic-checkpointing, checkfreq, gemini-ckpt).
 
 This package imports numpy only (formulas imports sympy, on demand).

@@ -10,7 +10,7 @@ the NCCL model (costmodels/llm/nccl_groups.py, issue 15): a group is an NCCL sys
 per node on the GPU's fabric plus, across nodes, one NIC share per member, and NCCL's tuner picks
 ring, tree or NVLS and the protocol per message. With ``nccl=False`` they are the textbook forms
 the volumes below were written for: ring inside a node or over single-member nodes, hierarchical
-(costmodels.collective_time "hierarchical") for several members in each of several nodes, and
+(costmodels.dp.collective_time "hierarchical") for several members in each of several nodes, and
 pairwise all-to-all (Thakur et al. 2005); a rank sends and receives at once. Point-to-point
 pipeline transfers stay alpha + bytes x beta on the link they cross.
 

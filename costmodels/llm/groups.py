@@ -31,7 +31,7 @@ def allreduce_s(n_bytes: float, span: GroupSpan, cluster: LLMCluster, nccl: bool
     if nccl:
         return group_seconds("all-reduce", n_bytes, span, cluster)
     # The textbook formulas are sympy models: imported here so the NCCL path stays light.
-    from costmodels.collective_time import allreduce_time
+    from costmodels.dp.collective_time import allreduce_time
 
     if span.nodes > 1 and span.per_node > 1:
         return float(

@@ -6,11 +6,13 @@ topo.cc, src/enqueue.cc; constants in :mod:`costmodels.nccl.constants`) over the
 
 * :func:`system_from_cluster`, :func:`system_from_predict_cluster`: build an :class:`NcclSystem`
   (per-GPU intra-node bandwidth, per-NIC bandwidth x NICs per node, explicit in every name);
-  :func:`system_from_profile`: calibrate it with a cluster profile's measurements;
+  a cluster profile's measurements calibrate it in
+  :func:`costmodels.calibration.nccl_from_profile.system_from_profile` (a room above this one);
 * :func:`collective_time`: NCCL's (algorithm, protocol) choice, time, algbw and busbw per size;
 * :func:`allreduce_seconds`, :func:`collective_seconds`: the same for one size in a few us.
 
-The sympy forms are the cost models ``nccl``, ``nvls`` and ``pat`` (:mod:`.formulas`).
+The sympy forms are the cost models ``nccl``, ``nvls`` and ``pat``
+(:mod:`costmodels.formulas.nccl`).
 
 Example::
 
@@ -23,7 +25,6 @@ Example::
 
 from costmodels.nccl.builders import system_from_cluster, system_from_predict_cluster
 from costmodels.nccl.fast import allreduce_seconds, collective_seconds
-from costmodels.nccl.from_profile import system_from_profile
 from costmodels.nccl.system import NcclSystem
 from costmodels.nccl.tuner import CollectiveEstimate, candidate_times, collective_time
 
@@ -36,5 +37,4 @@ __all__ = [
     "collective_time",
     "system_from_cluster",
     "system_from_predict_cluster",
-    "system_from_profile",
 ]

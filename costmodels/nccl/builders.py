@@ -116,7 +116,7 @@ def system_from_predict_cluster(
     cluster: Any, *, gpu: str | None = None, nics_per_node: int | None = None,
     collnet: bool = False,
 ) -> NcclSystem:  # fmt: skip
-    """The NCCL system of a ``costmodels.predict.Cluster`` (or any object with its fields).
+    """The NCCL system of a ``costmodels.dp.predict.Cluster`` (or any object with its fields).
 
     The cluster's ``inter_bandwidth_Bps`` is one GPU's share of the network (its convention), so
     a node's network is ``gpus_per_node x inter_bandwidth_Bps``, split over ``nics_per_node``

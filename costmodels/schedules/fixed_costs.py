@@ -15,7 +15,7 @@ as separate, named numbers and stay valid when ``comm`` changes:
   phases: a lone message waits ``cycle_s / 2`` on average.
 - ``delivery``: seconds from the end of a message's turn on the stream until it is delivered,
   while the stream already carries the next one (a pipeline's fill and drain, e.g. a
-  partitioned parameter-server push/pull; :mod:`costmodels.ps_pipeline`). ``None``: none.
+  partitioned parameter-server push/pull; :mod:`costmodels.dp.ps_pipeline`). ``None``: none.
 - ``overlap``: the share of the stream's speed left while the backward pass computes (1: the
   network and the processor work independently, as on GPUs with a NIC; 0: communication waits
   for compute, as when each rank has one CPU core for both). Only the FIFO schedules use it.

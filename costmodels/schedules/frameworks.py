@@ -2,7 +2,8 @@
 
 Each constant is the framework's own default (read from its source at the version named) or the
 setting of a named benchmark script; none is fitted to measured iteration times. They are keyword
-arguments of :class:`costmodels.predict.Method` (fixed costs in costmodels.schedules.fixed_costs):
+arguments of :class:`costmodels.dp.predict.Method` (fixed costs in
+costmodels.schedules.fixed_costs):
 
     Method("allreduce", "wfbp", **HOROVOD_0_19)   # Horovod as Shi et al. ran it
 

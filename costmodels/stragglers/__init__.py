@@ -16,7 +16,7 @@ One step per module:
   predict-stragglers``, the calculator's Stragglers page);
 - :mod:`~costmodels.stragglers.simulate`: the Monte-Carlo and discrete-event simulations the
   tests hold every formula against;
-- :mod:`~costmodels.stragglers.formulas`: the registered sympy cost models with closed forms
+- :mod:`~costmodels.formulas.stragglers`: the registered sympy cost models with closed forms
   (``bsp-ssgd``, ``sync-backup-workers``; shifted-exponential steps).
 
 This package imports numpy only (formulas imports sympy, on demand).

@@ -4,6 +4,6 @@ Every family of reference implementations, so a child process forked from the se
 already; a test module named by the function a child runs is still imported by that child.
 """
 
-from reference_impls.registry import registered
+from reference_impls.entry_points import registered
 
 registered()  # imports every family (collectives, compression, optimizers, scheduling, ...)

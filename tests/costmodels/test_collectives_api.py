@@ -1,4 +1,5 @@
-"""costmodels.collective_time: all-reduce by algorithm name; nccl-tests' bus-bandwidth factors."""
+"""costmodels.dp.collective_time: all-reduce by algorithm name; nccl-tests' bus-bandwidth
+factors."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 
 import costmodels
-from costmodels.collective_time import (
+from costmodels.dp.collective_time import (
     ALLREDUCE_ALGORITHMS,
     allreduce_time,
     bus_bandwidth_factor,

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import costmodels
-from costmodels.compression_breakeven import breakeven, breakeven_bandwidth, pays_off
-from costmodels.compression_cost import (
+from costmodels.dp.compression_breakeven import breakeven, breakeven_bandwidth, pays_off
+from costmodels.dp.compression_cost import (
     KERNEL_OF,
     PROFILE,
     calibrated_gamma_c,
@@ -21,7 +21,7 @@ from costmodels.compression_cost import (
     kernel_fit,
     kernels,
 )
-from costmodels.compression_exchange import exchange_time
+from costmodels.dp.compression_exchange import exchange_time
 from costmodels.formulas.compression import MODELS
 
 PROFILE_ROWS = json.loads(PROFILE.read_text())["compression"]

@@ -48,7 +48,7 @@ def test_daly_switches_to_m_when_checkpoints_take_two_mtbf() -> None:
 def test_exact_interval_equals_lambert_w_and_the_grid_minimum(ratio: float) -> None:
     import sympy as sp
 
-    from costmodels.goodput.formulas import DELTA, EXACT_INTERVAL, MTBF
+    from costmodels.formulas.goodput import DELTA, EXACT_INTERVAL, MTBF
 
     mtbf, delta = 1000.0, ratio * 1000.0
     tau = float(exact_interval(delta, mtbf))

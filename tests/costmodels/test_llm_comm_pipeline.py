@@ -15,7 +15,7 @@ from functools import partial
 
 import pytest
 
-from costmodels.collective_time import allreduce_time
+from costmodels.dp.collective_time import allreduce_time
 from costmodels.hardware import get_gpu
 from costmodels.llm import communication
 from costmodels.llm.communication import (

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import costmodels
-from costmodels.collective_time import bus_bandwidth_factor
+from costmodels.dp.collective_time import bus_bandwidth_factor
 from costmodels.nccl.availability import candidates
 from costmodels.nccl.builders import system_from_cluster, system_from_predict_cluster
 from costmodels.nccl.fabrics import FABRICS, NotModelledError, fabric_for_gpu
@@ -146,7 +146,7 @@ def test_multi_node_rings_use_every_nic() -> None:
 
 
 def test_system_from_predict_cluster() -> None:
-    from costmodels.predict import Cluster
+    from costmodels.dp.predict import Cluster
 
     cluster = Cluster(4, 8, 240e9, 2e-6, 100e9 / 8, 5e-6)  # 100 Gbit/s per GPU
     system = system_from_predict_cluster(cluster, gpu="a100")
@@ -183,11 +183,12 @@ def test_bad_systems_and_names() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["", ".channels", ".system", ".builders", ".tuner", ".fast", ".fit", ".from_profile"],
+    [*(f"costmodels.nccl{m}" for m in ("", ".channels", ".system", ".builders", ".tuner", ".fast",
+                                        ".fit")), "costmodels.calibration.nccl_from_profile"],
 )
 def test_docstring_examples_run(module: str) -> None:
     import doctest
     import importlib
 
-    result = doctest.testmod(importlib.import_module(f"costmodels.nccl{module}"))
+    result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0 and result.attempted > 0

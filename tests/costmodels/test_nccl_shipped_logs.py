@@ -16,13 +16,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from costmodels.calibration.nccl_from_profile import system_from_profile
+from costmodels.calibration.nccl_shipped_logs import SHIPPED_LOGS, compare_all
+from costmodels.calibration.nccl_tests import parse_runs
+from costmodels.calibration.profile import ClusterProfile, LinkFit
 from costmodels.nccl.builders import system_from_cluster
 from costmodels.nccl.fit import fit_system
-from costmodels.nccl.from_profile import system_from_profile
-from costmodels.nccl.shipped_logs import SHIPPED_LOGS, compare_all
 from costmodels.nccl.tuner import bus_factor, collective_time
-from costmodels.nccl_tests import parse_runs
-from costmodels.profile import ClusterProfile, LinkFit
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from commatlas.cli import main
-from costmodels.predict import Cluster, Method, message_seconds, predict, split_step
+from costmodels.dp.predict import Cluster, Method, message_seconds, predict, split_step
 from costmodels.workloads import get_workload
 
 RESNET = get_workload("resnet50")

@@ -16,7 +16,7 @@ from datetime import timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costmodels.predict import SCHEDULE_NAMES, Cluster, Method, predict
+from costmodels.dp.predict import SCHEDULE_NAMES, Cluster, Method, predict
 from costmodels.schedules.frameworks import framework_defaults
 from costmodels.workloads import get_workload
 

@@ -19,9 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costmodels.collective_time import bus_bandwidth_factor
-from costmodels.nccl_tests import NcclTestsFormatError, parse_runs
-from costmodels.profile import (
+from costmodels.calibration.nccl_tests import NcclTestsFormatError, parse_runs
+from costmodels.calibration.profile import (
     COLLECTIVES,
     ClusterProfile,
     LinkFit,
@@ -35,6 +34,7 @@ from costmodels.profile import (
     profile_from_measurements,
     save_profile,
 )
+from costmodels.dp.collective_time import bus_bandwidth_factor
 
 DATA = Path(__file__).parent / "data" / "nccl_tests"
 SUPERBENCH = {
@@ -268,7 +268,7 @@ def test_yaml_round_trip(tmp_path: Path) -> None:
     name=st.text(min_size=1, max_size=20),
 )
 def test_any_link_fit_round_trips(alpha: float, bandwidth: float, name: str) -> None:
-    from costmodels.profile import profile_from_yaml, profile_to_yaml
+    from costmodels.calibration.profile import profile_from_yaml, profile_to_yaml
 
     profile = ClusterProfile(
         name=name, source="hand", levels={"inter": LinkFit(alpha_s=alpha, bandwidth_Bps=bandwidth)}
@@ -310,9 +310,9 @@ def test_missing_file_and_wrong_type(tmp_path: Path) -> None:
 def test_module_examples_run() -> None:
     import doctest
 
-    import costmodels.nccl_tests
-    import costmodels.profile
+    import costmodels.calibration.nccl_tests
+    import costmodels.calibration.profile
 
-    for module in (costmodels.profile, costmodels.nccl_tests):
+    for module in (costmodels.calibration.profile, costmodels.calibration.nccl_tests):
         failures, tried = doctest.testmod(module)
         assert failures == 0 and tried > 0, module.__name__

@@ -143,7 +143,7 @@ def test_bad_costs_are_refused() -> None:
 
 
 def test_framework_presets_are_method_arguments() -> None:
-    from costmodels.predict import Method
+    from costmodels.dp.predict import Method
 
     for name in FRAMEWORKS:
         Method(**framework_defaults(name))  # every preset is a valid set of Method fields

@@ -1,5 +1,5 @@
 """KV-cache sizes against a cache built element by element, the transfer against its closed form
-(costmodels.serving.formulas, the ``kv-cache-transfer`` cost model) and against an event-by-event
+(costmodels.formulas.serving, the ``kv-cache-transfer`` cost model) and against an event-by-event
 replay of layer-wise sending, and the pool balance against a request-by-request sum.
 
 Tolerances: sizes are exact integers; seconds agree to 1e-12 relative (same arithmetic in another

@@ -84,7 +84,7 @@ def test_communication_terms_equal_the_registered_models() -> None:
     """formulas.py writes the ring and push/pull terms out again (an import cycle otherwise)."""
     import sympy as sp
 
-    from costmodels.stragglers import formulas
+    from costmodels.formulas import stragglers as formulas
     from costmodels.symbols import p
 
     ring = costmodels.get("ring-allreduce")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from costmodels.compare import Scenario, technique_curves, worker_counts
+from costmodels.dp.compare import Scenario, technique_curves, worker_counts
 from costmodels.units import UnitParseError, parse_bandwidth, parse_bytes, parse_count, parse_time
 from costmodels.workloads import NAMED_WORKLOADS, parameter_count
 

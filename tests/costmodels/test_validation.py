@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from commatlas.cli import main
-from costmodels.schedules.frameworks import BYTEPS, BYTESCHEDULER_SHI, HOROVOD_0_19
-from costmodels.validation import (
+from costmodels.dp.validation import (
     METHODS,
     _implied_bandwidth,
     calibrate,
@@ -23,8 +22,9 @@ from costmodels.validation import (
     row_method,
     validate,
 )
-from costmodels.validation_networks import network_link
-from costmodels.validation_report import best_methods, mape_by
+from costmodels.dp.validation_networks import network_link
+from costmodels.dp.validation_report import best_methods, mape_by
+from costmodels.schedules.frameworks import BYTEPS, BYTESCHEDULER_SHI, HOROVOD_0_19
 
 DATA = Path(__file__).parents[2] / "costmodels" / "data" / "paper-a-measured-10gbe.csv"
 HEADER = "dnn,batch_per_gpu,network,method,gpus,throughput_mean,throughput_std,single_gpu,x\n"
@@ -77,7 +77,7 @@ def test_non_bsp_rows_do_not_move_the_fit() -> None:
 
 def test_the_ps_pipeline_explains_every_bsp_ps_row_with_one_bandwidth() -> None:
     """The nine multi-node BSP-PS rows each imply a bandwidth; under the partitioned pipeline
-    (costmodels.ps_pipeline) they agree within 10% of each other, for ResNet-50 and BERT."""
+    (costmodels.dp.ps_pipeline) they agree within 10% of each other, for ResNet-50 and BERT."""
     rows = read_rows(DATA)
     fit = calibrate(rows, rows[0].network, "ps")
     multi = [r for r in rows if r.method == "BSP-PS" and r.gpus > 4]

@@ -108,7 +108,7 @@ NOT_SIMULATED = {"gpipe": "the alpha term assumes compute hides all but the fill
 def test_every_modelled_implementation_has_a_case() -> None:
     """Every registered entry point whose record has a cost model is run above (its declared
     variant, when it declares one), or listed in NOT_SIMULATED with a reason."""
-    from reference_impls.registry import entries
+    from reference_impls.entry_points import entries
     from taxonomy import load_taxonomy
 
     records = load_taxonomy().records

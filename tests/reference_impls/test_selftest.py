@@ -25,7 +25,7 @@ import pytest
 
 import reference_impls.collectives as collectives
 from reference_impls.compression import available, catalog
-from reference_impls.registry import registered
+from reference_impls.entry_points import registered
 
 ROOT = Path(__file__).resolve().parents[2]
 NOT_FITTING = {"hierarchical_allreduce", "torus2d_allreduce"}  # need p = a * b, a, b >= 2

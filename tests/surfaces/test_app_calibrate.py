@@ -1,4 +1,5 @@
-"""The Calibrate page with AppTest: what it shows is the fit of costmodels.profile on the same text.
+"""The Calibrate page with AppTest: what it shows is the fit of costmodels.calibration.profile on
+the same text.
 
 The real logs are the ones of tests/costmodels/data/nccl_tests (SOURCES.md there). Fitted numbers
 are compared with ``fit_alpha_beta`` run here on the same text (rel 1e-12: the same computation),
@@ -14,7 +15,7 @@ import pytest
 from app_helpers import app_test, assert_message
 from streamlit.testing.v1 import AppTest
 
-from costmodels.profile import (
+from costmodels.calibration.profile import (
     ClusterProfile,
     LinkFit,
     fit_alpha_beta,

@@ -91,7 +91,7 @@ def test_numbers_without_units_are_rejected_as_everywhere() -> None:
 
 
 def test_calibrated_profile_prices_the_links_and_shows_its_points() -> None:
-    from costmodels.profile import ClusterProfile, LinkFit, Measurement
+    from costmodels.calibration.profile import ClusterProfile, LinkFit, Measurement
 
     profile = ClusterProfile(
         name="lab",

@@ -54,7 +54,7 @@ def test_forced_choices_and_fabric_errors() -> None:
 
 
 def test_session_profile_calibrates() -> None:
-    from costmodels.profile import parse_nccl_tests, profile_from_measurements
+    from costmodels.calibration.profile import parse_nccl_tests, profile_from_measurements
 
     text = (LOGS / "superbench_8xa100_allreduce.txt").read_text(encoding="utf-8")
     profile = profile_from_measurements(parse_nccl_tests(text, "all-reduce"), "sb", "nccl-tests")

@@ -3,7 +3,7 @@
 Expected values for the hand-checkable cases are computed here from the alpha-beta formulas
 (ring all-reduce 2(p-1) alpha + 2(p-1)/p n beta; BytePS-style parameter server), not through
 costmodels, so a wrong binding, unit or formula fails. The named-workload case holds the page to
-``costmodels.predict.predict``, the engine of ``commatlas predict`` (the issue's contract).
+``costmodels.dp.predict.predict``, the engine of ``commatlas predict`` (the issue's contract).
 Tolerance: rel 1e-9 for hand formulas (float rounding only); predict equality rel 1e-12.
 """
 
@@ -133,8 +133,8 @@ def test_per_layer_list_overlaps_backward() -> None:
 
 
 def test_named_workload_equals_costmodels_predict() -> None:
+    from costmodels.dp.predict import Cluster, predict
     from costmodels.hardware import LINKS
-    from costmodels.predict import Cluster, predict
     from costmodels.workloads import get_workload
 
     at = run_page(nodes="2", gpus="8")
@@ -157,7 +157,7 @@ def test_named_workload_equals_costmodels_predict() -> None:
 
 
 def test_calibrated_profile_prices_both_levels() -> None:
-    from costmodels.profile import ClusterProfile, LinkFit
+    from costmodels.calibration.profile import ClusterProfile, LinkFit
 
     profile = ClusterProfile(
         name="lab",
@@ -176,9 +176,9 @@ def test_calibrated_profile_prices_both_levels() -> None:
 
 
 def test_fast_path_equals_predict_for_every_preset() -> None:
-    """predict_fast (affine / memoised comm) against costmodels.predict.predict, rel 1e-12."""
+    """predict_fast (affine / memoised comm) against costmodels.dp.predict.predict, rel 1e-12."""
     from app_pages.compare_methods import PRESET_METHODS, parse_method, predict_fast
-    from costmodels.predict import Cluster, predict
+    from costmodels.dp.predict import Cluster, predict
     from costmodels.workloads import get_workload
 
     workload = get_workload("ResNet-50")
@@ -195,7 +195,7 @@ def test_fast_path_equals_predict_for_every_preset() -> None:
 def test_nics_per_node_and_the_gpu_set_nccls_system() -> None:
     """The inter link is per NIC: 2 NICs of 25 GB/s on 4-GPU nodes give each GPU 12.5 GB/s, and
     NCCL runs on that node (2 NICs) with the fabric of the chosen GPU."""
-    from costmodels.predict import Cluster, Method, predict
+    from costmodels.dp.predict import Cluster, Method, predict
     from costmodels.workloads import get_workload
 
     at = run_page(**{**CUSTOM, "workload": "ResNet-50", "gpu": "A100 80GB SXM", "nics": "2",
@@ -348,7 +348,7 @@ def test_one_line_answer_names_the_best_method_and_the_next() -> None:
 def test_custom_and_calibrated_links_show_their_values_rounded() -> None:
     """Issue 17, items 3 and 6: a custom link's numbers are in the caption; calibrated ones are
     rounded to 3 significant digits; each bandwidth says what it counts."""
-    from costmodels.profile import ClusterProfile, LinkFit
+    from costmodels.calibration.profile import ClusterProfile, LinkFit
 
     caption = run_page(**CUSTOM).caption[0].value
     assert "Intra-node link: custom, 200 GB/s, 2 µs, per GPU and direction" in caption
@@ -362,7 +362,7 @@ def test_custom_and_calibrated_links_show_their_values_rounded() -> None:
 
 def test_calibrated_profile_without_the_level_asked_for_is_an_error() -> None:
     """Issue 17, item 9: no silent NVLink-speed network from a one-node profile."""
-    from costmodels.profile import ClusterProfile, LinkFit
+    from costmodels.calibration.profile import ClusterProfile, LinkFit
 
     nvlink = LinkFit(alpha_s=3e-6, bandwidth_Bps=150e9)
     one_node = ClusterProfile(name="lab", source="test", levels={"intra": nvlink})

@@ -97,7 +97,7 @@ def test_pays_flips_at_the_break_even_bandwidth() -> None:
 def test_break_even_agrees_with_costmodels_compression_breakeven() -> None:
     """Where the record's model has the same terms (gamma_c x dense bytes, no padding)."""
     from app_pages.compression_compute import compressor_rows
-    from costmodels.compression_breakeven import breakeven
+    from costmodels.dp.compression_breakeven import breakeven
 
     rows = {r["spec"]: r for r in compressor_rows(N, P, ALPHA, BETA, 0.0, None, 0.001, 8, 8)}
     for spec, model_id, extra in (("fp16", "fp16-comm", {"b": 16}), ("qsgd:8", "qsgd", {"b": 8})):

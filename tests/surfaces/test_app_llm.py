@@ -18,6 +18,7 @@ import pytest
 from app_helpers import app_test, assert_message
 from streamlit.testing.v1 import AppTest
 
+from costmodels.calibration.profile import ClusterProfile, LinkFit
 from costmodels.formatting import format_number
 from costmodels.hardware import GPUS, LINKS
 from costmodels.llm.calibrate_step import fit_from_measured_step
@@ -25,7 +26,6 @@ from costmodels.llm.planner import enumerate_layouts, plan
 from costmodels.llm.presets import preset_shape
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 from costmodels.llm.step import predict_step
-from costmodels.profile import ClusterProfile, LinkFit
 from costmodels.workloads.llama import LLAMA_CONFIGS
 
 PAGE = str(Path(__file__).parents[2] / "app_pages" / "llm_planner.py")
@@ -144,7 +144,7 @@ def test_custom_size_follows_the_gpt3_proportions() -> None:
 
 def test_calibrated_profile_from_a_real_log_prices_the_inter_link() -> None:
     """The Calibrate page's profile of the 2-node log, used as the inter-node link here."""
-    from costmodels.profile import parse_nccl_tests, profile_from_measurements
+    from costmodels.calibration.profile import parse_nccl_tests, profile_from_measurements
 
     log = Path(__file__).parents[1] / "costmodels/data/nccl_tests/oke_2x8xa100_allreduce.txt"
     profile = profile_from_measurements(

@@ -22,7 +22,7 @@ import pytest
 
 from commatlas.cli import main
 from commatlas.measure.collectives import SUPPORTED, fit_profile, measure, parse_size, size_range
-from costmodels.profile import (
+from costmodels.calibration.profile import (
     Measurement,
     fit_alpha_beta,
     load_profile,
@@ -215,7 +215,7 @@ def test_sizes_and_measure_arguments() -> None:
 def _lab_profile(tmp_path: Path, levels: dict[str, tuple[str, str]]) -> Path:
     """A profile whose levels are the given (bandwidth, latency) strings, parsed as the flags
     are, so that both routes carry bit-identical SI values."""
-    from costmodels.profile import ClusterProfile, LinkFit
+    from costmodels.calibration.profile import ClusterProfile, LinkFit
     from costmodels.units import parse_bandwidth, parse_time
 
     fits = {
@@ -254,7 +254,8 @@ def test_profile_without_an_inter_level_is_an_error_for_several_nodes(
     tmp_path: Path, capsys
 ) -> None:
     """Issue 17, item 9: a one-node profile must not price the network at NVLink speed unasked
-    (costmodels.profile_links.level_fit, the rule the calculator's 'Calibrated' link shares);
+    (costmodels.calibration.profile_links.level_fit, the rule the calculator's 'Calibrated' link
+    shares);
     one node needs no network; --fill-missing-level asks for the old behaviour explicitly."""
     path = _lab_profile(tmp_path, {"intra": ("20 GB/s", "30 us")})
     assert main(["predict", *PREDICT, "--nodes", "2", "--profile", str(path)]) == 2

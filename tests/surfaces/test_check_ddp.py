@@ -40,8 +40,7 @@ import pytest
 from commatlas.cli import main
 from commatlas.measure.check_ddp import parse_widths, table
 from commatlas.measure.ddp_measure import calibration_sizes, gradient_bytes
-from costmodels.compression_exchange import exchange_time
-from costmodels.ddp_check import (
+from costmodels.calibration.ddp_check import (
     MeasuredStep,
     contention,
     ddp_alpha,
@@ -50,9 +49,10 @@ from costmodels.ddp_check import (
     predict_hook,
     predict_methods,
 )
+from costmodels.calibration.profile import ClusterProfile, LinkFit, load_profile, save_profile
+from costmodels.calibration.profile_links import cluster_from_profile
+from costmodels.dp.compression_exchange import exchange_time
 from costmodels.gradients import Gradient
-from costmodels.profile import ClusterProfile, LinkFit, load_profile, save_profile
-from costmodels.profile_links import cluster_from_profile
 
 BOUNDS = {"allreduce": 2.5, "fp16": 2.5, "topk": 2.5, "powersgd": 2.5}
 METHODS = ("allreduce", "fp16", "topk", "powersgd")
@@ -196,7 +196,8 @@ def test_allreduce_and_hook_predictions_in_closed_form() -> None:
 
 
 def test_in_run_fixed_costs_in_closed_form() -> None:
-    """The run's calibrations enter the prediction as the docstrings of costmodels/ddp_check.py
+    """The run's calibrations enter the prediction as the docstrings of
+    costmodels/calibration/ddp_check.py
     say: DDP's bucket handling per bucket, the contention probe's overlap and slowdown, the ring
     latency inside backward, DDP's latency from the per-tensor-bucket run, dense tensors."""
     fit = LinkFit(alpha_s=1e-4, bandwidth_Bps=1e9)
@@ -233,7 +234,7 @@ def test_the_mlp_and_the_compressor_specs() -> None:
     import torch
 
     from commatlas.measure.ddp_timing import build_mlp
-    from costmodels.ddp_check import COMPRESSORS
+    from costmodels.calibration.ddp_check import COMPRESSORS
     from reference_impls.compression import get
 
     state = torch.random.get_rng_state()

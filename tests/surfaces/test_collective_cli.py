@@ -7,8 +7,8 @@ import json
 import pytest
 
 from commatlas.cli import main
-from costmodels.nccl.shipped_logs import LOG_DIR
-from costmodels.profile import parse_nccl_tests, profile_from_measurements, save_profile
+from costmodels.calibration.nccl_shipped_logs import LOG_DIR
+from costmodels.calibration.profile import parse_nccl_tests, profile_from_measurements, save_profile
 
 A100 = ["--gpus", "8", "--gpus-per-node", "8", "--gpu", "a100-80gb"]
 ROW_KEYS = {"size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "algorithm", "protocol"}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from commatlas.pages.api_reference import PACKAGES, public_modules
+from commatlas.docs_site.api_reference import PACKAGES, public_modules
 from taxonomy import load_taxonomy
 
 ROOT = Path(__file__).parents[2]

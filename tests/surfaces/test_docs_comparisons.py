@@ -3,7 +3,7 @@
 The pages are generated once per module (a few seconds: sympy terms, two charts, twelve
 iteration predictions). Numbers are recomputed here by other routes: the alpha-beta-gamma
 formulas written out by hand from the link presets, ``compression_exchange.exchange_time`` for
-the compressors, and a direct ``costmodels.predict`` call for the schedules. Tolerances are
+the compressors, and a direct ``costmodels.dp.predict`` call for the schedules. Tolerances are
 relative 1e-9: both sides evaluate the same closed forms in float64, in a different order.
 """
 
@@ -16,16 +16,16 @@ from pathlib import PurePosixPath
 import pytest
 import sympy as sp
 
-from commatlas.pages.comparisons import allreduce as ar
-from commatlas.pages.comparisons import comparison_files
-from commatlas.pages.comparisons import compressors as cp
-from commatlas.pages.comparisons import schedulers as sc
-from commatlas.pages.comparisons._common import FASTEST, GUIDE_PAGES, SCENARIO_PAGE
-from costmodels.compression_cost import compute_cost
-from costmodels.compression_exchange import exchange_time
+from commatlas.docs_site.comparisons import allreduce as ar
+from commatlas.docs_site.comparisons import comparison_files
+from commatlas.docs_site.comparisons import compressors as cp
+from commatlas.docs_site.comparisons import schedulers as sc
+from commatlas.docs_site.comparisons._common import FASTEST, GUIDE_PAGES, SCENARIO_PAGE
+from costmodels.dp.compression_cost import compute_cost
+from costmodels.dp.compression_exchange import exchange_time
+from costmodels.dp.predict import SCHEDULE_NAMES, Cluster, Method, predict
 from costmodels.formatting import format_seconds
 from costmodels.hardware import get_gpu, get_link
-from costmodels.predict import SCHEDULE_NAMES, Cluster, Method, predict
 from costmodels.symbols import alpha, beta, gamma, n, p
 from costmodels.workloads import get_workload
 from taxonomy import Taxonomy, load_taxonomy
@@ -33,7 +33,7 @@ from taxonomy import Taxonomy, load_taxonomy
 PAGES = {f"generated/compare/{name}.md" for name in ("compressors", "allreduce", "schedulers")}
 REL = 1e-9
 
-# The scenario written out from the presets, not through commatlas.pages.scenario.
+# The scenario written out from the presets, not through commatlas.docs_site.scenario.
 HDR, NVLINK, H200 = get_link("hdr"), get_link("nvlink4"), get_gpu("h200")
 ALPHA = HDR.latency_s
 BETA = 1 / (HDR.bandwidth_Bps * HDR.achievable_fraction)

@@ -11,8 +11,8 @@ import math
 
 import pytest
 
-from commatlas.pages.guides import goodput as g
-from commatlas.pages.guides import goodput_page
+from commatlas.docs_site.guides import goodput as g
+from commatlas.docs_site.guides import goodput_page
 from costmodels.formatting import format_percent
 from costmodels.goodput import exact_interval
 from costmodels.llm.model_size import parameter_count

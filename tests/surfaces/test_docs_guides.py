@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from commatlas.pages import scenario
-from commatlas.pages.guides import SLUGS, guide_files
-from commatlas.pages.guides import _common as c
-from commatlas.pages.guides import calibrate_cluster as cal
-from commatlas.pages.guides import choose_allreduce as ar
-from commatlas.pages.guides import compression_pays as cp
-from commatlas.pages.guides import llm_parallelism as llm
-from commatlas.pages.guides import scheduling_overlap as so
+from commatlas.docs_site import scenario
+from commatlas.docs_site.guides import SLUGS, guide_files
+from commatlas.docs_site.guides import _common as c
+from commatlas.docs_site.guides import calibrate_cluster as cal
+from commatlas.docs_site.guides import choose_allreduce as ar
+from commatlas.docs_site.guides import compression_pays as cp
+from commatlas.docs_site.guides import llm_parallelism as llm
+from commatlas.docs_site.guides import scheduling_overlap as so
 from costmodels.hardware import get_link
 from taxonomy import load_taxonomy
 
@@ -157,7 +157,7 @@ def brute_winners() -> dict[tuple[str, int], list[str]]:
     """Fastest flat algorithm per (network, p) at every grid size, straight from costmodels."""
     import numpy as np
 
-    from costmodels.collective_time import allreduce_time
+    from costmodels.dp.collective_time import allreduce_time
 
     out = {}
     for network in ar.NETWORKS:
@@ -199,7 +199,7 @@ def test_allreduce_claims_hold(files, brute_winners) -> None:
 
 # --- 2. compression-pays --------------------------------------------------------------------
 def test_fp16_row_from_hand_formulas(files, tax) -> None:
-    from costmodels.compression_cost import kernel_fit
+    from costmodels.dp.compression_cost import kernel_fit
 
     a, b, g = hdr()
     p, n = cp.P, scenario.MESSAGE_BYTES
@@ -226,7 +226,7 @@ def test_fp16_row_from_hand_formulas(files, tax) -> None:
 
 def test_closed_breakeven_equals_compression_breakeven(tax) -> None:
     """The guide evaluates the closed form numerically; the project's symbolic solve agrees."""
-    from costmodels.compression_breakeven import breakeven
+    from costmodels.dp.compression_breakeven import breakeven
 
     for spec in ("signsgd", "fp16", "qsgd:8"):
         (row,) = [r for r in cp.rows(tax) if r.spec == spec]
@@ -267,7 +267,7 @@ def test_compression_claims_hold(files, tax) -> None:
 
 
 def test_overlap_row_from_plain_predict(files) -> None:
-    from costmodels.predict import Cluster, Method, predict
+    from costmodels.dp.predict import Cluster, Method, predict
     from costmodels.workloads import get_workload
 
     workload = get_workload("bert-large")
@@ -285,7 +285,7 @@ def test_overlap_row_from_plain_predict(files) -> None:
 def test_scheduling_row_from_plain_predict_and_cli(files) -> None:
     from commatlas.cli import build_parser
     from commatlas.predict_commands import _cluster
-    from costmodels.predict import Method, predict
+    from costmodels.dp.predict import Method, predict
     from costmodels.workloads import get_workload
 
     text = page(files, "scheduling-overlap")
@@ -331,7 +331,7 @@ def test_scheduling_claims_hold(files) -> None:
 
 
 def test_affine_comm_equals_message_seconds() -> None:
-    from costmodels.predict import Method, message_seconds
+    from costmodels.dp.predict import Method, message_seconds
 
     method = Method("allreduce", "mg-wfbp", "ring")  # affine: the textbook ring
     for network, nodes in (("10gbe", 4), ("hdr", 1)):
@@ -447,7 +447,7 @@ def test_calibration_fits_and_claims(files) -> None:
 def test_binomial_tree_links_its_own_variant(tax) -> None:
     """Issue 17, item 12: the binomial tree's line named the double binary tree's record alone;
     it now names its variant and the reduce + broadcast records it is made of."""
-    from commatlas.pages.guides import choose_allreduce
+    from commatlas.docs_site.guides import choose_allreduce
 
     (line,) = [x for x in choose_allreduce.formulas(tax) if x.startswith("- **binomial tree**")]
     assert "variant `binary-tree` of [Double binary tree all-reduce]" in line

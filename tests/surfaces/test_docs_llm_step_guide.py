@@ -9,8 +9,8 @@ import shlex
 
 import pytest
 
-from commatlas.pages.guides import _common as c
-from commatlas.pages.guides import llm_step_time as g
+from commatlas.docs_site.guides import _common as c
+from commatlas.docs_site.guides import llm_step_time as g
 from costmodels.llm.step import predict_step
 
 

@@ -16,12 +16,12 @@ import pytest
 
 import costmodels
 from commatlas import docs_pages
-from commatlas.pages import record_plot, scenario
-from commatlas.pages.api_reference import PACKAGES, api_files, public_modules
-from commatlas.pages.record_page import record_page, resolve, usage_example
-from commatlas.pages.scenario_page import scenario_page
-from commatlas.pages.taxonomy_pages import surveys_page, taxonomy_page, taxonomy_picture
-from reference_impls.registry import entries
+from commatlas.docs_site import record_plot, scenario
+from commatlas.docs_site.api_reference import PACKAGES, api_files, public_modules
+from commatlas.docs_site.record_page import record_page, resolve, usage_example
+from commatlas.docs_site.scenario_page import scenario_page
+from commatlas.docs_site.taxonomy_pages import surveys_page, taxonomy_page, taxonomy_picture
+from reference_impls.entry_points import entries
 from taxonomy import load_taxonomy
 
 ROOT = Path(__file__).parents[2]

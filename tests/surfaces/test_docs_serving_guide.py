@@ -1,4 +1,4 @@
-"""The serving guide (commatlas/pages/guides/serving.py): a KV row recomputed by hand, the
+"""The serving guide (commatlas/docs_site/guides/serving.py): a KV row recomputed by hand, the
 published table holds the cited numbers, the prose's claims hold, and its commands run."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import shlex
 import pytest
 
 from commatlas.cli import main
-from commatlas.pages.guides import serving
+from commatlas.docs_site.guides import serving
 from costmodels.formatting import format_bytes
 from costmodels.serving.published import NEMO_LLAMA2_7B_MS
 from taxonomy import load_taxonomy

@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from commatlas import docs_pages
-from commatlas.pages.since_surveys import since_surveys_files, since_surveys_page
+from commatlas.docs_site.since_surveys import since_surveys_files, since_surveys_page
 from taxonomy import load_taxonomy
 
 ROOT = Path(__file__).parents[2]

@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from commatlas.pages.guides import stragglers, stragglers_numbers
+from commatlas.docs_site.guides import stragglers, stragglers_numbers
 from costmodels.formatting import format_ms
 from taxonomy import load_taxonomy
 

@@ -1,0 +1,204 @@
+"""Guide: where the time of one LLM training step goes (the operator model of issue 16).
+
+Every number is computed at build time by ``costmodels.llm``: the kernels of one layer
+(``layer_ops.layer_kernels``), their times (``kernel_time``), whole steps
+(``step.predict_step``) and the fitted constants (``constants.default_constants``).
+"""
+
+from __future__ import annotations
+
+import json
+
+from commatlas.docs_site import Files
+from commatlas.docs_site.guides import _common as c
+from costmodels.hardware import get_gpu
+from costmodels.llm.constants import DATA as CONSTANTS_FILE
+from costmodels.llm.constants import FITTED, default_constants
+from costmodels.llm.frameworks import get_kernel_set
+from costmodels.llm.kernel_time import kernel_seconds, layer_times
+from costmodels.llm.layer_ops import LayerShard, layer_kernels
+from costmodels.llm.presets import preset_shape
+from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
+from costmodels.llm.step import BREAKDOWN_KEYS, StepPrediction, predict_step
+from taxonomy import Taxonomy
+
+MODEL = "Llama 3.1 8B"
+SEQ = 8192
+GPU = "H100 SXM"
+FRAMEWORKS = ("megatron", "pytorch", "pytorch-compile")
+STEP_LAYOUT = Layout(tp=1, pp=1, dp=8, global_batch=32, zero=3, recompute="selective")
+
+
+def shape() -> TransformerShape:
+    return preset_shape(MODEL, SEQ)
+
+
+def cluster() -> LLMCluster:
+    gpu = get_gpu(GPU)
+    return LLMCluster(gpu, 8, gpu.nvlink_Bps * 0.8, 25e9)  # the predict-llm defaults
+
+
+def shard() -> LayerShard:
+    return LayerShard(1, SEQ, SEQ, 1, False)
+
+
+def kernel_rows() -> list[list[str]]:
+    """One layer's forward kernels (Megatron-Core + TE, bf16, one micro-batch of one sequence)."""
+    gpu, constants = get_gpu(GPU), default_constants()
+    kernels = layer_kernels(shape(), shard(), "bf16", get_kernel_set("megatron"))
+    rows = []
+    for k in kernels.forward:
+        seconds = kernel_seconds(k, gpu, constants)
+        rows.append([k.name, k.category, f"{k.flops / 1e9:.1f}", f"{k.bytes / 1e6:.1f}",
+                     f"{seconds * 1e6:.0f}"])  # fmt: skip
+    return rows
+
+
+def hand_gemm_flops() -> float:
+    """2 T (h (h + 2 kv d) + h h + 3 h f): the four linear layers of a Llama layer, by hand."""
+    s = shape()
+    d = s.hidden // s.heads
+    h, f, kv = s.hidden, s.ffn_size, s.kv_head_count
+    return 2.0 * SEQ * (h * (h + 2 * kv * d) + h * h + 3 * h * f)
+
+
+def layer_rows() -> list[list[str]]:
+    """Forward + backward of one layer by bucket, per framework and precision (ms)."""
+    gpu, constants = get_gpu(GPU), default_constants()
+    rows = []
+    for framework in FRAMEWORKS:
+        for precision in ("bf16", "fp8"):
+            t = layer_times(shape(), shard(), gpu, precision, framework, constants, None)
+            both = t.forward + t.backward
+            rows.append([framework, precision, c.format_ms(both.gemm), c.format_ms(both.attention),
+                         c.format_ms(both.memory_bound), c.format_ms(both.idle),
+                         c.format_ms(both.total)])  # fmt: skip
+    return rows
+
+
+def steps() -> dict[tuple[str, str], StepPrediction]:
+    return {(f, p): predict_step(shape(), STEP_LAYOUT, cluster(), precision=p, framework=f)
+            for f in FRAMEWORKS for p in ("bf16", "fp8")}  # fmt: skip
+
+
+def step_rows() -> list[list[str]]:
+    rows = []
+    for (framework, precision), step in steps().items():
+        parts = step.compute_breakdown_s
+        rows.append([framework, precision, *(f"{parts[k]:.3g}" for k in BREAKDOWN_KEYS),
+                     f"{step.iteration_time_s:.3g}", f"{step.tokens_per_s_per_gpu:.0f}",
+                     f"{step.model_flops_utilization:.0%}"])  # fmt: skip
+    return rows
+
+
+def constant_rows() -> list[list[str]]:
+    record = json.loads(CONSTANTS_FILE.read_text())
+    constants = default_constants()
+    return [[name, f"{getattr(constants, name):.4g}"] for name in FITTED] + [
+        ["fitted on", record["fitted_on"]["vtrain"] + "; " + record["fitted_on"]["narayanan"]]
+    ]
+
+
+def page_text(tax: Taxonomy) -> str:
+    s = shape()
+    gemm_fwd = sum(k.flops for k in layer_kernels(s, shard(), "bf16", get_kernel_set(
+        "megatron")).forward if k.category == "gemm")  # fmt: skip
+    record = json.loads(CONSTANTS_FILE.read_text())
+    errors = record["errors_percent"]
+    eager, compiled = steps()["pytorch", "bf16"], steps()["pytorch-compile", "bf16"]
+    bf16, fp8 = steps()["megatron", "bf16"], steps()["megatron", "fp8"]
+    lines = [
+        "# Where the time of an LLM training step goes",
+        "",
+        "**The question.** A training step is more than its matrix multiplications: how long "
+        "do the attention core, the norms, activations, rotary embeddings and the loss take, "
+        "what does fusing them (or not) cost, and what does FP8 buy? CommAtlas answers with "
+        "an operator model: every kernel of a transformer layer, forward and backward, timed "
+        "from its FLOPs and HBM bytes on the GPU's datasheet peaks.",
+        "",
+        "## The kernels of one layer",
+        "",
+        f"{MODEL} ({s.layers} layers, hidden {s.hidden}, {s.heads} heads, {s.kv_head_count} "
+        f"key-value heads, SwiGLU {s.ffn_size}) at {SEQ} tokens on one {GPU}, Megatron-Core "
+        "with Transformer Engine, bf16. The forward pass of one layer for one sequence:",
+        "",
+        *c.table(["kernel", "bucket", "GFLOP", "MB moved", "µs"], kernel_rows()),
+        f"The four GEMMs do {gemm_fwd / 1e9:.1f} GFLOP, the hand count "
+        f"2 T (h (h + 2 kv d) + h² + 3 h f) = {hand_gemm_flops() / 1e9:.1f} GFLOP. A GEMM's time "
+        "is its FLOPs at the dense tensor-core peak times the measured matmul ceiling "
+        "(the best rate a shape search found on that GPU), discounted for tile and wave "
+        "quantisation over the SMs; flash attention runs at a published share of the peak "
+        "(FlashAttention-2/3); every other kernel moves its bytes at the fitted share of HBM "
+        "bandwidth; each launch adds a fixed GPU cost, and a phase whose kernels the host "
+        "cannot issue fast enough leaves the GPU idle. The backward pass runs two GEMMs per "
+        "forward GEMM, 2.5x the attention FLOPs and the element-wise gradients.",
+        "",
+        "## Fused or not, bf16 or FP8",
+        "",
+        "One layer, forward + backward, by bucket (ms). `megatron` fuses norms, SwiGLU and "
+        "rotary into single kernels; `pytorch` (eager) runs RMSNorm and rotary as chains of "
+        "element-wise ops; `pytorch-compile` fuses each region between two GEMMs into one "
+        "kernel. FP8 runs the linear layers at the fp8 peak but adds cast-transpose and "
+        "scaling kernels (Transformer Engine delayed scaling).",
+        "",
+        *c.table(
+            ["framework", "precision", "GEMM", "attention", "memory-bound", "host idle", "total"],
+            layer_rows(),
+        ),  # fmt: skip
+        "## One step",
+        "",
+        f"{STEP_LAYOUT.global_batch} sequences on 8 {GPU} GPUs with FSDP (ZeRO-3) and "
+        "selective recomputation; `compute_breakdown_s` (seconds) sums to the step: the "
+        "slowest stage's kernels, the optimizer, exposed communication and the bubble (GPU "
+        "idle: pipeline fill/drain and host overheads).",
+        "",
+        *c.table(
+            ["framework", "precision", *BREAKDOWN_KEYS, "step s", "tokens/s/GPU", "MFU"],
+            step_rows(),
+        ),  # fmt: skip
+        f"Eager PyTorch takes {eager.iteration_time_s / compiled.iteration_time_s:.2f}x the "
+        f"compiled step; FP8 cuts the Megatron step from {bf16.iteration_time_s:.3g} s to "
+        f"{fp8.iteration_time_s:.3g} s, less than the 2x of its GEMM peak because attention, "
+        "the element-wise kernels and the casts stay.",
+        "",
+        "## The fitted constants",
+        "",
+        f"{len(FITTED)} constants are fitted (least squares on the log of predicted over "
+        "measured time) "
+        "on dev data only; everything else is a datasheet number, a published measurement or "
+        "a hand count:",
+        "",
+        *c.table(["constant", "value"], constant_rows()),
+        f"On the vTrain single-node rows the model is within {errors['vtrain_all_mape']:.1f} % "
+        f"on average ({errors['vtrain_held_out_mape']:.1f} % on the half it was not fitted "
+        f"on); on Megatron-LM's published table within {errors['narayanan_mape']:.1f} % "
+        "([validation](../validation-llm.md)).",
+        "",
+        "## Calibrating on your own step",
+        "",
+        "One measured step identifies one factor: `--measured-step SECONDS` fits `gemm_scale` "
+        "when GEMMs and attention dominate that step, `overhead_scale` when the memory-bound "
+        "kernels and host overheads do, and predicts the other layouts with it. A measured "
+        "operator table (`scripts/profile_operators.py` on the GPU) replaces the modelled "
+        "kernel rates altogether.",
+        "",
+        *c.reproduce(reproduce_lines()),
+    ]
+    return "\n".join(lines)
+
+
+def reproduce_lines() -> list[str]:
+    return [
+        "- The step table, one row: `commatlas predict-llm --model llama3-8b --seq-len 8192 "
+        "--global-batch 32 --gpu h100 --tp 1 --pp 1 --dp 8 --zero 3 --recompute selective "
+        "--precision fp8 --framework megatron --json`.",
+        "- In Python: `costmodels.llm.layer_ops.layer_kernels` lists a layer's kernels, "
+        "`costmodels.llm.step.predict_step(shape, layout, cluster, precision=..., "
+        "framework=...)` prices a step.",
+        "- The constants: `python benchmarks/llm_step_fit.py`; the accuracy figures: "
+        "`python benchmarks/llm_step_accuracy.py`.",
+    ]
+
+
+def files(tax: Taxonomy) -> Files:
+    return {"generated/guides/llm-step-time.md": page_text(tax)}

@@ -1,0 +1,12 @@
+"""Constants from measurements: profiles and fits, nccl-tests logs, probes, robust fits, links.
+
+- ``profile``: a cluster profile (alpha, beta per collective and level) and its fits;
+  ``robust_fit``: the Huber fit and identifiability check behind them;
+- ``nccl_tests``: nccl-tests output parsed into measurements; ``nccl_from_profile`` /
+  ``nccl_shipped_logs``: the NCCL model calibrated with them, and checked on the shipped logs;
+- ``profile_links``: the links a profile implies for a prediction; ``ddp_check``: the
+  prediction that ``commatlas check-ddp`` holds against a measured DDP run.
+
+This room sits above the models it calibrates (costmodels/nccl, costmodels/dp): it imports
+them, they never import it. The torchrun measurement entry points are in commatlas/measure.
+"""
