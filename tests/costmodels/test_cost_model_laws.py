@@ -72,6 +72,7 @@ def _values(draw, nodes: int, per_node: int) -> dict[str, float]:
         "R_f": draw(st.floats(min_value=0.0, max_value=1e5)),
         "tau_c": draw(st.floats(min_value=1.0, max_value=1e5)),
         "T_s": draw(st.floats(min_value=1.0, max_value=1e8)),
+        "t_ov": draw(st.floats(min_value=0.0, max_value=1e3)),
         # Stragglers (costmodels/stragglers): shifted-exponential step times, backup workers.
         "t_0": draw(positive),
         "theta": draw(positive),
