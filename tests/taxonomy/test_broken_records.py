@@ -87,13 +87,13 @@ def _broken_folder(root: Path) -> dict[str, tuple[str, str]]:
         "bad-yaml": "id: [unclosed\n",
         "misplaced-a": _variant(
             id="misplaced-a", name="W13", aliases=[], category=["parallelism", "tensor"]
-        ),  # fmt: skip
+        ),
         "bad-a-slot": _variant(
             id="bad-a-slot",
             name="W14",
             aliases=[],
             placement={**GOOD["placement"], "A": "system-architecture/all-reduce"},
-        ),  # fmt: skip
+        ),
         "two-origins": _variant(
             id="two-origins", name="W15", aliases=[], citations=[{**citation, "origin": True}] * 2
         ),  # fmt: skip
