@@ -57,6 +57,10 @@ def _formula(args: argparse.Namespace) -> int:
     print("assumptions:")
     for assumption in model.assumptions:
         print(f"  - {assumption}")
+    if model.requires:
+        print("requires (evaluating elsewhere is an error):")
+        for requirement in model.requires:
+            print(f"  - {requirement.why}: {requirement.holds}")
     print(f"source: {model.source}")
     return 0
 

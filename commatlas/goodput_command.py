@@ -36,9 +36,10 @@ def add_goodput_flags(parser: argparse.ArgumentParser) -> None:
     text = nonempty(MAX_UNIT_TEXT)
     group = parser.add_argument_group("failures and checkpoints (defaults: costmodels/goodput)")
     group.add_argument("--mode", choices=MODES, default="sync",
-                       help="sync: training waits for the write to storage; async: only for the "
-                       "copy to host memory (CheckFreq); in-memory: the copy then goes to a "
-                       "peer's memory (GEMINI)")  # fmt: skip
+                       help="sync: training waits for the write to storage; async: only for "
+                       "what of the copy to host memory outlasts the next step's forward and "
+                       "backward (CheckFreq; the whole copy without --global-batch); in-memory: "
+                       "the copy then goes to a peer's memory (GEMINI)")  # fmt: skip
     group.add_argument("--interval-rule", choices=RULES, default="daly",
                        help="Daly 2006 (default), Young 1974, or the exact optimum")  # fmt: skip
     group.add_argument(
@@ -153,7 +154,7 @@ def run_goodput(args: argparse.Namespace) -> int:
                             bandwidths=inputs.bandwidths, gpu_mtbf_s=_per_gpu_mtbf(inputs),
                             restart_s=inputs.restart_s, rule=args.interval_rule,
                             precision=args.state_precision, balanced=args.balanced_save,
-                            **lists)  # fmt: skip
+                            snapshot_overlap_s=inputs.snapshot_overlap_s, **lists)  # fmt: skip
     except ValueError as exc:  # UnitParseError, LayoutError, ShapeError ...
         print(f"{PROG}: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
@@ -168,7 +169,7 @@ def run_goodput(args: argparse.Namespace) -> int:
 def _persist(inputs: Any, mode: str) -> float:
     from costmodels.goodput import checkpoint_cost
 
-    return checkpoint_cost(inputs.size, mode, inputs.bandwidths).persist_s
+    return checkpoint_cost(inputs.size, mode, inputs.bandwidths).persist_s  # overlap: no effect
 
 
 def _per_gpu_mtbf(inputs: Any) -> float:
@@ -191,5 +192,6 @@ def _predictions(args: argparse.Namespace, inputs: Any) -> dict[str, Any]:
         out[mode] = predict_goodput(inputs.size, mode, inputs.bandwidths,
                                     gpu_mtbf_s=inputs.gpu_mtbf_s, restart_s=inputs.restart_s,
                                     rule=args.interval_rule, interval_s=inputs.interval_s,
-                                    job_mtbf_override_s=inputs.job_mtbf_s)  # fmt: skip
+                                    job_mtbf_override_s=inputs.job_mtbf_s,
+                                    snapshot_overlap_s=inputs.snapshot_overlap_s)  # fmt: skip
     return out

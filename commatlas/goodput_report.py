@@ -4,7 +4,9 @@ JSON keys (seconds, bytes, bytes/s, fractions): ``checkpoint_bytes`` (the whole 
 ``checkpoint_bytes_per_gpu`` (the busiest writer's), ``checkpoint_write_s`` (what training waits
 for per checkpoint in ``mode``), ``checkpoint_persist_s``, ``checkpoint_load_s``, ``blocks``,
 ``optimal_interval_s``, ``interval_s`` (the one goodput is computed at), ``interval_rule``,
-``interval_steps`` and ``step_time_s`` (null without ``--global-batch``), ``expected_goodput``,
+``interval_steps`` and ``step_time_s`` (null without ``--global-batch``), ``snapshot_overlap_s``
+(the step's forward and backward, which the async snapshot overlaps; 0 without
+``--global-batch``), ``expected_goodput``,
 ``job_mtbf_s``, ``gpu_mtbf_s``, ``restart_s`` (restart + read + persist window),
 ``waste_first_order`` (Young's split), ``modes`` (the same per mode), ``what_if`` (rows, or
 null), ``gpus``, ``nodes``, ``layout``, ``model``, ``bandwidths`` and ``sources`` (where every
@@ -35,6 +37,7 @@ class GoodputInputs:
     interval_s: float | None
     step_time_s: float | None
     sources: dict[str, str]
+    snapshot_overlap_s: float = 0.0  # the step before its weight update (async snapshot)
 
 
 def _bandwidths(args: argparse.Namespace, cluster: Any) -> tuple[Any, dict[str, str]]:
@@ -107,16 +110,19 @@ def resolve_inputs(args: argparse.Namespace) -> GoodputInputs:
     interval = parse_time(args.interval, "--interval") if args.interval else None
     if interval is not None and interval <= 0:
         raise ValueError("--interval: the checkpoint interval must be more than 0 s")
-    step = None
+    step, overlap = None, 0.0
     if batch_given:
         from costmodels.llm.step import predict_step
 
-        step = predict_step(shape, layout, cluster, **ctx["options"]).iteration_time_s
+        prediction = predict_step(shape, layout, cluster, **ctx["options"])
+        step = prediction.iteration_time_s
+        # CheckFreq's snapshot runs beside the next step until its weight update.
+        overlap = max(0.0, step - prediction.compute_breakdown_s["optimizer"])
     return GoodputInputs(
         shape=shape, layout=layout, model=ctx["resolved"].source, size=size,
         bandwidths=bandwidths, gpu_mtbf_s=gpu_mtbf, job_mtbf_s=job_mtbf,
         restart_s=_restart(args.restart), interval_s=interval, step_time_s=step,
-        sources={**failure_sources, **link_sources},
+        sources={**failure_sources, **link_sources}, snapshot_overlap_s=overlap,
     )  # fmt: skip
 
 
@@ -147,6 +153,7 @@ def goodput_json(args: argparse.Namespace, inputs: GoodputInputs, results: dict[
         **_mode_json(chosen, inputs.step_time_s),
         "interval_rule": chosen.interval_rule,
         "step_time_s": inputs.step_time_s,
+        "snapshot_overlap_s": inputs.snapshot_overlap_s,
         "job_mtbf_s": chosen.job_mtbf_s,
         "gpu_mtbf_s": inputs.gpu_mtbf_s,
         "gpus": size.gpus,

@@ -4,6 +4,11 @@ A cost model may have several *variants* (e.g. parameter servers colocated with 
 separate machines); the first one is the default. Each variant holds the time expression and, per
 role of rank (``"rank"``, ``"worker"``, ``"server"`` ...), the bytes one rank of that role sends.
 The volume terms are what the reference implementations' measured wire bytes are tested against.
+
+A model may also state *requirements*: relations between its symbols without which the schedule
+it prices does not exist (DualPipe runs on an even number of ranks). Evaluating it where one
+fails is a :class:`CostModelError` naming the requirement and the values; :meth:`CostModel.admits`
+says where they all hold, so a sweep over p can keep only those points.
 """
 
 from __future__ import annotations
@@ -37,6 +42,18 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class Requirement:
+    """A relation the model's symbols must satisfy, e.g. ``sp.Eq(sp.Mod(p, 2), 0)``.
+
+    Checked whenever every symbol it names is among the values given (a time formula without m
+    is not held to a requirement on m).
+    """
+
+    holds: sp.Basic  # a sympy relation (Eq, Ge, And ...) of the model's symbols
+    why: str  # what is required and by whom, e.g. "p even (DualPipe pairs ranks r, p-1-r)"
+
+
+@dataclass(frozen=True)
 class CostModel:
     """A closed-form communication cost, keyed by the id of the record that names it."""
 
@@ -45,6 +62,7 @@ class CostModel:
     variants: Mapping[str, Variant]
     source: str  # the publication the formula follows (full citation text)
     assumptions: tuple[str, ...] = ()
+    requires: tuple[Requirement, ...] = ()
     _cache: dict[sp.Expr, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -56,6 +74,9 @@ class CostModel:
                     key_of(symbol)  # raises for a symbol not declared in costmodels.symbols
             if not variant.bytes_sent:
                 raise CostModelError(f"cost model {self.id!r} variant {name!r} has no volume term")
+        for requirement in self.requires:
+            for symbol in requirement.holds.free_symbols:
+                key_of(symbol)
 
     # --- access -------------------------------------------------------------------------------
     @property
@@ -122,7 +143,11 @@ class CostModel:
             for name, v in zip(names, scalars, strict=True):
                 if not 0 <= v < math.inf:
                     raise CostModelError(f"{self.id}: {name} must be finite and non-negative")
+            if self.requires:
+                self._check_requirements(values)
             return np.asarray(float(function(*scalars)))
+        if self.requires:
+            self._check_requirements(values)
         arrays = [np.asarray(values[name], dtype=float) for name in names]
         for name, array in zip(names, arrays, strict=True):
             if np.any(~np.isfinite(array)) or np.any(array < 0):
@@ -130,6 +155,33 @@ class CostModel:
         result = function(*arrays)
         shape = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else ()
         return np.broadcast_to(np.asarray(result, dtype=float), shape).copy()
+
+    def _requirement_mask(self, requirement: Requirement, values: Mapping[str, Any]) -> Any:
+        """Where ``requirement`` holds (broadcast over the values), or None if it names a symbol
+        the values lack."""
+        names, function = self._function(requirement.holds)
+        if any(name not in values for name in names):
+            return None
+        return np.asarray(function(*(np.asarray(values[name], dtype=float) for name in names)))
+
+    def _check_requirements(self, values: Mapping[str, Any]) -> None:
+        for requirement in self.requires:
+            mask = self._requirement_mask(requirement, values)
+            if mask is not None and not np.all(mask):
+                names = self._function(requirement.holds)[0]
+                shown = ", ".join(f"{name}={values[name]!r}" for name in names)
+                raise CostModelError(f"{self.id}: needs {requirement.why}; got {shown}")
+
+    def admits(self, **values: Any) -> np.ndarray:
+        """True where every requirement whose symbols are given holds (broadcast like
+        :meth:`evaluate`); all True for a model without requirements."""
+        shape = np.broadcast_shapes(*(np.shape(v) for v in values.values())) if values else ()
+        result = np.ones(shape, dtype=bool)
+        for requirement in self.requires:
+            mask = self._requirement_mask(requirement, values)
+            if mask is not None:
+                result &= np.broadcast_to(mask.astype(bool), shape)
+        return result
 
     def evaluate(self, variant: str | None = None, **values: Any) -> np.ndarray:
         """Time in seconds; values are SI numbers or numpy arrays, broadcast together.

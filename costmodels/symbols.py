@@ -78,7 +78,9 @@ _ALL = {
         "alpha_0", "alpha_0", "fixed cost of one collective call (launch, base latency)", "second"
     ),
     "eta": _sym(
-        "eta", "eta", "share of the bottleneck link's rate an algorithm and protocol deliver",
+        "eta",
+        "eta",
+        "share of the bottleneck link's rate an algorithm and protocol deliver",
         "dimensionless",
     ),
     "K": _sym("K", "K", "NICs (network rails) per node", "dimensionless", True),
@@ -116,6 +118,12 @@ _ALL = {
         "R_f", "R_f", "restart after a failure, before the checkpoint is read back", "second"
     ),
     "tau_c": _sym("tau_c", "tau_c", "compute time between two checkpoints", "second"),
+    "t_ov": _sym(
+        "t_ov",
+        "t_ov",
+        "compute a background snapshot overlaps: the next step's forward and backward",
+        "second",
+    ),
     "T_s": _sym("T_s", "T_s", "failure-free compute time of the whole job", "second"),
     # Stragglers (costmodels/stragglers): a worker's step time = t_0 + Exp(mean theta).
     "t_0": _sym("t_0", "t_0", "fastest compute time of one worker's step (the shift)", "second"),
@@ -169,6 +177,7 @@ F = SYMBOLS["F"].symbol
 M_g = SYMBOLS["M_g"].symbol
 R_f = SYMBOLS["R_f"].symbol
 tau_c = SYMBOLS["tau_c"].symbol
+t_ov = SYMBOLS["t_ov"].symbol
 T_s = SYMBOLS["T_s"].symbol
 t_0 = SYMBOLS["t_0"].symbol
 theta = SYMBOLS["theta"].symbol

@@ -71,7 +71,7 @@ def to_csv(records: Iterable[Record]) -> str:
             "cost_model": r.cost_model or "",
             "reference_impl": r.reference_impl or "",
             "first_citation": first.title,
-            "year": first.year,
+            "year": r.year,  # the technique's year (Record.year), not the first citation's
             "verified": str(all(c.verified for c in r.citations)).lower(),
             "summary": r.summary,
         }

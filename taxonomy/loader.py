@@ -15,6 +15,7 @@ import yaml
 from pydantic import ValidationError
 
 from taxonomy.schema import Record
+from taxonomy.scope import survey_a_problem
 
 MAX_RECORD_BYTES = 1_000_000  # one record file; a real record is a few kilobytes
 
@@ -177,6 +178,9 @@ def collect(
         if record is None:
             continue
         tax.problems.extend(_check_location(path, root, record))
+        placement = survey_a_problem(record)
+        if placement:
+            tax.problems.append(Problem(path, "placement.A", placement))
         if record.id in tax.records:
             first = tax.files[record.id]
             tax.problems.append(Problem(path, "id", f"duplicate id, also defined in {first}"))

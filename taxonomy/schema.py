@@ -3,6 +3,37 @@
 A record is one technique of distributed deep-learning communication. Its shape is fixed in
 DESIGN.md ("Contracts other parts rely on"); ``extra="forbid"`` makes a misspelt field an error
 rather than silently dropped data.
+
+Rules a record follows beyond its field types (``commatlas validate`` checks those marked *):
+
+**Citations and year.** ``citations[0]`` is the primary source, the work the record mainly
+describes. Where that work is not where the technique came from (an implementation, a later
+version, a product document), the record also cites the origin. The origin is marked ``origin:
+true`` whenever an earlier citation exists that is not the origin (background, hardware it needs;
+at most one mark per record*). ``Record.year``, the year the exports and the "Since the surveys"
+page show, is the technique's year: that of the citation marked ``origin``, else of the earliest
+citation (which is then taken to be the origin). A citation's own ``year`` is the year of that
+publication (its venue's year; the first public version where the venue is a preprint server).
+
+**Survey A placement** (Shi et al., "A Quantitative Survey of Communication Optimizations in
+Distributed Deep Learning", IEEE Network 2021, which surveys "communication optimization
+techniques for data parallel distributed DL"; :mod:`taxonomy.scope` holds the rule as code*).
+A record gets a slot in survey A when what it changes is the communication of data-parallel
+training: the synchronisation of the replicas' gradients or parameters (sharded replicas as in
+ZeRO and FSDP included), the data-parallel learning algorithm that sets how much and how often
+they synchronise, the scheduling of that traffic, or the collectives, libraries, interconnects,
+topologies and transports that carry it (generic ones carry every kind of traffic and keep their
+slot). It gets none (``A: null``) when what it changes is model-parallel traffic (tensor,
+pipeline, expert or sequence parallelism, overlapping tensor-parallel collectives with their
+GEMMs, compressing activations between stages, a library made for expert all-to-alls) or when
+it is not a data-parallel communication technique at all: inference serving, cluster and job
+scheduling, fault tolerance and checkpointing, performance modelling and simulators, whole
+large-model training systems and runs. A slot does not mean the survey discusses the technique
+(``mentioned.A`` says that) nor that it predates the survey: later work in scope gets the slot
+it would occupy, with ``mentioned.A: not-covered``. Which parallelism's traffic a record changes
+is ``properties.parallel_traffic`` where given, else read from its category path (``parallelism
+/tensor`` ... ``scheduling/tensor-parallel-overlap``), else data. The slots are
+``SURVEY_A_SLOTS``.
 """
 
 from __future__ import annotations
@@ -30,6 +61,18 @@ Relation = Literal["improves", "generalises", "alternative", "uses", "specialise
 # Survey A (Shi et al. 2021) has three levels; survey B (Liang et al. 2024) has four layers plus
 # its LLM case study. A placement is "<level or section>/<sub-topic>".
 SURVEY_A_LEVELS = ("learning-algorithm", "system-architecture", "network-infrastructure")
+# Survey A's sub-topics under each level: CommAtlas's names for the groups of its text.
+SURVEY_A_SLOTS = {
+    "learning-algorithm": ("communication-synchronization", "gradient-compression"),
+    "system-architecture": ("communication-architecture", "scheduling-overlap"),
+    "network-infrastructure": (
+        "collective-libraries",
+        "in-network-aggregation",
+        "interconnects",
+        "topologies",
+        "transports",
+    ),
+}
 SURVEY_B_SECTIONS = (
     "model-synchronization",
     "data-compression",
@@ -48,7 +91,14 @@ class _Strict(BaseModel):
 
 
 class Citation(_Strict):
-    """A publication, checked against a public source when ``verified`` is true."""
+    """A publication, checked against a public source when ``verified`` is true.
+
+    ``authors`` is the work's own author line, in its order (a group heads it only where the work
+    says so, as BLOOM's "BigScience Workshop"). A work that names no author, or not all of them
+    (a company document, a forum post whose poster is not shown), is cited by the organisation
+    that published it alone (``[NVIDIA]``, ``[PyTorch]``), with ``verification_note`` saying so;
+    an invented group is never listed beside named people.
+    """
 
     title: NonEmpty
     authors: list[NonEmpty] = Field(min_length=1)
@@ -60,6 +110,9 @@ class Citation(_Strict):
     verified: bool
     # What was checked and where, or why it could not be confirmed.
     verification_note: str | None = None
+    # True on the work the technique came from when an earlier citation is not that work
+    # (module docstring: "Citations and year").
+    origin: bool = False
 
     @field_validator("doi")
     @classmethod
@@ -112,8 +165,15 @@ class Placement(_Strict):
     @field_validator("A")
     @classmethod
     def _survey_a(cls, value: str | None) -> str | None:
-        if value is not None and value.split("/")[0] not in SURVEY_A_LEVELS:
+        if value is None:
+            return value
+        level, _, slot = value.partition("/")
+        if level not in SURVEY_A_LEVELS:
             raise ValueError(f"survey A placement must start with one of {SURVEY_A_LEVELS}")
+        if slot not in SURVEY_A_SLOTS[level]:
+            raise ValueError(
+                f"survey A slot {value!r}: under {level!r} use one of {SURVEY_A_SLOTS[level]}"
+            )
         return value
 
     @field_validator("B")
@@ -126,6 +186,7 @@ class Placement(_Strict):
 
 Scalar = str | int | float | bool
 Compression = Literal["quantization", "sparsification", "low-rank", "hybrid", "none"]
+ParallelTraffic = Literal["data", "tensor", "pipeline", "expert", "sequence", "hybrid"]
 
 
 class Properties(BaseModel):
@@ -142,6 +203,9 @@ class Properties(BaseModel):
     needs_error_feedback: bool | None = None
     unbiased: bool | None = None
     typical_scale: str | None = None  # e.g. "8-1024 GPUs", "thousands of GPUs"
+    # Whose traffic the technique changes, where the category path does not say it (survey A's
+    # scope rule, taxonomy.scope): data-parallel replicas or a model-parallel dimension.
+    parallel_traffic: ParallelTraffic | None = None
 
     @model_validator(mode="after")
     def _extras_are_scalars(self) -> Properties:
@@ -181,6 +245,19 @@ class Record(_Strict):
     cost_model: KebabId | None = None
     # "package.module:object" of the reference implementation, or null.
     reference_impl: Annotated[str, StringConstraints(pattern=r"^[\w.]+:[\w.]+$")] | None = None
+
+    @property
+    def year(self) -> int:
+        """The technique's year: its origin citation's, else its earliest citation's."""
+        origins = [c.year for c in self.citations if c.origin]
+        return origins[0] if origins else min(c.year for c in self.citations)
+
+    @field_validator("citations")
+    @classmethod
+    def _one_origin(cls, value: list[Citation]) -> list[Citation]:
+        if sum(c.origin for c in value) > 1:
+            raise ValueError("at most one citation is the technique's origin (origin: true)")
+        return value
 
     @field_validator("summary")
     @classmethod

@@ -3,7 +3,8 @@
 Both panels evaluate ``costmodels.get(id).evaluate`` for every variant at the site's reference
 scenario (``commatlas.docs_site.scenario``): left, the time of one n = 100 MB exchange against the
 number of workers; right, the time against the message size at p = 64. Models with a node
-structure (a symbol ``g``) are drawn at whole nodes only (p = 8, 16, ...), where they apply.
+structure (a symbol ``g``) are drawn at whole nodes only (p = 8, 16, ...), where they apply, and
+a model with requirements (``CostModel.requires``) only where they hold.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ def plot_data(model_id: str, bits: float | None = None) -> pd.DataFrame:
     p = worker_axis(model)
     # The scenario's values do not depend on the variant: built once for all of them.
     over_p = scenario.symbol_values(model_id, p, scenario.MESSAGE_BYTES, bits)
+    admitted = model.admits(**over_p)
+    if not admitted.all():  # e.g. DualPipe exists for even p only: draw where it exists
+        p = p[admitted]
+        over_p = scenario.symbol_values(model_id, p, scenario.MESSAGE_BYTES, bits)
     over_n = scenario.symbol_values(model_id, P_FOR_SIZE_SWEEP, SIZES, bits)
     for variant in model.variants:
         by_p = model.evaluate(variant, **over_p)

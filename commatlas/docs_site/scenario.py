@@ -16,7 +16,9 @@ about any particular one:
   local SGD: H = 8 local steps; pipelines: 10 ms forward and 20 ms backward per micro-batch,
   m = 4p micro-batches, v = 2 virtual stages per GPU;
 - stragglers (illustrative): a worker's step is 90 ms plus an exponential 10 ms on average
-  (t_0, theta), with k_b = 2 backup workers.
+  (t_0, theta), with k_b = 2 backup workers;
+- checkpoints: an asynchronous (CheckFreq) snapshot overlaps one step's forward and backward,
+  t_ov = 30 ms (the pipelines' forward plus backward).
 """
 
 from __future__ import annotations
@@ -123,7 +125,7 @@ def symbol_values(model_id: str, p: Any, n: Any, bits: float | None = None) -> d
         "K": float(GPUS_PER_NODE),
         # Failures and checkpoints (costmodels/goodput): the per-GPU mean time between failures
         # derived from Llama 3's interruption counts, Daly's 10 min restart, a checkpoint every
-        # hour, one day of work.
+        # hour, one day of work; an async snapshot overlaps one step's forward and backward.
         **_checkpoint_values(),
         # Stragglers (costmodels/stragglers), illustrative: a 100 ms step whose compute is
         # 90 ms plus an exponential 10 ms on average (cv 0.1), two backup workers.
@@ -136,7 +138,8 @@ def symbol_values(model_id: str, p: Any, n: Any, bits: float | None = None) -> d
 def _checkpoint_values() -> dict[str, float]:
     from costmodels.goodput.sources import DEFAULT_GPU_MTBF_S, DEFAULT_RESTART_S
 
-    return {"M_g": DEFAULT_GPU_MTBF_S, "R_f": DEFAULT_RESTART_S, "tau_c": 3600.0, "T_s": 86400.0}
+    return {"M_g": DEFAULT_GPU_MTBF_S, "R_f": DEFAULT_RESTART_S, "tau_c": 3600.0, "T_s": 86400.0,
+            "t_ov": FORWARD_S + BACKWARD_S}  # fmt: skip
 
 
 def cluster(nodes: int) -> Any:

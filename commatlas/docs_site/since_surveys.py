@@ -9,7 +9,8 @@ work up to 2023). The page lists, from the records themselves:
   might (``mentioned.B`` is ``unconfirmed``; published inside its window, not checked against
   its text).
 
-For each: the year of its earliest citation, where it plugs into the taxonomy (category path and
+For each: the technique's year (``Record.year``: its origin citation's, else its earliest
+citation's), where it plugs into the taxonomy (category path and
 survey slots), what it changes in the cost picture (the record's ``cost_effect`` property, or
 its summary's first sentence), and, where it has a cost model, the bytes one rank sends and the
 time at the site's reference scenario, computed when the site is built.
@@ -45,7 +46,8 @@ def at_the_edge(record: Record) -> bool:
 
 
 def first_year(record: Record) -> int:
-    return min(citation.year for citation in record.citations)
+    """The technique's year (``Record.year``: its origin citation's, else its earliest)."""
+    return record.year
 
 
 def since_surveys(records: list[Record]) -> list[Record]:
@@ -143,7 +145,8 @@ def since_surveys_page(records: list[Record]) -> str:
         f"{len(chosen) - both} from {FIRST_YEAR_AT_EDGE} on that survey A does not cover and",
         "survey B might, since they fall inside its window (not checked against its text).",
         "",
-        "By year of the earliest citation, then by top-level category: what each changes in the",
+        "By the technique's year (its origin's, usually its earliest citation), then by",
+        "top-level category: what each changes in the",
         "cost picture, whether it is after both surveys or inside B's window, and, where a cost",
         "model exists, the bytes one rank sends and the time of its first variant at",
         f"p = {EXAMPLE_P} and n = {scenario.MESSAGE_BYTES / 1e6:g} MB on the",

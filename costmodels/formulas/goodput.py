@@ -12,8 +12,11 @@ records is what blocks training and what stretches the restart
 - ``periodic-checkpointing``: training waits for the write, delta = alpha + n beta (beta: the
   GPU's share of the storage bandwidth); the restart reads the checkpoint back,
   R_f + alpha + n beta;
-- ``checkfreq`` (asynchronous): training waits for the copy to host memory,
-  delta = alpha_intra + n beta_intra (PCIe); the write to storage, alpha + n beta, runs behind
+- ``checkfreq`` (asynchronous): the copy to host memory, alpha_intra + n beta_intra (PCIe), runs
+  beside the next step's forward and backward (t_ov) and only has to end before that step's
+  weight update, so training stalls for the excess, delta = max(0, alpha_intra + n beta_intra -
+  t_ov) (CheckFreq's ``weight_update`` waits for the snapshot before ``optimizer.step()``,
+  msr-fiddle/CheckFreq src/cf_manager.py); the write to storage, alpha + n beta, runs behind
   training, and a failure inside it falls back one checkpoint: the restart grows by that write
   and by the read, R_f + 2 (alpha + n beta);
 - ``gemini-ckpt`` (in-memory): the same snapshot blocks; alpha + n beta is now the copy to a
@@ -28,7 +31,19 @@ from __future__ import annotations
 import sympy as sp
 
 from costmodels.model import CostModel, Variant
-from costmodels.symbols import M_g, R_f, T_s, alpha, alpha_intra, beta, beta_intra, n, p, tau_c
+from costmodels.symbols import (
+    M_g,
+    R_f,
+    T_s,
+    alpha,
+    alpha_intra,
+    beta,
+    beta_intra,
+    n,
+    p,
+    t_ov,
+    tau_c,
+)
 
 DELTA, MTBF = sp.symbols("delta M", positive=True)
 YOUNG_INTERVAL = sp.sqrt(2 * DELTA * MTBF)
@@ -59,6 +74,8 @@ def _variants(blocking: sp.Expr, restart: sp.Expr, what: str) -> dict[str, Varia
 
 _STORAGE = alpha + n * beta
 _SNAPSHOT = alpha_intra + n * beta_intra
+# Max(x, t) - t rather than Max(0, x - t): the unit check needs both arguments in seconds.
+_SNAPSHOT_STALL = sp.Max(_SNAPSHOT, t_ov) - t_ov
 _ASSUMPTIONS = (
     "failures of the p GPUs are independent Poisson processes of mean time M_g: the job fails "
     "with mean time M_g / p and any failure stops the whole job",
@@ -77,16 +94,22 @@ CHECKFREQ = CostModel(
     id="checkfreq",
     title="Asynchronous checkpointing (snapshot to host memory, persist in the background)",
     variants=_variants(
-        _SNAPSHOT, R_f + 2 * _STORAGE, "training waits for the GPU-to-host snapshot only"
+        _SNAPSHOT_STALL,
+        R_f + 2 * _STORAGE,
+        "training waits only for what of the GPU-to-host snapshot outlasts the next step's "
+        "forward and backward",
     ),
     source=(
         "J. Mohan, A. Phanishayee, V. Chidambaram, CheckFreq: Frequent, Fine-Grained DNN "
-        f"Checkpointing, FAST'21 (two-phase checkpoint); cost function of {DALY}"
+        "Checkpointing, FAST'21 (two-phase checkpoint; the weight update waits for the snapshot: "
+        f"msr-fiddle/CheckFreq src/cf_manager.py); cost function of {DALY}"
     ),
     assumptions=(
         *_ASSUMPTIONS,
-        "beta_intra = 1 / the GPU-to-host copy rate (PCIe); the persist (alpha + n beta) ends "
-        "before the next snapshot (tau_c >= alpha + n beta)",
+        "beta_intra = 1 / the GPU-to-host copy rate (PCIe); the snapshot overlaps the next "
+        "step's forward and backward (t_ov) and must end before its weight update: the stall "
+        "is max(0, alpha_intra + n beta_intra - t_ov) (t_ov = 0: the whole copy stalls)",
+        "the persist (alpha + n beta) ends before the next snapshot (tau_c >= alpha + n beta)",
         "a failure during the persist falls back one checkpoint: on average the restart redoes "
         "alpha + n beta more work (exact but for the job's first and last segment)",
     ),

@@ -65,11 +65,13 @@ def predict_goodput(
     rule: str = "daly",
     interval_s: float | None = None,
     job_mtbf_override_s: float | None = None,
+    snapshot_overlap_s: float = 0.0,
 ) -> GoodputPrediction:
-    """The steps of the module docstring for one mode."""
+    """The steps of the module docstring for one mode. ``snapshot_overlap_s``: the compute an
+    ``async`` snapshot overlaps (the next step's forward and backward; 0 when unknown)."""
     if not 0 <= restart_s < float("inf"):
         raise ValueError(f"restart time must be >= 0, got {restart_s}")
-    cost = checkpoint_cost(size, mode, bandwidths)
+    cost = checkpoint_cost(size, mode, bandwidths, snapshot_overlap_s)
     mtbf = job_mtbf_override_s or job_mtbf_s(gpu_mtbf_s, size.gpus)
     best = float(optimal_interval(cost.blocking_s, mtbf, rule))
     # The next snapshot waits for the previous background write (CheckFreq's rule).

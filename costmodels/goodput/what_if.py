@@ -56,8 +56,11 @@ def what_if(
     rule: str = "daly",
     precision: str = "mixed",
     balanced: bool = False,
+    snapshot_overlap_s: float = 0.0,
 ) -> list[dict[str, Any]]:
-    """One row per combination (module docstring), in the order scale, storage, interval, mode."""
+    """One row per combination (module docstring), in the order scale, storage, interval, mode.
+
+    ``snapshot_overlap_s`` (the base layout's forward and backward) is kept for every row."""
     for values, what in ((gpu_counts, "GPU counts"), (storage_Bps, "storage bandwidths"),
                          (intervals_s, "intervals"), (modes, "modes")):  # fmt: skip
         check_items(list(values), what)
@@ -80,7 +83,8 @@ def what_if(
                         continue
                     result = predict_goodput(size, mode, bw, gpu_mtbf_s=gpu_mtbf_s,
                                              restart_s=restart_s, rule=rule,
-                                             interval_s=interval)  # fmt: skip
+                                             interval_s=interval,
+                                             snapshot_overlap_s=snapshot_overlap_s)  # fmt: skip
                     rows.append({
                         "gpus": gpus, "storage_Bps": storage, "mode": mode,
                         "interval_s": result.interval_s, "optimal": interval is None,

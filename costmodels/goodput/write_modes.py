@@ -13,9 +13,14 @@ The modes:
 ``sync`` (``torch.save`` from the training loop): training waits until every byte is on the
   storage: ``blocking_s`` = latency + the slower of the whole checkpoint at the storage's
   aggregate write bandwidth and the busiest node's bytes at one node's storage bandwidth.
-``async`` (CheckFreq, Mohan et al., FAST'21: snapshot, then persist in the background): training
-  waits only for the copy of the busiest GPU's bytes to host memory over its PCIe link; the write
-  to storage (the ``sync`` time) runs behind training and must end before the next snapshot.
+``async`` (CheckFreq, Mohan et al., FAST'21: snapshot, then persist in the background): the copy
+  of the busiest GPU's bytes to host memory over its PCIe link runs beside the next step's
+  forward and backward (``overlap_s``) and must end before that step's weight update, so
+  training waits only for the excess, max(0, snapshot - overlap_s) (CheckFreq's
+  ``weight_update`` spins until the snapshot is done, then calls ``optimizer.step()``:
+  msr-fiddle/CheckFreq src/cf_manager.py); the write to storage (the ``sync`` time) runs behind
+  training and must end before the next snapshot. ``overlap_s`` = 0 (the step time unknown)
+  charges the whole copy.
 ``in-memory`` (GEMINI, Wang et al., SOSP'23: checkpoints in the CPU memory of other machines):
   the same host snapshot blocks; the busiest node's bytes then travel to a peer node over the
   training network (per node: GPUs per node x per-GPU network bandwidth), and a restarted job
@@ -37,7 +42,8 @@ Mode = Literal["sync", "async", "in-memory"]
 MODES: tuple[Mode, ...] = ("sync", "async", "in-memory")
 BLOCKS = {
     "sync": "training waits for the whole write to storage",
-    "async": "training waits for the GPU-to-host snapshot; the write to storage runs behind it",
+    "async": "training waits for what of the GPU-to-host snapshot outlasts the next step's "
+    "forward and backward; the write to storage runs behind it",
     "in-memory": "training waits for the GPU-to-host snapshot; the copy to a peer's memory runs "
     "behind it",
 }
@@ -80,14 +86,22 @@ def storage_write_s(size: CheckpointSize, bw: Bandwidths) -> float:
     return bw.storage_latency_s + max(aggregate, node)
 
 
-def checkpoint_cost(size: CheckpointSize, mode: Mode, bw: Bandwidths) -> CheckpointCost:
-    """The blocking, persist and load times of one checkpoint written in ``mode``."""
+def checkpoint_cost(
+    size: CheckpointSize, mode: Mode, bw: Bandwidths, overlap_s: float = 0.0
+) -> CheckpointCost:
+    """The blocking, persist and load times of one checkpoint written in ``mode``.
+
+    ``overlap_s``: compute the ``async`` snapshot runs beside (the next step's forward and
+    backward, before its weight update); the other modes ignore it.
+    """
+    if not 0 <= overlap_s < float("inf"):
+        raise ValueError(f"overlap_s must be >= 0 and finite, got {overlap_s!r}")
     storage = storage_write_s(size, bw)
     snapshot = size.busiest_gpu_bytes / bw.host_Bps
     if mode == "sync":
         return CheckpointCost(mode, storage, 0.0, storage, BLOCKS[mode])
     if mode == "async":
-        return CheckpointCost(mode, snapshot, storage, storage, BLOCKS[mode])
+        return CheckpointCost(mode, max(0.0, snapshot - overlap_s), storage, storage, BLOCKS[mode])
     if mode == "in-memory":
         peer = size.busiest_node_bytes / bw.peer_Bps
         return CheckpointCost(mode, snapshot, peer, peer, BLOCKS[mode])

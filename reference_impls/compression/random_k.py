@@ -1,10 +1,11 @@
 """Random-k sparsification: send k coordinates chosen uniformly at random.
 
-Paper: J. Wangni, J. Wang, J. Liu and T. Zhang, "Gradient sparsification for
-communication-efficient distributed optimization", NeurIPS 2018 (keep coordinates at random and
-rescale them so the sparse vector is unbiased; uniform random-k is the equal-probability case).
-S. U. Stich, J.-B. Cordonnier and M. Jaggi, "Sparsified SGD with memory", NeurIPS 2018, analyse
-rand-k with error feedback.
+Papers: S. U. Stich, J.-B. Cordonnier and M. Jaggi, "Sparsified SGD with memory", NeurIPS 2018:
+uniform random-k (rand-k), what this file implements, analysed with error feedback. J. Wangni,
+J. Wang, J. Liu and T. Zhang, "Gradient sparsification for communication-efficient distributed
+optimization", NeurIPS 2018: keep each coordinate with its own probability and rescale it so the
+sparse vector is unbiased (the variance-aware variant; uniform random-k is its equal-probability
+case, and ``unbiased=True`` below is that rescaling).
 
 Algorithm, per call for tensor ``name``:
 

@@ -22,7 +22,9 @@ attention of the block already held: exposed (p-1) max(0, alpha + 2 n beta - t_b
 
 Differences from the paper: plain PyTorch instead of blockwise kernels (one query block per rank,
 no inner key chunking, no blockwise feed-forward); causal masking by global positions without
-load balancing (striped or zig-zag orders balance it).
+load balancing (striped or zig-zag orders balance it); p-1 hops per pass, not the paper code's p
+rotations (github.com/haoliuhl/ringattention rotates K, V p times forward, so they end at their
+owner, and K, V, dK, dV p times backward): 2n fewer bytes per pass, the count the cost model uses.
 
 Example (every rank holds its shard of the sequence)::
 

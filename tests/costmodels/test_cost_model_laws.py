@@ -72,6 +72,7 @@ def _values(draw, nodes: int, per_node: int) -> dict[str, float]:
         "R_f": draw(st.floats(min_value=0.0, max_value=1e5)),
         "tau_c": draw(st.floats(min_value=1.0, max_value=1e5)),
         "T_s": draw(st.floats(min_value=1.0, max_value=1e8)),
+        "t_ov": draw(st.floats(min_value=0.0, max_value=1e3)),
         # Stragglers (costmodels/stragglers): shifted-exponential step times, backup workers.
         "t_0": draw(positive),
         "theta": draw(positive),
@@ -82,6 +83,22 @@ def _values(draw, nodes: int, per_node: int) -> dict[str, float]:
 @st.composite
 def cluster_values(draw) -> dict[str, float]:
     return _values(draw, draw(st.integers(1, 512)), draw(st.sampled_from([1, 2, 4, 8])))
+
+
+def admitted(model: costmodels.CostModel, values: dict[str, float]) -> dict[str, float]:
+    """The draw, moved where the model's requirements hold (DualPipe: p even, m even >= 2p):
+    p and m rounded up to even, m raised to 2p; unchanged for models without requirements."""
+    if model.admits(**values):
+        return values
+    p = values["p"] + values["p"] % 2
+    m = max(values["m"] + values["m"] % 2, 2 * p)
+    moved = {**values, "p": p, "m": m, "S": min(values["S"], p)}
+    assert model.admits(**moved), (model.id, moved)
+    return moved
+
+
+# A model that does not exist for one worker (DualPipe pairs ranks) has no p = 1 law to obey.
+ONE_WORKER_VARIANTS = [(i, v) for i, v in VARIANTS if costmodels.get(i).admits(p=1)]
 
 
 @pytest.mark.parametrize("model_id", costmodels.ids())
@@ -107,6 +124,7 @@ def test_more_bandwidth_or_less_latency_is_never_slower(
     model_id: str, variant: str, values: dict, factor: float
 ) -> None:
     model = costmodels.get(model_id)
+    values = admitted(model, values)
     base = float(model.evaluate(variant, **values))
     assert base >= 0
     for knob in ("beta", "alpha", "beta_intra", "alpha_intra"):
@@ -114,7 +132,7 @@ def test_more_bandwidth_or_less_latency_is_never_slower(
         assert better <= base * (1 + 1e-12), knob
 
 
-@pytest.mark.parametrize(("model_id", "variant"), VARIANTS)
+@pytest.mark.parametrize(("model_id", "variant"), ONE_WORKER_VARIANTS)
 @settings(max_examples=50, deadline=None)
 @given(values=cluster_values())
 def test_one_worker_costs_nothing(model_id: str, variant: str, values: dict) -> None:
@@ -134,6 +152,7 @@ def test_one_worker_costs_nothing(model_id: str, variant: str, values: dict) -> 
 @given(values=cluster_values())
 def test_volumes_are_non_negative(model_id: str, variant: str, values: dict) -> None:
     model = costmodels.get(model_id)
+    values = admitted(model, values)
     for role in model.variant(variant).bytes_sent:
         assert float(model.evaluate_volume(variant, role, **values)) >= 0.0
 
@@ -150,6 +169,23 @@ def test_evaluate_errors_name_the_problem() -> None:
         model.evaluate("tree", p=2, n=1, alpha=1, beta=1, gamma=1)
     with pytest.raises(KeyError, match="no cost model 'nope'"):
         costmodels.get("nope")
+
+
+def test_a_requirement_is_an_error_naming_it_and_admits_marks_where_it_holds() -> None:
+    import numpy as np
+
+    model = costmodels.get("dualpipe")
+    values = dict(p=4, m=8, n=1.0, alpha=1e-6, beta=1e-9, t_f=1.0, t_b=2.0, t_w=1.0, t_fb=3.0)
+    assert float(model.evaluate(**values)) >= 0
+    with pytest.raises(CostModelError, match="even number of ranks p.*got p=3"):
+        model.evaluate(**{**values, "p": 3, "m": 8})
+    with pytest.raises(CostModelError, match="m >= 2p.*got m=6, p=4"):
+        model.evaluate_volume(**{**values, "m": 6})
+    without_m = {k: v for k, v in values.items() if k != "m"}
+    assert float(model.evaluate(**{**without_m, "p": 6})) >= 0  # m not given: not checked
+    assert list(model.admits(p=np.arange(1, 7))) == [False, True, False, True, False, True]
+    assert bool(costmodels.get("ring-allreduce").admits(p=3))  # no requirements: all admitted
+    assert ("dualpipe", "dualpipe") not in ONE_WORKER_VARIANTS
 
 
 def test_latex_renders_every_variant() -> None:

@@ -80,13 +80,47 @@ def test_write_modes_by_hand() -> None:
         Bandwidths(0.0, 1.0, 1.0, 1.0)
 
 
-def test_registered_models_equal_the_numpy_model() -> None:
+def test_async_snapshot_stalls_only_for_what_outlasts_the_next_step() -> None:
+    """By hand: the busiest GPU's 14 PARAMS / 8 bytes (ZeRO-3 over 8) at 50 GB/s take
+    14.05 GB / 50 GB/s = 0.281 s. Beside a 0.2 s forward and backward the weight update waits
+    0.081 s; beside 0.5 s it waits 0; with no step known (0) the whole 0.281 s."""
+    size = checkpoint_size(SHAPE, Layout(1, 1, 8, 8, zero=3), 8)
+    snapshot = 14 * PARAMS / 8 / 50e9
+    assert snapshot == pytest.approx(0.2810, abs=5e-4)
+    for overlap, stall in ((0.0, snapshot), (0.2, snapshot - 0.2), (0.5, 0.0)):
+        cost = checkpoint_cost(size, "async", BW, overlap_s=overlap)
+        assert cost.blocking_s == pytest.approx(stall, rel=1e-12, abs=1e-15)
+        assert cost.persist_s == checkpoint_cost(size, "sync", BW).blocking_s  # unchanged
+    for mode in ("sync", "in-memory"):  # they block for other reasons: the overlap is unused
+        assert checkpoint_cost(size, mode, BW, 0.2) == checkpoint_cost(size, mode, BW)
+    with pytest.raises(ValueError, match="overlap_s"):
+        checkpoint_cost(size, "async", BW, overlap_s=-1.0)
+    longer = predict_goodput(size, "async", BW, gpu_mtbf_s=1.8e8, restart_s=600.0,
+                             snapshot_overlap_s=0.2)  # fmt: skip
+    whole = predict_goodput(size, "async", BW, gpu_mtbf_s=1.8e8, restart_s=600.0)
+    assert longer.checkpoint_write_s == pytest.approx(snapshot - 0.2, rel=1e-12)
+    assert longer.expected_goodput > whole.expected_goodput
+
+
+def test_checkfreq_model_by_hand() -> None:
+    """3 GB at 50 GB/s plus 10 us: 0.06001 s of copy; t_ov = 0.04 s leaves 0.02001 s."""
+    model = costmodels.get("checkfreq")
     v = dict(p=64, n=3e9, alpha=0.2, beta=1 / 5e9, alpha_intra=1e-5, beta_intra=1 / 50e9,
              M_g=1.8e8, R_f=600.0, tau_c=1800.0, T_s=86_400.0)  # fmt: skip
+    mtbf, restart = 1.8e8 / 64, 600.0 + 2 * (0.2 + 3e9 / 5e9)
+    for t_ov, stall in ((0.0, 0.06001), (0.04, 0.02001), (0.06001, 0.0), (1.0, 0.0)):
+        young = 86_400.0 * (1 + stall / 1800.0 + ((1800.0 + stall) / 2 + restart) / mtbf)
+        got = float(model.evaluate("young", **v, t_ov=t_ov))
+        assert got == pytest.approx(young, rel=1e-12), t_ov
+
+
+def test_registered_models_equal_the_numpy_model() -> None:
+    v = dict(p=64, n=3e9, alpha=0.2, beta=1 / 5e9, alpha_intra=1e-5, beta_intra=1 / 50e9,
+             M_g=1.8e8, R_f=600.0, tau_c=1800.0, T_s=86_400.0, t_ov=0.04)  # fmt: skip
     mtbf, storage = v["M_g"] / v["p"], v["alpha"] + v["n"] * v["beta"]
     snapshot = v["alpha_intra"] + v["n"] * v["beta_intra"]
     cases = {"periodic-checkpointing": (storage, v["R_f"] + storage),
-             "checkfreq": (snapshot, v["R_f"] + 2 * storage),
+             "checkfreq": (max(0.0, snapshot - v["t_ov"]), v["R_f"] + 2 * storage),
              "gemini-ckpt": (snapshot, v["R_f"] + 2 * storage)}  # fmt: skip
     for model_id, (delta, restart) in cases.items():
         model = costmodels.get(model_id)

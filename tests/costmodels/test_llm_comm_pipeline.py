@@ -5,16 +5,19 @@ The communication formulas are held against volumes typed here from the papers (
 SC'21: TP 8bsh(t-1)/t per layer per micro-batch, PP bsh/t with scatter/gather; Rajbhandari et al.
 2020: ZeRO-1/2 = all-reduce volume, ZeRO-3 = 1.5x) with latency set to zero, so the comparison is
 exact up to float rounding (rel=1e-12). Pipeline times are held against a discrete-event
-simulation of each schedule, in exact fractions.
+simulation of each schedule, in exact fractions; with a boundary message of c seconds the same
+simulation gives the transfer terms of the ``gpipe`` model (exact) and ``megatron-3d`` (bound).
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 from functools import partial
+from itertools import product
 
 import pytest
 
+import costmodels
 from costmodels.dp.collective_time import allreduce_time
 from costmodels.hardware import get_gpu
 from costmodels.llm import communication
@@ -212,8 +215,11 @@ def schedule_ops(schedule: str, p: int, m: int, v: int) -> list[list[tuple[str, 
     return devices
 
 
-def simulate(schedule: str, p: int, m: int, v: int, tf: list, tb: list) -> Fraction:
-    """Makespan: an op starts when its device is free and its producer has finished."""
+def simulate(
+    schedule: str, p: int, m: int, v: int, tf: list, tb: list, lag: Fraction = Fraction(0)
+) -> Fraction:
+    """Makespan: an op starts when its device is free and its producer has finished, ``lag``
+    (one boundary message, alpha + n beta) later when the producer ran on another device."""
     ops, done = schedule_ops(schedule, p, m, v), {}
     free, nxt, last = [Fraction(0)] * p, [0] * p, p * v - 1
     progressed = True
@@ -229,7 +235,8 @@ def simulate(schedule: str, p: int, m: int, v: int, tf: list, tb: list) -> Fract
                     dep = ("B", stage + 1, mb) if stage < last else ("F", stage, mb)
                 if dep is not None and dep not in done:
                     break
-                start = max(free[d], done[dep] if dep else Fraction(0))
+                remote = dep is not None and dep[1] % p != d  # stage s runs on device s % p
+                start = max(free[d], done[dep] + (lag if remote else 0) if dep else Fraction(0))
                 free[d] = done[(kind, stage, mb)] = start + (tf[d] if kind == "F" else tb[d]) / v
                 nxt[d] += 1
                 progressed = True
@@ -250,6 +257,51 @@ def test_pipeline_time_matches_simulation(schedule: str) -> None:
                     assert got == pytest.approx(float(sim), rel=1e-12), (schedule, p, m, v)
                     bubble = bubble_fraction(schedule, p, m, v)
                     assert float(sim) == pytest.approx(m * float(tf + tb) * (1 + bubble))
+
+
+GPIPE_MODEL = costmodels.get("gpipe")
+TIMES = [(Fraction(1), Fraction(2)), (Fraction(3), Fraction(1)), (Fraction(2), Fraction(5))]
+LAGS = [Fraction(1, 7), Fraction(2), Fraction(50)]  # messages short and long against compute
+
+
+def exposed_transfers(schedule: str, p: int, m: int, v: int, tf, tb, lag) -> float:
+    """What the boundary messages add to the simulated step."""
+    with_lag = simulate(schedule, p, m, v, [tf] * p, [tb] * p, lag)
+    return float(with_lag - simulate(schedule, p, m, v, [tf] * p, [tb] * p))
+
+
+@pytest.mark.parametrize("schedule", ["gpipe", "1f1b"])
+def test_gpipe_model_prices_transfers_as_each_schedule_runs(schedule: str) -> None:
+    """Model time minus bubble equals the simulated makespan's growth, for every p, m, c."""
+    for p in range(1, 7):
+        for m in range(1, 3 * p + 2):
+            for (tf, tb), lag in product(TIMES, LAGS):
+                values = dict(p=p, m=m, t_f=float(tf), t_b=float(tb), alpha=float(lag),
+                              beta=0.0, n=1.0)  # fmt: skip
+                bubble = float(GPIPE_MODEL.evaluate(schedule, **{**values, "alpha": 0.0}))
+                transfers = float(GPIPE_MODEL.evaluate(schedule, **values)) - bubble
+                want = exposed_transfers(schedule, p, m, 1, tf, tb, lag)
+                assert transfers == pytest.approx(want, rel=1e-12, abs=1e-12), (p, m, tf, lag)
+
+
+def test_1f1b_exposes_more_transfers_than_fill_and_drain_by_hand() -> None:
+    """p = 4, m = 8, c = 1: 2 [(p-1) + floor(7 * 3 / 4)] = 2 (3 + 5) = 16 messages, not 6."""
+    values = dict(p=4, m=8, t_f=0.0, t_b=0.0, alpha=1.0, beta=0.0, n=1.0)
+    assert float(GPIPE_MODEL.evaluate("1f1b", **values)) == 16.0
+    assert float(GPIPE_MODEL.evaluate("gpipe", **values)) == 6.0
+    assert exposed_transfers("1f1b", 4, 8, 1, Fraction(1), Fraction(2), Fraction(1)) == 16.0
+
+
+def test_interleaved_transfer_term_is_a_lower_bound_of_the_simulation() -> None:
+    model = costmodels.get("megatron-3d")
+    for v, p in product((2, 3), range(1, 6)):
+        for m in range(p, 4 * p + 1, p):
+            for (tf, tb), lag in product(TIMES[:2], LAGS):
+                values = dict(p=p, m=m, v=v, t_f=float(tf), t_b=float(tb), alpha=float(lag),
+                              beta=0.0, n=1.0)  # fmt: skip
+                bound = float(model.evaluate(**values) - model.evaluate(**{**values, "alpha": 0}))
+                assert bound == pytest.approx(2 * (p * v - 1) * float(lag) * min(1, p - 1))
+                assert exposed_transfers("interleaved", p, m, v, tf, tb, lag) >= bound - 1e-12
 
 
 def test_slowest_stage_sets_the_pace() -> None:

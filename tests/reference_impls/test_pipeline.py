@@ -146,7 +146,7 @@ def test_pipelines_match_single_process(world: int, per_size: dict[int, list]) -
             assert got["hooks"] == "".join(kind for kind, _ in expected)
             assert got["peak"] == peak, (name, m, stage)
             middle = float(
-                model.evaluate_volume("bubble", "middle-stage", p=world, m=m, n=ROWS * WIDTH * 8)
+                model.evaluate_volume(name, "middle-stage", p=world, m=m, n=ROWS * WIDTH * 8)
             )
             ends = stage in (0, world - 1)
             assert got["sent"] == pytest.approx(middle / 2 if ends else middle), (name, m, stage)

@@ -15,7 +15,9 @@ sequence. For uneven splits the bytes are held against a count from the shard si
 here independently of the implementation: Ulysses sends, per all-to-all, its tokens for the
 other ranks' heads (seq->head) or the other ranks' tokens of its heads (head->seq); Ring
 Attention sends the K/V block it holds at each of p-1 hops, and in the backward pass K, V, dK,
-dV at each hop plus dK, dV of block r+1 once more.
+dV at each hop plus dK, dV of block r+1 once more. That is the hop count the ``ring-attention``
+model states (p-1 per pass; the paper's JAX code rotates p times, 2n bytes more per pass), so
+the even cases hold the implementation's bytes equal to the model's.
 """
 
 from __future__ import annotations
@@ -138,6 +140,17 @@ def test_bytes_follow_the_shards_and_equal_the_models_when_even(world: int, per_
                     assert sent == pytest.approx(
                         float(ring.evaluate_volume(variant, p=world, n=n)), rel=1e-12
                     )  # fmt: skip
+
+
+def test_ring_model_counts_p_minus_one_hops_per_pass() -> None:
+    """At p = 2 the forward sends one K/V block (2n), half the paper code's two rotations."""
+    ring, n = model_of("ring-attention"), 1000.0
+    assert float(ring.evaluate_volume("forward", p=2, n=n)) == 2 * n
+    assert float(ring.evaluate_volume("forward-backward", p=2, n=n)) == 2 * n + 4 * n + 2 * n
+    for p in (3, 5):
+        paper_code = p * 2 * n + p * 4 * n  # p rotations of K, V, then of K, V, dK, dV
+        ours = float(ring.evaluate_volume("forward-backward", p=p, n=n))
+        assert paper_code - ours == 2 * 2 * n  # 2n fewer per pass
 
 
 def test_a_lone_rank_sends_nothing_and_even_case_is_checked(per_size: dict) -> None:

@@ -48,6 +48,9 @@ def _broken_folder(root: Path) -> dict[str, tuple[str, str]]:
         "missing-name": ("name", "Field required"),
         "bad-yaml": ("<yaml>", "not valid YAML"),
         "alpha-ok": ("id", "duplicate id"),  # second file with the same id, in another folder
+        "misplaced-a": ("placement.A", "covers data-parallel communication only"),
+        "bad-a-slot": ("placement.A", "under 'system-architecture' use one of"),
+        "two-origins": ("citations", "at most one citation is the technique's origin"),
     }
     citation = dict(GOOD["citations"][0])
     bodies = {
@@ -82,6 +85,18 @@ def _broken_folder(root: Path) -> dict[str, tuple[str, str]]:
         "short-summary": _variant(id="short-summary", name="W12", aliases=[], summary="Too short."),
         "missing-name": _variant(id="missing-name", aliases=[], name=...),
         "bad-yaml": "id: [unclosed\n",
+        "misplaced-a": _variant(
+            id="misplaced-a", name="W13", aliases=[], category=["parallelism", "tensor"]
+        ),
+        "bad-a-slot": _variant(
+            id="bad-a-slot",
+            name="W14",
+            aliases=[],
+            placement={**GOOD["placement"], "A": "system-architecture/all-reduce"},
+        ),
+        "two-origins": _variant(
+            id="two-origins", name="W15", aliases=[], citations=[{**citation, "origin": True}] * 2
+        ),  # fmt: skip
     }
     for stem, body in bodies.items():
         _write(root, "infrastructure" if stem != "bad-level" else "algorithm", stem, body)

@@ -55,7 +55,10 @@ def page_text(tax: Taxonomy) -> str:
         "",
         *g.formulas(),
         f"What δ is depends on how the checkpoint is written. Synchronously, training waits "
-        f"for the whole write. {link('checkfreq')} waits only for the copy to host memory and "
+        f"for the whole write. {link('checkfreq')} copies the state to host memory beside the "
+        "next step's forward and backward, so training waits only for what of the copy is "
+        "longer (the tables below know no step time and charge the whole copy; "
+        "`predict-goodput --global-batch` subtracts the predicted step), and "
         f"writes to storage behind training; {link('gemini-ckpt')} copies that snapshot into "
         "a peer machine's memory instead. Both leave a window after the snapshot in which a "
         "failure falls back one checkpoint, which adds that window to the work redone after "

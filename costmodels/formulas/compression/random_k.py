@@ -1,7 +1,10 @@
 """Random-k sparsification: k coordinates chosen at random, sent as values (and maybe indices).
 
-Wangni et al. (NeurIPS 2018) keep each coordinate at random and rescale it so the sparse vector
-is unbiased; uniform random-k is the equal-probability case. Two ways to exchange it:
+Uniform random-k (rand-k, analysed by Stich, Cordonnier and Jaggi, NeurIPS 2018, beside top-k
+with error compensation) keeps k coordinates drawn uniformly, optionally rescaled by d/k so the
+sparse vector is unbiased; Wangni et al. (NeurIPS 2018) keep each coordinate with its own
+probability (the variance-aware variant; uniform random-k is its equal-probability case). Two
+ways to exchange it:
 
 * ``shared-seed`` (uniform random-k): all workers draw the same k indices from a shared seed, so
   no index travels and the k values are summable in place: a ring all-reduce of k w_v bytes,
@@ -42,8 +45,10 @@ MODEL = CostModel(
         ),
     },
     source=(
-        "J. Wangni, J. Wang, J. Liu and T. Zhang, 'Gradient sparsification for "
-        "communication-efficient distributed optimization', NeurIPS 2018, 1299-1309."
+        "S. U. Stich, J.-B. Cordonnier and M. Jaggi, 'Sparsified SGD with memory', NeurIPS 2018, "
+        "4447-4458 (uniform random-k, the shared-seed variant); J. Wangni, J. Wang, J. Liu and "
+        "T. Zhang, 'Gradient sparsification for communication-efficient distributed "
+        "optimization', NeurIPS 2018, 1299-1309 (per-coordinate probabilities: independent)."
     ),
     assumptions=(
         "shared-seed: indices come from a generator seeded identically on every worker, so only "

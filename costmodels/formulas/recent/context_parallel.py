@@ -15,6 +15,14 @@ one rank (N/p tokens x heads x head size x bytes per value, multi-head attention
   K/V blocks again together with their gradient accumulators dK, dV, which need one more hop to
   reach their owner: (p-1) messages of 4n and one of 2n. With overlap the exposed time is
   (p-1) max(0, alpha + 2n beta - t_block): :func:`ring_attention_exposed_s`.
+
+  Hop count: this model and the project's implementation (reference_impls.parallel.
+  ring_attention, whose measured wire bytes the tests hold equal to these volumes) count p-1
+  hops per pass, the fewest that bring every block to every rank. The paper's JAX code
+  (github.com/haoliuhl/ringattention, ringattention_base.py) rotates p times per pass, the
+  last rotation carrying K, V back to their owners in the forward pass and K, V, dK, dV home in
+  the backward: p 2n forward and p 4n backward, 2n more per pass than here (twice the forward
+  bytes at p = 2).
 """
 
 from __future__ import annotations
@@ -84,6 +92,8 @@ RING = CostModel(
         "n = bytes of one of K, V on one rank (N/p tokens, all K/V heads)",
         "one message per hop (K and V packed); a rank sends to its successor and receives from "
         "its predecessor at the same time",
+        "p-1 hops per pass (forward: p-1 of 2n; backward: p-1 of 4n, then dK, dV home): the "
+        "project's implementation; the paper's JAX code rotates p times, 2n more per pass",
         "no overlap with the blockwise attention: with overlap, only "
         "(p-1) max(0, alpha + 2n beta - t_block) stays exposed (ring_attention_exposed_s)",
     ),

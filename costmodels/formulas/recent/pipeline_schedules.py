@@ -15,7 +15,10 @@ previous stage waits for, and the weight gradient (t_w), which may run later to 
 * ``dualpipe`` (DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437; schedule code
   deepseek-ai/DualPipe): two pipelines run in opposite directions over the same p ranks (each
   rank holds two stages), and forward and backward chunks of different micro-batches run
-  overlapped (t_fb). Published bubble (p/2 - 1)(t_fb + t_b - 3 t_w) for even p. The simulation of
+  overlapped (t_fb). Published bubble (p/2 - 1)(t_fb + t_b - 3 t_w). The schedule exists only
+  for even p (ranks r and p-1-r hold the two halves) and an even m >= 2p, as DualPipe.step
+  asserts; the model states these as requirements, so evaluating it at p = 3 is an error rather
+  than a number for a schedule that does not exist. The simulation of
   the repository's eight-step order matches it exactly when t_f = t_b - t_w, t_w <= t_f and
   max(t_f, t_b) <= t_fb <= t_f + t_b, i.e. the equal-chunk regime the table assumes; transfers
   are charged as fill and drain only, 2 (p-1) c, a lower bound (the simulation exposes more when
@@ -30,7 +33,7 @@ from __future__ import annotations
 import sympy as sp
 
 from costmodels.formulas.llm.pipeline import MESSAGE as TRANSFER  # one boundary crossing
-from costmodels.model import CostModel, Variant
+from costmodels.model import CostModel, Requirement, Variant
 from costmodels.symbols import m, n, p, t_b, t_f, t_fb, t_w
 
 # Max(x, c) - c rather than Max(0, x - c): the unit check needs both arguments in seconds.
@@ -86,6 +89,13 @@ DUALPIPE = CostModel(
         "transfers: fill and drain only, 2 (p-1)(alpha + n beta); steady-state transfers are "
         "assumed hidden inside the overlapped chunks",
         "m micro-batches in all (m/2 per direction); n = bytes of one activation at a boundary",
+    ),
+    requires=(
+        Requirement(sp.Eq(sp.Mod(p, 2), 0), "an even number of ranks p (DualPipe.step asserts it)"),
+        Requirement(
+            sp.And(sp.Eq(sp.Mod(m, 2), 0), sp.Ge(m, 2 * p)),
+            "an even number of micro-batches m >= 2p (DualPipe.step asserts it)",
+        ),
     ),
 )
 
