@@ -1,7 +1,8 @@
 """Imports go one way (issues 17 and 25, House): no import circle anywhere in the project's
 packages; costmodels/ is built in rooms, each importing only from rooms below it; its top level
-keeps the ground-floor types and input grammar (at most a dozen modules); the torchrun measurement code (commatlas/measure) imports nothing of the CLI, the docs
-generator or the servers; and the ``commatlas`` front door stays light (no sympy, pint or torch
+keeps the ground-floor types and input grammar (at most a dozen modules); the torchrun
+measurement code (commatlas/measure) imports nothing of the CLI, the docs generator or the
+servers; and the ``commatlas`` front door stays light (no sympy, pint or torch
 before a subcommand that needs them runs).
 
 The import graph is read from the source with ``ast`` (every ``import`` statement, at module
