@@ -14,6 +14,9 @@ at most one mark per record*). ``Record.year``, the year the exports and the "Si
 page show, is the technique's year: that of the citation marked ``origin``, else of the earliest
 citation (which is then taken to be the origin). A citation's own ``year`` is the year of that
 publication (its venue's year; the first public version where the venue is a preprint server).
+A record whose earliest citation reads as a later document (documentation, a later version of a
+standard, a blog, a repository) marks its origin, even when that document is the origin itself
+(:mod:`taxonomy.origins` finds them; tests/taxonomy/test_origins.py holds the list).
 
 **Survey A placement** (Shi et al., "A Quantitative Survey of Communication Optimizations in
 Distributed Deep Learning", IEEE Network 2021, which surveys "communication optimization
