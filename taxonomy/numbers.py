@@ -10,7 +10,9 @@ check against its sources:
 - ``derived``: the numbers are definitions, formulas or CommAtlas's own results (bit widths,
   2(p-1), a cost model's output), said as such in the record, so no source quotes them;
 - ``unverifiable``: the source could not be reached for some number; ``note`` says which and
-  why (the record says so too where it matters).
+  why, and the record says in words that the figure is unconfirmed (:func:`says_unconfirmed`),
+  so that no number without a source is stated as fact. Issue 31 left no such entry: every
+  figure was confirmed, corrected or removed.
 
 Each entry keeps the tokens it covered (``numbers``); a test holds every record's current tokens
 to its entry, so a number added or changed later needs a new check. Spelled-out numbers
@@ -39,6 +41,21 @@ def quoted_numbers(record: Record) -> list[str]:
     texts = [record.summary]
     texts += [str(v) for v in record.properties.as_dict().values() if not isinstance(v, bool)]
     return sorted({token for text in texts for token in NUMBER.findall(text)})
+
+
+# Words by which a record tells its reader that a figure it quotes is not confirmed.
+UNCONFIRMED = re.compile(
+    r"unconfirmed|not (?:been )?confirmed|could not be (?:confirmed|checked|verified)"
+    r"|no reachable source",
+    re.IGNORECASE,
+)
+
+
+def says_unconfirmed(record: Record) -> bool:
+    """Whether the summary, a property value or a citation note says a figure is unconfirmed."""
+    texts = [record.summary, *(str(v) for v in record.properties.as_dict().values())]
+    texts += [c.verification_note or "" for c in record.citations]
+    return any(UNCONFIRMED.search(text) for text in texts)
 
 
 class NumberCheck(BaseModel):

@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from taxonomy import load_taxonomy
-from taxonomy.numbers import NumberCheck, load_ledger, quoted_numbers
+from taxonomy.numbers import NumberCheck, load_ledger, quoted_numbers, says_unconfirmed
 
 RECORDS = load_taxonomy().records
 LEDGER = load_ledger()
@@ -57,3 +57,14 @@ def test_the_issue_named_records_are_covered() -> None:
     assert verdicts["hipress"] == verdicts["fastermoe"] == "checked"
     assert set(verdicts.values()) <= {"checked", "corrected", "unverifiable"}
     assert Counter(e.verdict for e in LEDGER.values())["checked"] > 100
+
+
+def test_a_figure_that_could_not_be_sourced_is_said_to_be_unconfirmed() -> None:
+    """An 'unverifiable' entry is allowed only where the record says so in words (issue 31
+    confirmed, corrected or removed every such figure, so none is left today)."""
+    unverifiable = [rid for rid, entry in LEDGER.items() if entry.verdict == "unverifiable"]
+    assert [rid for rid in unverifiable if not says_unconfirmed(RECORDS[rid])] == []
+    record = RECORDS["tiresias"]
+    assert not says_unconfirmed(record)
+    hedged = record.model_copy(update={"summary": record.summary + " The 60 GPUs are unconfirmed."})
+    assert says_unconfirmed(hedged)
