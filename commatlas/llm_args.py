@@ -23,7 +23,7 @@ from costmodels.llm.frameworks import FRAMEWORKS_ORDER as FRAMEWORKS
 from costmodels.llm.precision import PRECISIONS
 from costmodels.llm.presets import MODEL_NAMES
 
-RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE = ("none", "selective", "op", "full")
 SHAPE_KEYS = ("layers", "hidden", "heads", "seq_len", "ffn", "vocab", "kv_heads", "gated_mlp",
               "tied_embeddings", "experts", "top_k")  # fmt: skip
 
@@ -179,6 +179,39 @@ def _cluster_and_step_flags(parser: argparse.ArgumentParser) -> None:
         "(keys tp pp dp mb v zero recompute sp cp ep)",
     )
     cluster.add_argument("--json", action="store_true", help="print JSON")  # fmt: skip
+    add_recipe_flags(parser)
+
+
+def add_recipe_flags(parser: argparse.ArgumentParser) -> None:
+    """How the framework runs the step (costmodels.llm.recipe, issue 26); None = its default."""
+    from costmodels.llm.fp8_recipes import FP8_RECIPES
+    from costmodels.llm.recipe import REDUCE_DTYPES
+
+    run = parser.add_argument_group("framework recipe (defaults: what the framework does)")
+    run.add_argument("--fp8-recipe", choices=FP8_RECIPES,
+                     help="float8 scaling with --precision fp8 (default: delayed for Megatron, "
+                     "tensorwise for PyTorch; rowwise runs slower GEMMs)")  # fmt: skip
+    run.add_argument("--async-tp", action="store_true",
+                     help="overlap TP collectives with their GEMMs (torchtitan async TP)")
+    run.add_argument("--reduce-dtype", choices=REDUCE_DTYPES,
+                     help="data-parallel gradient reduction dtype (default: the framework's, fp32)")
+    run.add_argument("--no-reshard-after-forward", dest="reshard_after_forward",
+                     action="store_false", default=True,
+                     help="FSDP/ZeRO-3: keep gathered weights from forward to backward")
+    run.add_argument("--prefetch", type=bounded_int(0, 8), default=1,
+                     help="FSDP/ZeRO-3: blocks all-gathered ahead of the one computing")
+    run.add_argument("--power-cap", type=positive_float, metavar="WATTS",
+                     help="GPU board power limit (e.g. 500 for torchtitan's H100 runs)")
+
+
+def recipe_from_args(args: argparse.Namespace):  # noqa: ANN201
+    """The TrainingRecipe of the recipe flags."""
+    from costmodels.llm.recipe import TrainingRecipe
+
+    return TrainingRecipe(reduce_dtype=args.reduce_dtype,
+                          reshard_after_forward=args.reshard_after_forward,
+                          prefetch=args.prefetch, fp8_recipe=args.fp8_recipe,
+                          async_tp=args.async_tp)  # fmt: skip
 
 
 def add_predict_flags(parser: argparse.ArgumentParser, batch_required: bool = True) -> None:
@@ -203,7 +236,15 @@ def add_predict_flags(parser: argparse.ArgumentParser, batch_required: bool = Tr
     )
     layout.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=0)
     layout.add_argument("--sequence-parallel", action="store_true")
-    layout.add_argument("--recompute", choices=RECOMPUTE, default="none")
+    layout.add_argument("--recompute", choices=RECOMPUTE, default="none",
+                        help="activation recomputation: selective = Megatron's attention core, "
+                        "op = torchtitan's per-op policy, full = every layer (see "
+                        "--recompute-every)")  # fmt: skip
+    layout.add_argument("--recompute-every", type=bounded_int(1, MAX_LAYERS), default=1,
+                        help="with --recompute full: checkpoint every k-th layer only")
+    layout.add_argument("--dp-shard", type=bounded_int(0, MAX_GPUS), default=0,
+                        help="with --zero 3: HSDP, shard over groups of this many ranks and "
+                        "replicate across them (0 = shard over all of dp x cp)")  # fmt: skip
     layout.add_argument("--tp-across-nodes", action="store_true",
                         help="allow --tp above --gpus-per-node")  # fmt: skip
 
@@ -228,7 +269,8 @@ def add_plan_flags(parser: argparse.ArgumentParser) -> None:
     )
     search.add_argument("--micro-batches", type=int_list(1, MAX_BATCH), default=(1, 2, 4, 8))
     search.add_argument("--zero-stages", type=int_list(0, 3), default=(0, 1, 2, 3))
-    search.add_argument("--recompute-modes", type=choice_list(RECOMPUTE), default=RECOMPUTE)
+    search.add_argument("--recompute-modes", type=choice_list(RECOMPUTE),
+                        help="default: none,selective,full (Megatron) or none,op,full (PyTorch)")
     search.add_argument("--sequence-parallel", choices=["both", "on", "off"], default="both")
     search.add_argument("--max-interleave", type=bounded_int(1, MAX_LAYERS),
                         help="largest virtual stages per GPU (default: any)")  # fmt: skip
@@ -242,5 +284,6 @@ def shape_overrides(args: argparse.Namespace) -> dict[str, Any]:
 def layout_json(layout: Any) -> dict[str, Any]:
     """The layout fields the JSON output shows."""
     keys = ("tp", "pp", "dp", "cp", "ep", "micro_batch", "interleave", "zero",
-            "sequence_parallel", "recompute", "global_batch", "schedule")  # fmt: skip
+            "sequence_parallel", "recompute", "global_batch", "schedule", "recompute_every",
+            "dp_shard")  # fmt: skip
     return {key: getattr(layout, key) for key in keys}

@@ -32,7 +32,9 @@ and Megatron cross-entropy, bf16 only when the loss is compiled), whichever is l
 
 from __future__ import annotations
 
-from costmodels.llm.layer_kinds import dense_ffn, head_dim, is_moe_layer, value_width
+from functools import lru_cache
+
+from costmodels.llm.layer_kinds import counts_of, dense_ffn, head_dim, value_width
 from costmodels.llm.linear_shapes import local_kv_heads
 from costmodels.llm.shapes import Layout, TransformerShape
 
@@ -51,6 +53,7 @@ def _mlp_bytes(shape: TransformerShape, width: int, framework: str) -> float:
     return (8.0 if framework == "pytorch" else 6.0) * width
 
 
+@lru_cache(maxsize=4096)
 def layer_bytes_per_token(shape: TransformerShape, layout: Layout, framework: str, moe: bool,
                           recompute: str | None = None) -> float:  # fmt: skip
     """Bytes one layer stores per token of its micro-batch (module docstring)."""
@@ -106,15 +109,18 @@ def micro_batches_in_flight(layout: Layout) -> float:
     return float(min(pp, m))  # 1F1B: pp in flight when the pipeline is full
 
 
+@lru_cache(maxsize=4096)
 def stored_activation_bytes(shape: TransformerShape, layout: Layout, framework: str,
                             layers: range) -> float:  # fmt: skip
     """Activations the first stage stores: per layer x its layers x micro-batches in flight."""
     tokens = layout.micro_batch * shape.seq_len / layout.cp
-    per_mb = sum(layer_bytes_per_token(shape, layout, framework, is_moe_layer(shape, i))
-                 for i in layers) * tokens  # fmt: skip
+    counts = counts_of(shape, layers)
+    per_mb = tokens * sum(n * layer_bytes_per_token(shape, layout, framework, moe)
+                          for n, moe in ((counts.dense, False), (counts.moe, True)) if n)  # fmt: skip
     return per_mb * micro_batches_in_flight(layout)
 
 
+@lru_cache(maxsize=4096)
 def working_set_bytes(shape: TransformerShape, layout: Layout, framework: str,
                       last_stage: bool) -> float:  # fmt: skip
     """The peak's working set beyond the stored activations (module docstring)."""

@@ -54,6 +54,8 @@ block schedule. Stage sizes follow costmodels/llm/layer_kinds.stage_sizes (uneve
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from dataclasses import dataclass
 
 from costmodels.llm.groups import GroupSpan, allreduce_s, collective_s, group_span, link_of
@@ -112,6 +114,7 @@ def layer_parameters(shape: TransformerShape) -> tuple[int, int]:
     return layer_split(shape, shape.experts > 1)
 
 
+@lru_cache(maxsize=4096)
 def stage_parameters_per_gpu(shape: TransformerShape, layout: Layout) -> tuple[float, float]:
     """(dense, expert) parameters on one GPU of the busiest stage, split by t (and experts by e;
     replicated key-value heads and MLA down projections stay whole, model_size.

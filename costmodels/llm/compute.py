@@ -32,6 +32,8 @@ attention core.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from dataclasses import dataclass
 
 from costmodels.hardware import GPU
@@ -48,6 +50,7 @@ class Flops:
     hardware: float
 
 
+@lru_cache(maxsize=4096)
 def _linear_flops(shape: TransformerShape, moe: bool, recomputed: bool = False) -> float:
     """Forward FLOPs of one token's linear GEMMs in one layer (or their ``op``-recomputed
     share). Routed experts run top_k times per token, shared experts once."""
@@ -73,12 +76,14 @@ def _kinds(shape: TransformerShape) -> list[tuple[int, bool]]:
     return [(n, moe) for n, moe in ((counts.dense, False), (counts.moe, True)) if n]
 
 
+@lru_cache(maxsize=4096)
 def forward_flops_per_token(shape: TransformerShape) -> float:
     """Forward FLOPs for one token through all layers and the output layer."""
     layers = sum(n * sum(_layer_forward_per_token(shape, moe)) for n, moe in _kinds(shape))
     return layers + 2 * shape.hidden * shape.vocab
 
 
+@lru_cache(maxsize=4096)
 def flops_per_step(shape: TransformerShape, global_batch: int, recompute: Recompute,
                    recompute_every: int = 1) -> Flops:  # fmt: skip
     """Model and hardware FLOPs of one optimizer step over ``global_batch`` sequences."""

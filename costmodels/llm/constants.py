@@ -40,9 +40,9 @@ FITTED: tuple[str, ...] = (
 )
 PYTORCH_DATA = DATA.with_name("llm-pytorch-constants.json")
 FITTED_PYTORCH: tuple[str, ...] = (
+    "hopper_tensor_rate",
     "rowwise_gemm_efficiency",
     "overlap_interference",
-    "compiled_host_share",
 )
 FITTED_MEMORY: tuple[str, ...] = ("allocator_fragmentation",)
 
@@ -70,6 +70,15 @@ class StepConstants:
     flash_bwd_fraction_ampere: float = 0.50
     flash_fwd_fraction_hopper: float = 0.75
     flash_bwd_fraction_hopper: float = 0.55
+    # FlashAttention-2 on Hopper (PyTorch SDPA): "only 35% utilization on the H100" (FA3 paper,
+    # arXiv:2407.08608, abstract); backward at the Ampere backward/forward ratio (estimate)
+    flash_fwd_fraction_hopper_fa2: float = 0.35
+    flash_bwd_fraction_hopper_fa2: float = 0.25
+    # share of the modelled GEMM / attention rate a Hopper GPU sustains in training (fitted on
+    # the Hopper dev rows: torchtitan and nanotron, all PyTorch stacks; the A100 constants
+    # above cover Ampere). Confounded with the PyTorch stacks themselves: no Megatron run on
+    # Hopper is in the dev data, so Megatron-on-Hopper predictions are flagged unvalidated.
+    hopper_tensor_rate: float = 1.0
     # float8 rowwise GEMMs at this share of the tensorwise fp8 rate (costmodels/llm/fp8_recipes)
     rowwise_gemm_efficiency: float = 0.6
     # share of communication hidden under compute that still costs compute time: NCCL kernels
@@ -84,11 +93,18 @@ class StepConstants:
             value = getattr(self, f.name)
             if not (value >= 0 and value == value and value != float("inf")):
                 raise ValueError(f"StepConstants.{f.name} must be finite and >= 0, got {value}")
-        for name in ("gemm_sustained", "hbm_efficiency", "rowwise_gemm_efficiency"):
+        for name in ("gemm_sustained", "hbm_efficiency", "rowwise_gemm_efficiency",
+                     "hopper_tensor_rate"):  # fmt: skip
             if not 0 < getattr(self, name) <= 10:
                 raise ValueError(
                     f"StepConstants.{name} must be in (0, 10], got {getattr(self, name)}"
                 )
+
+    def tensor_rate(self, gpu_name: str) -> float:
+        """The sustained share of the modelled tensor-core rate (``hopper_tensor_rate``)."""
+        from costmodels.llm.gpu_arch import gpu_arch
+
+        return self.hopper_tensor_rate if gpu_arch(gpu_name) == "hopper" else 1.0
 
     def host_seconds(self, framework: str) -> float:
         """Host time per kernel launch of ``framework``."""

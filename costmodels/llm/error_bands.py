@@ -20,9 +20,11 @@ Only dev data enters the bands; the data kept for independent checks is not read
 from __future__ import annotations
 
 import json
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from costmodels.llm.gpu_arch import gpu_arch
 
 if TYPE_CHECKING:
     from costmodels.llm.recipe import TrainingRecipe
@@ -31,18 +33,6 @@ if TYPE_CHECKING:
 BANDS = Path(__file__).resolve().parents[1] / "data" / "llm-error-bands.json"
 UNVALIDATED_FACTOR = 2.0
 FALLBACK_BAND_PCT = 50.0  # when no band file is shipped (before the first --write-bands)
-
-_ARCH = {"A100": "ampere", "H100": "hopper", "H200": "hopper", "H800": "hopper", "H20": "hopper",
-         "GH200": "hopper", "B200": "blackwell", "GB200": "blackwell", "MI300X": "cdna3",
-         "MI325X": "cdna3", "V100": "volta"}  # fmt: skip
-
-
-def gpu_arch(name: str) -> str:
-    for prefix, arch in _ARCH.items():
-        if name.startswith(prefix):
-            return arch
-    return "other"
-
 
 def mechanisms(
     shape: TransformerShape,

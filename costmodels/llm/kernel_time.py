@@ -85,6 +85,9 @@ def _flash_fraction(
     if measured is not None:
         return measured
     hopper_or_newer = gpu.fp8_tflops is not None  # FlashAttention-3 / cuDNN class kernels
+    if hopper_or_newer and kernel.flash_version == 2:  # FlashAttention-2 on Hopper
+        return (constants.flash_fwd_fraction_hopper_fa2 if kernel.flash == "fwd"
+                else constants.flash_bwd_fraction_hopper_fa2)  # fmt: skip
     if kernel.flash == "fwd":
         return (
             constants.flash_fwd_fraction_hopper

@@ -92,6 +92,7 @@ def model_counts(shape: TransformerShape) -> LayerCounts:
     return counts_of(shape, range(shape.layers))
 
 
+@lru_cache(maxsize=4096)
 def stage_sizes(layers: int, pp: int) -> tuple[int, ...]:
     """Layers per pipeline stage (module docstring): equal when pp divides ``layers``, else
     ceil(layers / pp) with one fewer on the first, last, second, second-to-last ... stage."""

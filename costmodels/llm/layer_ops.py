@@ -18,7 +18,7 @@ cast the weights (and their transposes) once per optimizer step (``weight_cast_b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from costmodels.llm.attention import flash_kernels, unfused_kernels
 from costmodels.llm.fp8_recipes import Fp8Recipe, cast_bytes, get_recipe
@@ -92,6 +92,14 @@ def _elementwise(
 
 
 def _attention(shape: TransformerShape, shard: LayerShard, kernel_set: KernelSet):
+    fwd, bwd = _attention_kernels(shape, shard, kernel_set)
+    if kernel_set.flash_version != 3:
+        fwd = tuple(replace(k, flash_version=kernel_set.flash_version) for k in fwd)
+        bwd = tuple(replace(k, flash_version=kernel_set.flash_version) for k in bwd)
+    return fwd, bwd
+
+
+def _attention_kernels(shape: TransformerShape, shard: LayerShard, kernel_set: KernelSet):
     heads, kv = shape.heads // shard.tp, local_kv_heads(shape, shard.tp)
     b, sq, sk = shard.micro_batch, shard.seq_local, shard.seq_kv
     m = shape.mla
@@ -158,6 +166,10 @@ def layer_kernels(
     forward += [*attention_fwd, *_elementwise(others, elements, False)]
     backward += [*attention_bwd, *_elementwise(others, elements, True)]
 
+    if kernel_set.sequence_dim_copy_bytes and shard.sequence_parallel and shard.tp > 1:
+        copies = kernel_set.sequence_dim_copy_bytes * shard.tokens * shape.hidden
+        forward.append(memory_kernel("sequence-dim-copies", copies, launches=4))
+        backward.append(memory_kernel("sequence-dim-copies-grad", copies, launches=4))
     if moe:  # token permutation and un-permutation (read + write each)
         routed = shard.tokens * shape.top_k * shape.hidden * 2.0
         forward.append(memory_kernel("moe-permute", 4 * routed, launches=2))

@@ -31,6 +31,8 @@ v)) and o (heads v x h); DeepSeek-V3 comes out at 671.0B parameters, the technic
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from costmodels.llm.layer_kinds import (
     dense_ffn,
     is_moe,
@@ -81,6 +83,7 @@ def norm_parameters(shape: TransformerShape) -> int:
     return 2 * shape.hidden if is_gpt_style(shape) else shape.hidden
 
 
+@lru_cache(maxsize=4096)
 def layer_split(shape: TransformerShape, moe: bool) -> tuple[int, int]:
     """(dense, routed-expert) parameters of one dense (``moe=False``) or MoE layer: the dense
     part is attention, norms, and the dense MLP or the router and shared experts."""
@@ -112,6 +115,7 @@ def _layers_parameters(shape: TransformerShape, dense_layers: int, moe_layers: i
     )
 
 
+@lru_cache(maxsize=4096)
 def parameter_count(shape: TransformerShape) -> int:
     """Total trainable parameters: layers, embeddings, output head and the final norm."""
     counts = model_counts(shape)
@@ -129,6 +133,7 @@ def active_parameter_count(shape: TransformerShape) -> int:
     return parameter_count(shape) - routed
 
 
+@lru_cache(maxsize=4096)
 def stage_parameters(shape: TransformerShape, pp: int) -> int:
     """Parameters on the most loaded pipeline stage (before tensor-parallel splitting).
 
@@ -150,6 +155,7 @@ def stage_parameters(shape: TransformerShape, pp: int) -> int:
     return max(stages)
 
 
+@lru_cache(maxsize=4096)
 def local_layer_parameters(shape: TransformerShape, moe: bool, tp: int, ep: int = 1) -> tuple[
         float, float]:  # fmt: skip
     """(dense, routed-expert) parameters of one layer on one GPU of a TP (x EP) group.

@@ -18,6 +18,7 @@ step, costmodels/llm/calibrate_step.py) scale the tensor-core and the other buck
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from costmodels.llm.kernel_time import LayerTimes, Seconds, edge_times, layer_times
@@ -69,13 +70,13 @@ def _calibrated(calibration: StepCalibration | None):  # noqa: ANN202
     return scale
 
 
-def _recompute(lt: LayerTimes, layout: Layout) -> Seconds:
-    if layout.recompute == "selective":
+def _recompute(lt: LayerTimes, recompute: str, every: int) -> Seconds:
+    if recompute == "selective":
         return lt.attention_forward
-    if layout.recompute == "op":
+    if recompute == "op":
         return lt.op_recompute
-    if layout.recompute == "full":
-        return lt.forward.scaled(1.0 / layout.recompute_every)
+    if recompute == "full":
+        return lt.forward.scaled(1.0 / every)
     return Seconds()
 
 
@@ -93,15 +94,26 @@ def stage_times(
     clock: float = 1.0,
     calibration: StepCalibration | None = None,
 ) -> StageTimes:
-    """Each stage's forward and backward for one micro-batch (module docstring)."""
+    """Each stage's forward and backward for one micro-batch (module docstring); cached on what
+    it depends on (a plan prices many layouts that share their stages)."""
+    return _stage_times(shape, layout.pp, layout.recompute, layout.recompute_every, shard, gpu,
+                        precision, framework, constants, table, fp8_recipe, clock, calibration)  # fmt: skip
+
+
+@lru_cache(maxsize=2048)
+def _stage_times(shape: TransformerShape, pp: int, recompute: str, every: int,
+                 shard: LayerShard, gpu: GPU, precision: str, framework: str,
+                 constants: StepConstants, table: OperatorTable | None, fp8_recipe: str | None,
+                 clock: float, calibration: StepCalibration | None) -> StageTimes:  # fmt: skip
     scale = _calibrated(calibration)
-    counts = stage_counts(shape, layout.pp)
+    counts = stage_counts(shape, pp)
     present = {moe for c in counts for moe, n in ((False, c.dense), (True, c.moe)) if n}
     kinds: dict[bool, KindTimes] = {}
     for moe in sorted(present):
         lt = layer_times(shape, shard, gpu, precision, framework, constants, table, moe,
                          fp8_recipe, clock)  # fmt: skip
-        kinds[moe] = KindTimes(scale(lt.forward), scale(lt.backward + _recompute(lt, layout)), lt)
+        kinds[moe] = KindTimes(scale(lt.forward),
+                               scale(lt.backward + _recompute(lt, recompute, every)), lt)  # fmt: skip
     edges = tuple(scale(e) for e in edge_times(shape, shard, gpu, framework, constants, table,
                                                clock))  # fmt: skip
     emb_f, emb_b, head_f, head_b = edges

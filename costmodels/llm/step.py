@@ -202,7 +202,7 @@ def predict_step(
     peak = tensor_peak_flops(gpu, linear_gemm_dtype(precision))  # also rejects fp8 w/o support
     layout = _normalised(layout)
     constants = constants or default_constants()
-    clock = clock_factor(gpu.name, cluster.power_cap_w)
+    clock = clock_factor(gpu.name, cluster.power_cap_w) * constants.tensor_rate(gpu.name)
     n, m, pp = layout.gpus, layout.micro_batches, layout.pp
     v = layout.interleave if layout.schedule == "interleaved" else 1
     overhead_scale = calibration.overhead_scale if calibration else 1.0
