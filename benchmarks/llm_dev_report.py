@@ -27,18 +27,25 @@ GIB = 2**30
 
 
 def families() -> None:
-    print("\nfamily            rows   ours MAPE (fit / held-out)   flat baseline: own fraction "
-          "(MAPE) | one global fraction")
+    print(
+        "\nfamily            rows   ours MAPE (fit / held-out)   flat baseline, one fraction "
+        "for all dev data | fitted on the family alone"
+    )
     for f in family_summaries():
-        print(f"{f.family:16s} {f.rows:5d}   {f.mape_pct:6.1f} % ({f.fit_mape_pct:5.1f} / "
-              f"{f.held_out_mape_pct:5.1f})        {f.flat_fraction:.3f} ({f.flat_mape_pct:5.1f} %)"
-              f"          {f.flat_global_mape_pct:5.1f} %"
-              f"   {'beats' if f.mape_pct < f.flat_mape_pct else 'LOSES TO'} the baseline")
+        verdict = "beats" if f.mape_pct < f.flat_global_mape_pct else "LOSES TO"
+        own = "beats" if f.mape_pct < f.flat_mape_pct else "does not beat"
+        print(
+            f"{f.family:16s} {f.rows:5d}   {f.mape_pct:6.1f} % ({f.fit_mape_pct:5.1f} / "
+            f"{f.held_out_mape_pct:5.1f})        {f.flat_global_mape_pct:5.1f} % ({verdict} "
+            f"it) | {f.flat_fraction:.3f} of peak: {f.flat_mape_pct:5.1f} % ({own} it)"
+        )
     runs = checked_runs()
     titan = [r for r in runs if r.family == "torchtitan"]
     both = titan + [r for r in runs if r.family == "torchtitan-h200"]
-    print(f"target: torchtitan dev file uncalibrated MAPE {mape(titan):.1f} % over its {len(titan)}"
-          f" rows ({mape(both):.1f} % with the {len(both) - len(titan)} H200 rows); <= 15 %")
+    print(
+        f"target: torchtitan dev file uncalibrated MAPE {mape(titan):.1f} % over its {len(titan)}"
+        f" rows ({mape(both):.1f} % with the {len(both) - len(titan)} H200 rows); <= 15 %"
+    )
 
 
 def memory_checks() -> None:
@@ -49,22 +56,28 @@ def memory_checks() -> None:
             base = replace(r.layout, sequence_parallel=False, recompute="none")
             plain = predict_step(r.shape, base, r.cluster, **r.options)
             sp = predict_step(r.shape, r.layout, r.cluster, **r.options)
-            print(f"  Korthikanti {r.label.split()[0]:5s}: SP + selective "
-                  f"{sp.memory_per_gpu_bytes / GIB:5.1f} GiB (fits {sp.fits}); tensor-parallel "
-                  f"baseline {plain.memory_per_gpu_bytes / GIB:6.1f} GiB (fits {plain.fits})")
+            print(
+                f"  Korthikanti {r.label.split()[0]:5s}: SP + selective "
+                f"{sp.memory_per_gpu_bytes / GIB:5.1f} GiB (fits {sp.fits}); tensor-parallel "
+                f"baseline {plain.memory_per_gpu_bytes / GIB:6.1f} GiB (fits {plain.fits})"
+            )
     for r in runs:
         if r.largest_batch:
             step = predict_step(r.shape, r.layout, r.cluster, **r.options)
-            print(f"  nanotron {r.label:28s}: {step.memory_per_gpu_bytes / GIB:5.1f} GiB of "
-                  f"{step.usable_memory_bytes / GIB:.1f} usable, fits {step.fits}")
+            print(
+                f"  nanotron {r.label:28s}: {step.memory_per_gpu_bytes / GIB:5.1f} GiB of "
+                f"{step.usable_memory_bytes / GIB:.1f} usable, fits {step.fits}"
+            )
     for r in runs:
         if r.memory_bytes:
             step = predict_step(r.shape, r.layout, r.cluster, **r.options)
             parts = step.memory_breakdown_bytes
             allocator = step.memory_per_gpu_bytes - CUDA_CONTEXT_BYTES - min(
                 parts["communication_buffers"], 0.25 * GIB)  # fmt: skip
-            print(f"  {r.label}: predicted allocator peak {allocator / GIB:.2f} GiB, reported "
-                  f"{r.memory_bytes / GIB:.2f} GiB ({100 * (allocator / r.memory_bytes - 1):+.1f} %)")
+            print(
+                f"  {r.label}: predicted allocator peak {allocator / GIB:.2f} GiB, reported "
+                f"{r.memory_bytes / GIB:.2f} GiB ({100 * (allocator / r.memory_bytes - 1):+.1f} %)"
+            )
 
 
 def zero3_scaling() -> None:
@@ -72,20 +85,41 @@ def zero3_scaling() -> None:
     shape = preset_shape("Llama 3.1 8B", 4096)
     gpu = get_gpu("h100")
     cluster = LLMCluster(gpu, 8, gpu_intra_link(gpu).bandwidth_Bps, 12.5e9)
-    print("\nZeRO-3 / FSDP2 (Llama 3.1 8B, global batch 256 x 4096 tokens, H100, 100 Gb/s per "
-          "GPU, full recomputation, pytorch-compile)")
+    print(
+        "\nZeRO-3 / FSDP2 (Llama 3.1 8B, global batch 256 x 4096 tokens, H100, 100 Gb/s per "
+        "GPU, full recomputation, pytorch-compile)"
+    )
     for gpus in (16, 32, 64, 128, 256):
         layout = Layout(tp=1, pp=1, dp=gpus, global_batch=256, micro_batch=256 // gpus, zero=3,
                         recompute="full")  # fmt: skip
         step = predict_step(shape, layout, cluster, framework="pytorch-compile")
-        print(f"  {gpus:4d} GPUs: {step.tokens_per_s_per_gpu:6.0f} tokens/s per GPU, exposed "
-              f"comm {step.exposed_comm_s:.3f} s of {step.iteration_time_s:.3f} s")
+        print(
+            f"  {gpus:4d} GPUs: {step.tokens_per_s_per_gpu:6.0f} tokens/s per GPU, exposed "
+            f"comm {step.exposed_comm_s:.3f} s of {step.iteration_time_s:.3f} s"
+        )
 
 
 def cli_speed() -> None:
     cli = [sys.executable, "-m", "commatlas.cli"]
-    predict = [*cli, "predict-llm", "--model", "llama-3.1-70b", "--gpu", "h100", "--tp", "8",
-               "--pp", "2", "--dp", "4", "--global-batch", "256", "--seq-len", "4096", "--json"]
+    predict = [
+        *cli,
+        "predict-llm",
+        "--model",
+        "llama-3.1-70b",
+        "--gpu",
+        "h100",
+        "--tp",
+        "8",
+        "--pp",
+        "2",
+        "--dp",
+        "4",
+        "--global-batch",
+        "256",
+        "--seq-len",
+        "4096",
+        "--json",
+    ]
     plan = [*cli, "plan-llm", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", "64",
             "--gpus-per-node", "8", "--inter", "50 GB/s", "--seq-len", "4096",
             "--global-batch", "256", "--json"]  # fmt: skip
@@ -99,8 +133,10 @@ def cli_speed() -> None:
     shape = preset_shape("Llama 3.1 70B", 4096)
     h100 = get_gpu("h100")
     c = LLMCluster(h100, 8, gpu_intra_link(h100).bandwidth_Bps, 50e9)
-    print(f"  (plan-llm above prices {len(bounded_layouts(shape, 64, c, 256))} layouts; targets: "
-          "predict-llm <= 0.5 s, plan-llm over >= 1,000 layouts <= 3 s)")
+    print(
+        f"  (plan-llm above prices {len(bounded_layouts(shape, 64, c, 256))} layouts; targets: "
+        "predict-llm <= 0.5 s, plan-llm over >= 1,000 layouts <= 3 s)"
+    )
 
 
 def write_bands_file() -> None:
@@ -128,6 +164,8 @@ def report(write_bands: bool = False, quick: bool = False) -> int:
     bands = error_bands()
     print("\nerror bands (p90 of |error| per mechanism, rows):")
     for name, b in bands.items():
-        print(f"  {name:24s} {b['p90_abs_error_pct']:5.1f} %  ({b['rows']} rows, MAPE "
-              f"{b['mape_pct']:.1f} %)")
+        print(
+            f"  {name:24s} {b['p90_abs_error_pct']:5.1f} %  ({b['rows']} rows, MAPE "
+            f"{b['mape_pct']:.1f} %)"
+        )
     return 0

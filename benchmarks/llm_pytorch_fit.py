@@ -18,8 +18,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from costmodels.llm.constants import FITTED_MEMORY, FITTED_PYTORCH, PYTORCH_DATA, StepConstants
-from costmodels.llm.constants import default_constants
+from costmodels.llm.constants import (
+    FITTED_MEMORY,
+    FITTED_PYTORCH,
+    PYTORCH_DATA,
+    StepConstants,
+    default_constants,
+)
 from costmodels.llm.dev_runs import dev_runs
 from costmodels.llm.fit_constants import fit, mean_abs_pct
 from costmodels.llm.runtime_memory import CUDA_CONTEXT_BYTES, NCCL_COMM_BYTES
@@ -35,7 +40,9 @@ BOUNDS = {
 
 
 def _runs(fitted: bool | None = None) -> list:
-    return [r for r in dev_runs() if r.family in FAMILIES and (fitted is None or r.fitted == fitted)]
+    return [
+        r for r in dev_runs() if r.family in FAMILIES and (fitted is None or r.fitted == fitted)
+    ]
 
 
 def _residuals(rows: list, constants: StepConstants) -> np.ndarray:
@@ -68,9 +75,14 @@ def fit_pytorch(iterations: int, dry_run: bool) -> int:
     started = time.time()
     start = replace(default_constants(), allocator_fragmentation=0.1)
     fit_rows, held = _runs(True), _runs(False)
-    result = fit(lambda c, _link: _residuals(fit_rows, c), FITTED_PYTORCH, start, bounds=BOUNDS,
-                 iterations=iterations,
-                 progress=lambda i, m: print(f"iteration {i}: MAPE {m:.2f} %", flush=True))  # fmt: skip
+    result = fit(
+        lambda c, _link: _residuals(fit_rows, c),
+        FITTED_PYTORCH,
+        start,
+        bounds=BOUNDS,
+        iterations=iterations,
+        progress=lambda i, m: print(f"iteration {i}: MAPE {m:.2f} %", flush=True),
+    )
     constants = result.constants
     fragmentation, memory_errors = _fit_memory(constants)
     constants = replace(constants, allocator_fragmentation=fragmentation)

@@ -115,8 +115,11 @@ def stored_activation_bytes(shape: TransformerShape, layout: Layout, framework: 
     """Activations the first stage stores: per layer x its layers x micro-batches in flight."""
     tokens = layout.micro_batch * shape.seq_len / layout.cp
     counts = counts_of(shape, layers)
-    per_mb = tokens * sum(n * layer_bytes_per_token(shape, layout, framework, moe)
-                          for n, moe in ((counts.dense, False), (counts.moe, True)) if n)  # fmt: skip
+    per_mb = tokens * sum(
+        n * layer_bytes_per_token(shape, layout, framework, moe)
+        for n, moe in ((counts.dense, False), (counts.moe, True))
+        if n
+    )
     return per_mb * micro_batches_in_flight(layout)
 
 

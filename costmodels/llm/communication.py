@@ -54,15 +54,14 @@ block schedule. Stage sizes follow costmodels/llm/layer_kinds.stage_sizes (uneve
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from dataclasses import dataclass
+from functools import lru_cache
 
 from costmodels.llm.groups import GroupSpan, allreduce_s, collective_s, group_span, link_of
 from costmodels.llm.layer_kinds import LayerCounts, head_dim, stage_counts
 from costmodels.llm.model_size import is_gpt_style, layer_split, local_layer_parameters
 from costmodels.llm.moe_dispatch import ep_layer_seconds
-from costmodels.llm.recipe import TrainingRecipe
+from costmodels.llm.recipe import DEFAULT_RECIPE, TrainingRecipe
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 
 __all__ = [  # the group helpers are re-exported: callers import them from here
@@ -279,13 +278,19 @@ def wire_bytes(
     (TE's fp8 weights with FSDP2 float8 all-gather, Megatron's ``--fp8-param-gather``), else in
     bf16. Gradients: fp32 where the framework reduces in fp32 (Megatron-LM forces
     ``accumulate_allreduce_grads_in_fp32`` for bf16; torchtitan's FSDP2 ``reduce_dtype`` is
-    float32), 16-bit for fp16 Megatron and for Megatron-LM before that rule (legacy)."""
+    float32), 16-bit for fp16 Megatron and for Megatron-LM before that rule (legacy). A
+    ``recipe`` (costmodels/llm/recipe.py) sets the reduce dtype and whether ZeRO-3 gathers fp8
+    weights (default: Megatron/TE yes, torchtitan's ``enable_fsdp_float8_all_gather`` no)."""
     from costmodels.llm.frameworks import get_kernel_set
 
+    recipe = recipe or DEFAULT_RECIPE
     grads = float(get_kernel_set(framework).grad_reduce_bytes_bf16)
     if precision == "fp16" and framework.startswith("megatron"):
         grads = 2.0
-    gather = 1.0 if precision == "fp8" and zero == 3 else float(BF16)
+    if recipe.reduce_dtype is not None:
+        grads = 4.0 if recipe.reduce_dtype == "fp32" else 2.0
+    fp8_gather = precision == "fp8" and zero == 3 and recipe.gathers_fp8(framework)
+    gather = 1.0 if fp8_gather else float(BF16)
     return WireBytes(activation=float(BF16), param_gather=gather, grad_reduce=grads)
 
 

@@ -32,9 +32,8 @@ attention core.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from dataclasses import dataclass
+from functools import lru_cache
 
 from costmodels.hardware import GPU
 from costmodels.llm.layer_kinds import model_counts, query_width, value_width

@@ -99,7 +99,9 @@ def _torchtitan() -> list[DevRun]:
     cluster = _cluster("H100 SXM 96GB", power_cap_w=500.0)
     out = []
     for r in rows:
-        shape = preset_shape("Llama 3.1 70B" if r["model"] == "llama3-70b" else "Llama 3.1 8B", 8192)
+        shape = preset_shape(
+            "Llama 3.1 70B" if r["model"] == "llama3-70b" else "Llama 3.1 8B", 8192
+        )
         fsdp, tp, local = int(r["fsdp"]), int(r["tp"]), int(r["local_batch"])
         layout = Layout(tp=tp, pp=1, dp=fsdp, global_batch=local * fsdp, micro_batch=local,
                         zero=3, sequence_parallel=True,

@@ -83,9 +83,18 @@ def checked_runs() -> tuple[CheckedRun, ...]:
     out = []
     cluster = vtrain_cluster()
     for r in read_vtrain_rows():
-        out.append(_checked("vtrain", f"row {r.row_in_source}", (r.row_in_source // 2) % 2 == 0,
-                            r.shape, r.layout, cluster,
-                            {"precision": PRECISION, "framework": FRAMEWORK}, r.measured_s))  # fmt: skip
+        out.append(
+            _checked(
+                "vtrain",
+                f"row {r.row_in_source}",
+                (r.row_in_source // 2) % 2 == 0,
+                r.shape,
+                r.layout,
+                cluster,
+                {"precision": PRECISION, "framework": FRAMEWORK},
+                r.measured_s,
+            )
+        )
     selene = selene_cluster()
     for run in TABLE_1:
         out.append(_checked("narayanan", f"{run.params_billion:g}B", True, run.shape,
@@ -110,7 +119,8 @@ def flat_fraction(rows: list[CheckedRun]) -> float:
 
 def flat_mape(rows: list[CheckedRun], fraction: float) -> float:
     return 100 * statistics.fmean(
-        abs(r.hardware_flops / (r.peak_flops * fraction) / r.measured_s - 1) for r in rows)  # fmt: skip
+        abs(r.hardware_flops / (r.peak_flops * fraction) / r.measured_s - 1) for r in rows
+    )
 
 
 def global_flat_fraction() -> float:

@@ -51,6 +51,26 @@ def _groups(layout: Layout, cluster: LLMCluster):  # noqa: ANN202
             group_span(t * layout.ep, edp, world, gpn))  # fmt: skip
 
 
+def block_collectives(
+    shape: TransformerShape,
+    layout: Layout,
+    cluster: LLMCluster,
+    wire: WireBytes,
+    dense: float,
+    expert: float,
+) -> tuple[float, float]:
+    """(all-gather, reduce-scatter [+ HSDP all-reduce]) seconds of a block holding ``dense`` and
+    ``expert`` parameters on one GPU (module docstring)."""
+    shard_span, replica_span, expert_span = _groups(layout, cluster)
+    gather = collective_s("all-gather", wire.param_gather * dense, shard_span, cluster)
+    gather += collective_s("all-gather", wire.param_gather * expert, expert_span, cluster)
+    reduce = collective_s("reduce-scatter", wire.grad_reduce * dense, shard_span, cluster)
+    reduce += collective_s("reduce-scatter", wire.grad_reduce * expert, expert_span, cluster)
+    if replica_span.size > 1:  # HSDP: all-reduce the reduced shard across the replicas
+        reduce += allreduce_s(wire.grad_reduce * dense / shard_span.size, replica_span, cluster)
+    return gather, reduce
+
+
 def fsdp_stages(
     shape: TransformerShape,
     layout: Layout,
@@ -60,18 +80,10 @@ def fsdp_stages(
     recipe: TrainingRecipe,
 ) -> FsdpStages:
     """The block schedule of every stage (module docstring)."""
-    shard_span, replica_span, expert_span = _groups(layout, cluster)
     t, e = layout.tp, layout.ep
 
     def comm(dense: float, expert: float) -> tuple[float, float]:
-        gather = collective_s("all-gather", wire.param_gather * dense, shard_span, cluster)
-        gather += collective_s("all-gather", wire.param_gather * expert, expert_span, cluster)
-        reduce = collective_s("reduce-scatter", wire.grad_reduce * dense, shard_span, cluster)
-        reduce += collective_s("reduce-scatter", wire.grad_reduce * expert, expert_span, cluster)
-        if replica_span.size > 1:  # HSDP: all-reduce the reduced shard across the replicas
-            reduce += allreduce_s(wire.grad_reduce * dense / shard_span.size, replica_span,
-                                  cluster)  # fmt: skip
-        return gather, reduce
+        return block_collectives(shape, layout, cluster, wire, dense, expert)
 
     kind_blocks = {}
     for moe, kind in stages.kinds.items():

@@ -34,6 +34,8 @@ BANDS = Path(__file__).resolve().parents[1] / "data" / "llm-error-bands.json"
 UNVALIDATED_FACTOR = 2.0
 FALLBACK_BAND_PCT = 50.0  # when no band file is shipped (before the first --write-bands)
 
+
+@lru_cache(maxsize=4096)
 def mechanisms(
     shape: TransformerShape,
     layout: Layout,

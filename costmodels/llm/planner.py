@@ -49,6 +49,8 @@ PYTORCH_RECOMPUTE: tuple[Recompute, ...] = ("none", "op", "full")
 def default_recompute_modes(framework: str) -> tuple[Recompute, ...]:
     """The recomputation modes a framework offers (module docstring)."""
     return PYTORCH_RECOMPUTE if framework.startswith("pytorch") else ALL_RECOMPUTE
+
+
 MAX_PLAN_LAYOUTS = 20_000  # a few seconds of predict_step (about 0.1 ms each when measured)
 MAX_DIVISOR_INPUT = 10**12  # trial division to sqrt(n) = 1e6 steps, well under a second
 
@@ -196,8 +198,10 @@ def plan(
     framework, calibration)."""
     options = step_options or {}
     if "recompute" not in choices:
-        choices = {**choices, "recompute": default_recompute_modes(options.get("framework",
-                                                                               "megatron"))}
+        choices = {
+            **choices,
+            "recompute": default_recompute_modes(options.get("framework", "megatron")),
+        }
     fitting = []
     for layout in bounded_layouts(shape, gpus, cluster, global_batch, limit, **choices):
         prediction = predict_step(shape, layout, cluster, **options)

@@ -96,8 +96,21 @@ def stage_times(
 ) -> StageTimes:
     """Each stage's forward and backward for one micro-batch (module docstring); cached on what
     it depends on (a plan prices many layouts that share their stages)."""
-    return _stage_times(shape, layout.pp, layout.recompute, layout.recompute_every, shard, gpu,
-                        precision, framework, constants, table, fp8_recipe, clock, calibration)  # fmt: skip
+    return _stage_times(
+        shape,
+        layout.pp,
+        layout.recompute,
+        layout.recompute_every,
+        shard,
+        gpu,
+        precision,
+        framework,
+        constants,
+        table,
+        fp8_recipe,
+        clock,
+        calibration,
+    )
 
 
 @lru_cache(maxsize=2048)
@@ -112,8 +125,9 @@ def _stage_times(shape: TransformerShape, pp: int, recompute: str, every: int,
     for moe in sorted(present):
         lt = layer_times(shape, shard, gpu, precision, framework, constants, table, moe,
                          fp8_recipe, clock)  # fmt: skip
-        kinds[moe] = KindTimes(scale(lt.forward),
-                               scale(lt.backward + _recompute(lt, recompute, every)), lt)  # fmt: skip
+        kinds[moe] = KindTimes(
+            scale(lt.forward), scale(lt.backward + _recompute(lt, recompute, every)), lt
+        )
     edges = tuple(scale(e) for e in edge_times(shape, shard, gpu, framework, constants, table,
                                                clock))  # fmt: skip
     emb_f, emb_b, head_f, head_b = edges
