@@ -127,10 +127,20 @@ def sidebar() -> list[str]:
     bar.header("Step")
     bar.selectbox("Precision (GEMMs)", PRECISIONS, key="prec")
     bar.selectbox("Framework (kernel fusion)", FRAMEWORKS, key="fw")
-    bar.selectbox("FP8 recipe (with fp8)", FP8_RECIPES, key="fp8r",
-                  help="default: delayed for Megatron, tensorwise for PyTorch")
-    bar.number_input("Async TP (1 = on)", 0, 1, step=1, key="atp",
-                     help="overlap TP collectives with their GEMMs (torchtitan)")
+    bar.selectbox(
+        "FP8 recipe (with fp8)",
+        FP8_RECIPES,
+        key="fp8r",
+        help="default: delayed for Megatron, tensorwise for PyTorch",
+    )
+    bar.number_input(
+        "Async TP (1 = on)",
+        0,
+        1,
+        step=1,
+        key="atp",
+        help="overlap TP collectives with their GEMMs (torchtitan)",
+    )
     bar.number_input("GPU power cap (W), 0 = none", 0.0, 5000.0, step=50.0, key="pcap")
     bar.number_input("Measured step (s), 0 = none", 0.0, MAX_MEASURED_S, key="mstep",
                      format="%.4g", help="calibrate on one measured step")  # fmt: skip

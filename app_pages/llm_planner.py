@@ -218,8 +218,12 @@ def main() -> None:
         st.subheader("Best layout")
         st.markdown(layout_label(best))
         cols = st.columns(5)
-        cols[0].metric("Time per step", f"{format_number(best.time_s)} s",
-                       f"± {format_number(best.expected_error_pct)} %", delta_color="off")
+        cols[0].metric(
+            "Time per step",
+            f"{format_number(best.time_s)} s",
+            f"± {format_number(best.expected_error_pct)} %",
+            delta_color="off",
+        )
         cols[1].metric("Tokens/s per GPU", format_number(best.tokens_per_s_per_gpu))
         cols[2].metric("Memory per GPU", f"{format_number(best.memory_GiB)} GiB")
         cols[3].metric("Pipeline bubble", f"{format_number(100 * best.bubble)} %")
@@ -244,8 +248,10 @@ def main() -> None:
             ("optimizer_states", "optimizer states"), ("activations", "activations"),
             ("communication_buffers", "communication buffers"),
             ("runtime_overhead", "runtime overhead"))}  # fmt: skip
-        st.markdown(" · ".join(f"{k}: {format_number(v)} GiB" for k, v in parts.items())
-                    + f" = {format_number(best.memory_GiB)} GiB of {limit:.1f} GiB usable")
+        st.markdown(
+            " · ".join(f"{k}: {format_number(v)} GiB" for k, v in parts.items())
+            + f" = {format_number(best.memory_GiB)} GiB of {limit:.1f} GiB usable"
+        )
         st.subheader("Communication per dimension")
         st.altair_chart(comm_bars(top.head(10)), width="stretch")
     st.subheader("Every layout: time against memory")

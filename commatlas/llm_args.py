@@ -191,17 +191,35 @@ def add_recipe_flags(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--fp8-recipe", choices=FP8_RECIPES,
                      help="float8 scaling with --precision fp8 (default: delayed for Megatron, "
                      "tensorwise for PyTorch; rowwise runs slower GEMMs)")  # fmt: skip
-    run.add_argument("--async-tp", action="store_true",
-                     help="overlap TP collectives with their GEMMs (torchtitan async TP)")
-    run.add_argument("--reduce-dtype", choices=REDUCE_DTYPES,
-                     help="data-parallel gradient reduction dtype (default: the framework's, fp32)")
-    run.add_argument("--no-reshard-after-forward", dest="reshard_after_forward",
-                     action="store_false", default=True,
-                     help="FSDP/ZeRO-3: keep gathered weights from forward to backward")
-    run.add_argument("--prefetch", type=bounded_int(0, 8), default=1,
-                     help="FSDP/ZeRO-3: blocks all-gathered ahead of the one computing")
-    run.add_argument("--power-cap", type=positive_float, metavar="WATTS",
-                     help="GPU board power limit (e.g. 500 for torchtitan's H100 runs)")
+    run.add_argument(
+        "--async-tp",
+        action="store_true",
+        help="overlap TP collectives with their GEMMs (torchtitan async TP)",
+    )
+    run.add_argument(
+        "--reduce-dtype",
+        choices=REDUCE_DTYPES,
+        help="data-parallel gradient reduction dtype (default: the framework's, fp32)",
+    )
+    run.add_argument(
+        "--no-reshard-after-forward",
+        dest="reshard_after_forward",
+        action="store_false",
+        default=True,
+        help="FSDP/ZeRO-3: keep gathered weights from forward to backward",
+    )
+    run.add_argument(
+        "--prefetch",
+        type=bounded_int(0, 8),
+        default=1,
+        help="FSDP/ZeRO-3: blocks all-gathered ahead of the one computing",
+    )
+    run.add_argument(
+        "--power-cap",
+        type=positive_float,
+        metavar="WATTS",
+        help="GPU board power limit (e.g. 500 for torchtitan's H100 runs)",
+    )
 
 
 def recipe_from_args(args: argparse.Namespace):  # noqa: ANN201
@@ -240,8 +258,12 @@ def add_predict_flags(parser: argparse.ArgumentParser, batch_required: bool = Tr
                         help="activation recomputation: selective = Megatron's attention core, "
                         "op = torchtitan's per-op policy, full = every layer (see "
                         "--recompute-every)")  # fmt: skip
-    layout.add_argument("--recompute-every", type=bounded_int(1, MAX_LAYERS), default=1,
-                        help="with --recompute full: checkpoint every k-th layer only")
+    layout.add_argument(
+        "--recompute-every",
+        type=bounded_int(1, MAX_LAYERS),
+        default=1,
+        help="with --recompute full: checkpoint every k-th layer only",
+    )
     layout.add_argument("--dp-shard", type=bounded_int(0, MAX_GPUS), default=0,
                         help="with --zero 3: HSDP, shard over groups of this many ranks and "
                         "replicate across them (0 = shard over all of dp x cp)")  # fmt: skip
@@ -269,8 +291,11 @@ def add_plan_flags(parser: argparse.ArgumentParser) -> None:
     )
     search.add_argument("--micro-batches", type=int_list(1, MAX_BATCH), default=(1, 2, 4, 8))
     search.add_argument("--zero-stages", type=int_list(0, 3), default=(0, 1, 2, 3))
-    search.add_argument("--recompute-modes", type=choice_list(RECOMPUTE),
-                        help="default: none,selective,full (Megatron) or none,op,full (PyTorch)")
+    search.add_argument(
+        "--recompute-modes",
+        type=choice_list(RECOMPUTE),
+        help="default: none,selective,full (Megatron) or none,op,full (PyTorch)",
+    )
     search.add_argument("--sequence-parallel", choices=["both", "on", "off"], default="both")
     search.add_argument("--max-interleave", type=bounded_int(1, MAX_LAYERS),
                         help="largest virtual stages per GPU (default: any)")  # fmt: skip

@@ -238,8 +238,10 @@ def _print_table(rows: list[dict[str, Any]], echo: dict[str, Any]) -> None:
         )  # fmt: skip
     print(f"# {echo['model']}; {echo['gpu']['name']} {echo['precision']}, {echo['framework']}; "
           f"intra-node: {echo['cluster']['intra_source']}")  # fmt: skip
-    print("# ranked by the slow end of each layout's expected error band (iteration time x "
-          "(1 + ± %)); ± % comes from the dev validation sets of its regime")
+    print(
+        "# ranked by the slow end of each layout's expected error band (iteration time x "
+        "(1 + ± %)); ± % comes from the dev validation sets of its regime"
+    )
     if echo["calibration"]:
         print(f"# calibrated on {echo['calibration']['measured_step_s']:g} s measured: fitted "
               f"{', '.join(echo['calibration']['fitted']) or 'nothing'}")  # fmt: skip
