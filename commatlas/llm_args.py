@@ -215,6 +215,13 @@ def add_recipe_flags(parser: argparse.ArgumentParser) -> None:
         help="FSDP/ZeRO-3: blocks all-gathered ahead of the one computing",
     )
     run.add_argument(
+        "--fp8-all-gather",
+        action="store_true",
+        default=None,
+        help="ZeRO-3/FSDP: gather weights in fp8 with --precision fp8 (default: Megatron yes, "
+        "PyTorch no, as torchtitan's enable_fsdp_float8_all_gather)",
+    )
+    run.add_argument(
         "--power-cap",
         type=positive_float,
         metavar="WATTS",
@@ -229,7 +236,8 @@ def recipe_from_args(args: argparse.Namespace):  # noqa: ANN201
     return TrainingRecipe(reduce_dtype=args.reduce_dtype,
                           reshard_after_forward=args.reshard_after_forward,
                           prefetch=args.prefetch, fp8_recipe=args.fp8_recipe,
-                          async_tp=args.async_tp)  # fmt: skip
+                          async_tp=args.async_tp,
+                          fp8_param_gather=args.fp8_all_gather)  # fmt: skip
 
 
 def add_predict_flags(parser: argparse.ArgumentParser, batch_required: bool = True) -> None:
