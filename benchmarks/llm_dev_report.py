@@ -123,13 +123,22 @@ def cli_speed() -> None:
     plan = [*cli, "plan-llm", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", "64",
             "--gpus-per-node", "8", "--inter", "50 GB/s", "--seq-len", "4096",
             "--global-batch", "256", "--json"]  # fmt: skip
+    import os
+    import resource
+
+    print(f"  (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs: wall time counts "
+          "the waiting, CPU time what the call itself needs)")
     for name, command in (("predict-llm", predict), ("plan-llm", plan)):
-        times = []
+        walls, cpus = [], []
         for _ in range(3):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
             subprocess.run(command, check=True, capture_output=True, cwd=ROOT)
-            times.append(time.perf_counter() - started)
-        print(f"  commatlas {name}: {statistics.median(times):.2f} s (median of 3)")
+            walls.append(time.perf_counter() - started)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        print(f"  commatlas {name}: {statistics.median(walls):.2f} s wall, "
+              f"{statistics.median(cpus):.2f} s CPU (medians of 3)")
     shape = preset_shape("Llama 3.1 70B", 4096)
     h100 = get_gpu("h100")
     c = LLMCluster(h100, 8, gpu_intra_link(h100).bandwidth_Bps, 50e9)

@@ -5,7 +5,12 @@ object with the StepPrediction fields (iteration_time_s, memory_per_gpu_bytes, b
 model_flops_utilization, tokens_per_s_per_gpu, compute_breakdown_s ...) plus ``layout``,
 ``shape`` (every TransformerShape field), ``model`` (where the shape came from), ``gpu`` (name
 and the peaks used), ``cluster`` (links and where the intra-node one comes from), ``precision``,
-``framework`` and ``calibration`` (null, or what was fitted on which measured layout).
+``framework``, ``recipe`` (the framework knobs: reduce dtype, FSDP resharding and prefetch, fp8
+recipe, async TP, fp8 all-gather) and ``calibration`` (null, or what was fitted on which measured
+layout). Issue 26 adds ``memory_breakdown_bytes`` (parameters, gradients, optimizer_states,
+activations, communication_buffers, runtime_overhead; they sum to memory_per_gpu_bytes),
+``usable_memory_bytes`` and ``memory_reserve_bytes`` (what ``fits`` compares against),
+``expected_error_pct`` and ``unvalidated_mechanisms`` (costmodels/llm/error_bands.py).
 ``plan-llm --json`` prints a list of such predictions with their layouts, fastest first.
 Bad input exits 2 with one line naming the flag; the work lives in costmodels.llm.
 """
