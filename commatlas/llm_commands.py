@@ -22,14 +22,9 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from commatlas.llm_args import (
-    add_plan_flags,
-    add_predict_flags,
-    layout_json,
-    recipe_from_args,
-    shape_overrides,
-)
+from commatlas.llm_args import add_plan_flags, add_predict_flags, layout_json, shape_overrides
 from commatlas.llm_measured import calibration_from_args
+from commatlas.llm_recipe_args import recipe_from_args
 from costmodels.safe_output import json_text
 
 
