@@ -4,8 +4,9 @@ feed or drain.
 With sequence parallelism each column-parallel GEMM waits for an all-gather of its input and
 each row-parallel GEMM ends in a reduce-scatter (Korthikanti et al. 2022, Sec. 4.2.2). Async TP
 (Wang et al., "Overlap Communication with Dependent Computation via Decomposition in Large Deep
-Learning Models", ASPLOS 2023; PyTorch's SymmetricMemory micro-pipelining as torchtitan enables
-it with ``--parallelism.enable_async_tensor_parallel``) splits each pair into t steps: while the
+Learning Models", ASPLOS 2023, doi:10.1145/3567955.3567959; PyTorch's SymmetricMemory
+micro-pipelining as torchtitan enables it with ``--parallelism.enable_async_tensor_parallel``)
+splits each pair into t steps: while the
 GEMM of one shard runs, the next shard moves. For a layer with TP communication C and paired
 GEMM time G (forward linears and their dgrads, costmodels/llm/kernel_time.py) the pair takes
 max(C, G) + min(C, G) / t, so the exposed communication is

@@ -5,8 +5,8 @@
   gradient reduction of the accumulation steps). Blocks are the stage's layers in order; the
   root module holds the embedding (first stage) and the output layer (last stage). Collectives
   over the sharding group (HSDP: ``Layout.dp_shard`` ranks; the dp / dp_shard replica groups
-  all-reduce the reduced shard of every block, Zhao et al. VLDB 2023 Sec. 3.2.2 "hybrid
-  sharding"); experts over their own replicas (cp x dp / ep ranks).
+  all-reduce the reduced shard of every block: hybrid sharding, Zhao et al., "PyTorch FSDP",
+  arXiv:2304.11277, 2023); experts over their own replicas (cp x dp / ep ranks).
 - ZeRO-0/1/2: the gradient reduction overlaps the last micro-batch's backward
   (costmodels/llm/communication.py); ZeRO-1/2's weight all-gather after the optimizer is exposed
   unless the recipe overlaps it with the next step's first forward (Megatron's

@@ -2,9 +2,10 @@
 overlapped with the blocks' compute where the blocks are long enough.
 
 FSDP2 (PyTorch ``fully_shard``, one call per transformer block plus one for the root module, as
-torchtitan applies it; Zhao et al., "PyTorch FSDP", VLDB 2023, arXiv:2304.11277, Sec. 3.3-3.4 for
-the overlap and prefetch design) and DeepSpeed ZeRO-3 (Rajbhandari et al., SC'20) keep each
-rank's 1/N shard of every parameter and, for one micro-batch on one pipeline stage:
+torchtitan applies it; Zhao et al., "PyTorch FSDP: Experiences on Scaling Fully Sharded Data
+Parallel", arXiv:2304.11277, 2023, for the overlap, prefetch and hybrid-sharding design) and
+DeepSpeed ZeRO-3 (Rajbhandari et al., SC'20) keep each rank's 1/N shard of every parameter and,
+for one micro-batch on one pipeline stage:
 
 1. forward: the root module's all-gather (embedding, final norm, output layer: their parameters
    are gathered before the first block and kept until the backward), then per block i an

@@ -73,8 +73,8 @@ def test_zero3_throughput_falls_with_gpus_at_a_fixed_global_batch() -> None:
 def test_hsdp_collectives_by_hand() -> None:
     """HSDP with 8-rank shard groups (one node each): a block's weights are gathered and its
     gradients reduce-scattered inside the node, and the reduced 1/8 shard is all-reduced across
-    the 8 replica nodes (Zhao et al. 2023, "hybrid sharding"); each GPU keeps 1/8 of the sharded
-    states instead of 1/64."""
+    the 8 replica nodes (hybrid sharding, Zhao et al., arXiv:2304.11277); each GPU keeps 1/8 of
+    the sharded states instead of 1/64."""
     full = Layout(tp=1, pp=1, dp=64, global_batch=64, micro_batch=1, zero=3, recompute="full")
     hsdp = replace(full, dp_shard=8)
     wire = wire_bytes("bf16", "pytorch-compile", 3)
