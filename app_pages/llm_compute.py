@@ -6,7 +6,9 @@ and every one is priced by ``costmodels.llm.step.predict_step`` with the page's 
 framework and (optional) calibration, the same call ``planner.plan`` and ``commatlas plan-llm``
 make. Unlike ``plan``, layouts that do not fit in memory are kept (marked ``fits = False``) so the
 page can show what the memory limit cuts away; the ranking of those that fit is ``plan``'s:
-time, then memory, then fewer model-parallel ranks.
+the slow end of the expected error band (iteration time x (1 + expected_error_pct / 100),
+costmodels/llm/error_bands.py), then memory, then fewer model-parallel ranks. Every row also
+carries its expected error, the mechanisms no validation covers and the memory breakdown.
 
 >>> from costmodels.hardware import get_gpu
 >>> frame = layout_table(
@@ -20,7 +22,7 @@ time, then memory, then fewer model-parallel ranks.
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, fields
 from typing import Any
 
 import pandas as pd
@@ -57,25 +59,29 @@ class StepOptions:
     precision: str = "bf16"
     framework: str = "megatron"
     calibration: Any = None  # a costmodels.llm.calibrate_step.StepCalibration or None
+    recipe: Any = None  # a costmodels.llm.recipe.TrainingRecipe or None (the framework's)
 
     def kwargs(self) -> dict[str, Any]:
         return {"precision": self.precision, "framework": self.framework,
-                "calibration": self.calibration}  # fmt: skip
+                "calibration": self.calibration, "recipe": self.recipe}  # fmt: skip
 
 
 def shape_key(shape: TransformerShape) -> tuple:
-    return astuple(shape)
+    # shallow: a nested LatentAttention (MLA) stays an object, so TransformerShape(*key) holds
+    return tuple(getattr(shape, f.name) for f in fields(shape))
 
 
 def cluster_key(
-    gpu: GPU, gpus_per_node: int, intra_Bps: float, inter_Bps: float, intra_s: float, inter_s: float
-) -> tuple:
-    return (astuple(gpu), gpus_per_node, intra_Bps, inter_Bps, intra_s, inter_s)
+    gpu: GPU, gpus_per_node: int, intra_Bps: float, inter_Bps: float, intra_s: float,
+    inter_s: float, power_cap_w: float | None = None,
+) -> tuple:  # fmt: skip
+    return (astuple(gpu), gpus_per_node, intra_Bps, inter_Bps, intra_s, inter_s, power_cap_w)
 
 
 def cluster_of(key: tuple) -> LLMCluster:
-    gpu, per_node, intra_bw, inter_bw, intra_lat, inter_lat = key
-    return LLMCluster(GPU(*gpu), per_node, intra_bw, inter_bw, intra_lat, inter_lat)
+    gpu, per_node, intra_bw, inter_bw, intra_lat, inter_lat, *cap = key
+    return LLMCluster(GPU(*gpu), per_node, intra_bw, inter_bw, intra_lat, inter_lat,
+                      power_cap_w=cap[0] if cap else None)  # fmt: skip
 
 
 def layouts(shape: TransformerShape, gpus: int, cluster: LLMCluster, batch: int, search: Search):
@@ -106,6 +112,11 @@ def _row(layout: Any, step: Any) -> dict[str, Any]:
         "tp_comm_s": step.tp_comm_s, "pp_comm_s": step.pp_comm_s, "dp_comm_s": step.dp_comm_s,
         "cp_comm_s": step.cp_comm_s, "ep_comm_s": step.ep_comm_s,
         "exposed_comm_s": step.exposed_comm_s,
+        "expected_error_pct": step.expected_error_pct,
+        "unvalidated": ", ".join(step.unvalidated_mechanisms),
+        "pessimistic_s": step.iteration_time_s * (1 + step.expected_error_pct / 100),
+        "usable_GiB": step.usable_memory_bytes / 2**30,
+        **{f"mem_{k}_GiB": v / 2**30 for k, v in step.memory_breakdown_bytes.items()},
     }  # fmt: skip
 
 
@@ -129,9 +140,10 @@ def layout_table(
     if frame.empty:
         return frame
     frame["model_parallel"] = frame["tp"] * frame["pp"]
-    # planner.plan's order among the layouts that fit; a stable sort keeps enumeration order on ties
+    # planner.plan's order among the layouts that fit (the slow end of each layout's expected
+    # error band first); a stable sort keeps enumeration order on ties
     frame = frame.sort_values(
-        ["fits", "time_s", "memory_GiB", "model_parallel"],
+        ["fits", "pessimistic_s", "memory_GiB", "model_parallel"],
         ascending=[False, True, True, True],
         kind="mergesort",
     )

@@ -3,8 +3,9 @@ the search, all in the URL.
 
 URL keys: ``model``, ``llm_size``, ``seq``, ``gbatch``, ``nodes``, ``gpus``, ``gpu``, ``intra*``,
 ``inter*`` (shared with the other pages: same meaning; ``intra`` also accepts "Follows the GPU",
-the default), ``prec``, ``fw``, ``mstep``, ``mlayout``, ``mbs``, ``zero``, ``rc``, ``sp``,
-``cp``, ``ep``, ``maxv``, ``top``.
+the default), ``prec``, ``fw``, ``fp8r`` (float8 recipe), ``atp`` (async TP), ``pcap`` (power
+cap in W, 0 = none), ``mstep``, ``mlayout``, ``mbs``, ``zero``, ``rc``, ``sp``, ``cp``, ``ep``,
+``maxv``, ``top``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from costmodels.llm.shapes import TransformerShape
 
 MICRO_BATCHES = [1, 2, 4, 8, 16]
 ZERO_STAGES = [0, 1, 2, 3]
-RECOMPUTE = ["none", "selective", "full"]
+RECOMPUTE = ["none", "selective", "op", "full"]
+FP8_RECIPES = ["default", "delayed", "tensorwise", "rowwise", "blockwise"]
 SEQUENCE_PARALLEL = {"both": (False, True), "on": (True,), "off": (False,)}
 CONTEXT_PARALLEL = [1, 2, 4, 8, 16]
 EXPERT_PARALLEL = [1, 2, 4, 8, 16, 32, 64]
@@ -78,11 +80,14 @@ FIELDS = [
     *link_fields("inter", "InfiniBand HDR", "25 GB/s", "5 us"),
     Field("prec", "bf16", choice(PRECISIONS)),
     Field("fw", "megatron", choice(FRAMEWORKS)),
+    Field("fp8r", "default", choice(FP8_RECIPES)),
+    Field("atp", 0, int_between(0, 1)),
+    Field("pcap", 0.0, float_between(0.0, 5000.0)),
     Field("mstep", 0.0, float_between(0.0, MAX_MEASURED_S)),
     Field("mlayout", "tp=8,pp=1,dp=2,mb=1", text(200)),
     Field("mbs", [1, 2, 4], comma_list(_one_of(MICRO_BATCHES), 5), join_list),
     Field("zero", [0, 1], comma_list(_one_of(ZERO_STAGES), 4), join_list),
-    Field("rc", list(RECOMPUTE), comma_list(_one_of(RECOMPUTE), 3), join_list),
+    Field("rc", ["none", "selective", "full"], comma_list(_one_of(RECOMPUTE), 4), join_list),
     Field("sp", "both", choice(list(SEQUENCE_PARALLEL))),
     Field("cp", [1], comma_list(_one_of(CONTEXT_PARALLEL), 5), join_list),
     Field("ep", [1], comma_list(_one_of(EXPERT_PARALLEL), 7), join_list),
@@ -122,6 +127,21 @@ def sidebar() -> list[str]:
     bar.header("Step")
     bar.selectbox("Precision (GEMMs)", PRECISIONS, key="prec")
     bar.selectbox("Framework (kernel fusion)", FRAMEWORKS, key="fw")
+    bar.selectbox(
+        "FP8 recipe (with fp8)",
+        FP8_RECIPES,
+        key="fp8r",
+        help="default: delayed for Megatron, tensorwise for PyTorch",
+    )
+    bar.number_input(
+        "Async TP (1 = on)",
+        0,
+        1,
+        step=1,
+        key="atp",
+        help="overlap TP collectives with their GEMMs (torchtitan)",
+    )
+    bar.number_input("GPU power cap (W), 0 = none", 0.0, 5000.0, step=50.0, key="pcap")
     bar.number_input("Measured step (s), 0 = none", 0.0, MAX_MEASURED_S, key="mstep",
                      format="%.4g", help="calibrate on one measured step")  # fmt: skip
     if st.session_state["mstep"] > 0:
@@ -163,8 +183,16 @@ def cluster_from_inputs() -> tuple[tuple, list[str]]:
         intra = resolve_link("Intra-node link", "intra", "intra")
         intra_bw, intra_lat, intra_line = intra.bandwidth_Bps, intra.latency_s, intra.description
     inter = resolve_link("Inter-node link", "inter", "inter")
+    cap = float(state["pcap"]) or None
+    if cap is not None:
+        from costmodels.llm.power import clock_factor
+
+        try:
+            clock_factor(gpu.name, cap)
+        except ValueError as exc:
+            raise ValueError(f"GPU power cap: {exc}".replace("--power-cap", "the cap")) from None
     key = cluster_key(gpu, int(state["gpus"]), intra_bw, inter.bandwidth_Bps, intra_lat,
-                      inter.latency_s)  # fmt: skip
+                      inter.latency_s, cap)  # fmt: skip
     return key, [intra_line, inter.description]
 
 

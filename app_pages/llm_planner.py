@@ -45,7 +45,6 @@ from costmodels.hardware import GPUS
 from costmodels.llm.model_size import parameter_count
 from costmodels.llm.precision import linear_gemm_dtype, tensor_peak_flops
 
-RESERVE = 0.1  # the default reserve of costmodels.llm.memory.fits (10 % kept free)
 BEST = 5  # layouts ringed in the chart
 
 # The key columns first (issue 17, item 4); the layout's knobs and the per-dimension
@@ -53,13 +52,19 @@ BEST = 5  # layouts ringed in the chart
 TABLE_COLUMNS = {
     "rank": "rank", "time_s": "step time (s)", "layout": "layout",
     "tokens_per_s_per_gpu": "tokens/s per GPU", "mfu_pct": "MFU (%)",
-    "memory_GiB": "memory per GPU (GiB)",
+    "memory_GiB": "memory per GPU (GiB)", "expected_error_pct": "expected error (± %)",
+    "unvalidated": "not covered by validation",
 }  # fmt: skip
 MORE_COLUMNS = {
     "tp": "TP", "pp": "PP", "dp": "DP", "cp": "CP", "ep": "EP", "micro_batch": "micro-batch",
     "interleave": "v", "zero": "ZeRO", "sequence_parallel": "SP", "recompute": "recompute",
     "bubble_pct": "bubble (%)", "tp_comm_s": "TP comm (s)", "pp_comm_s": "PP comm (s)",
     "dp_comm_s": "DP comm (s)", "exposed_comm_s": "exposed comm (s)",
+    "mem_parameters_GiB": "parameters (GiB)", "mem_gradients_GiB": "gradients (GiB)",
+    "mem_optimizer_states_GiB": "optimizer states (GiB)",
+    "mem_activations_GiB": "activations (GiB)",
+    "mem_communication_buffers_GiB": "communication buffers (GiB)",
+    "mem_runtime_overhead_GiB": "runtime overhead (GiB)",
 }  # fmt: skip
 
 
@@ -123,8 +128,12 @@ def _options(shape, cluster: tuple) -> tuple[StepOptions, str]:
     """Precision, framework and the calibration (fitted when a measured step is given)."""
     state = st.session_state
     check_precision()
+    from costmodels.llm.recipe import TrainingRecipe
+
+    recipe = TrainingRecipe(fp8_recipe=None if state["fp8r"] == "default" else state["fp8r"],
+                            async_tp=bool(state["atp"]))  # fmt: skip
     if not state["mstep"] > 0:
-        return StepOptions(state["prec"], state["fw"]), ""
+        return StepOptions(state["prec"], state["fw"], None, recipe), ""
     measured, fitted = calibrate(
         shape, cluster_of(cluster), int(state["gbatch"]), float(state["mstep"]),
         state["mlayout"], state["prec"], state["fw"],
@@ -133,17 +142,19 @@ def _options(shape, cluster: tuple) -> tuple[StepOptions, str]:
     line = (f"Calibrated on {float(state['mstep']):.4g} s measured on TP {measured.tp} x PP "
             f"{measured.pp} x DP {measured.dp}, micro-batch {measured.micro_batch}: fitted "
             f"{fitted_names} ({fitted.source}).")  # fmt: skip
-    return StepOptions(state["prec"], state["fw"], fitted), line
+    return StepOptions(state["prec"], state["fw"], fitted, recipe), line
 
 
 def answer(fitting: pd.DataFrame) -> str:
     """The one-line answer: the fastest layout that fits, its step time and MFU, and the next."""
     best = fitting.iloc[0]
     line = (
-        f"Best here: **{layout_label(best)}** — {format_number(best.time_s)} s per step, "
-        f"{format_number(100 * best.mfu)} % MFU, {format_number(best.tokens_per_s_per_gpu)} "
-        "tokens/s per GPU"
+        f"Best here: **{layout_label(best)}** — {format_number(best.time_s)} s per step "
+        f"(± {format_number(best.expected_error_pct)} %), {format_number(100 * best.mfu)} % MFU, "
+        f"{format_number(best.tokens_per_s_per_gpu)} tokens/s per GPU"
     )
+    if best.unvalidated:
+        line += f"; not covered by any validation: {best.unvalidated}"
     if len(fitting) > 1:
         runner = fitting.iloc[1]
         slower = 100 * (runner.time_s / best.time_s - 1)
@@ -169,7 +180,9 @@ def main() -> None:
         st.error(str(exc))
         return
     gpu = GPUS[state["gpu"]]
-    limit = gpu.memory_gib * (1 - RESERVE)
+    from costmodels.llm.memory import usable_memory_bytes
+
+    limit = usable_memory_bytes(gpu) / 2**30
     peak = tensor_peak_flops(gpu, linear_gemm_dtype(state["prec"])) / 1e12
     fitting = frame[frame["fits"]] if not frame.empty else frame
     if not fitting.empty:
@@ -178,7 +191,8 @@ def main() -> None:
         f"{state['model']}: {shape.layers} layers, hidden {shape.hidden}, {shape.heads} heads, "
         f"{parameter_count(shape) / 1e9:,.2f}B parameters, sequence {shape.seq_len}, global "
         f"batch {state['gbatch']}. {gpus} GPUs ({state['nodes']} nodes x {state['gpus']} "
-        f"{state['gpu']}, {gpu.memory_gib:g} GiB; a layout fits below {limit:.1f} GiB; "
+        f"{state['gpu']}, {gpu.memory_gib:g} GiB; a layout fits below {limit:.1f} GiB usable, "
+        f"the driver keeping {gpu.memory_gib - limit:.2f} GiB; "
         f"{state['prec']} GEMMs at {peak:g} TFLOP/s peak, {state['fw']} "
         "kernels). " + " ".join(line + "." for line in link_lines) + " Both links count one "
         "GPU's bandwidth per direction (the network: one NIC per GPU, rail-optimised); every "
@@ -204,7 +218,12 @@ def main() -> None:
         st.subheader("Best layout")
         st.markdown(layout_label(best))
         cols = st.columns(5)
-        cols[0].metric("Time per step", f"{format_number(best.time_s)} s")
+        cols[0].metric(
+            "Time per step",
+            f"{format_number(best.time_s)} s",
+            f"± {format_number(best.expected_error_pct)} %",
+            delta_color="off",
+        )
         cols[1].metric("Tokens/s per GPU", format_number(best.tokens_per_s_per_gpu))
         cols[2].metric("Memory per GPU", f"{format_number(best.memory_GiB)} GiB")
         cols[3].metric("Pipeline bubble", f"{format_number(100 * best.bubble)} %")
@@ -217,6 +236,22 @@ def main() -> None:
         top.insert(0, "rank", range(1, len(top) + 1))
         st.subheader(f"Fastest {len(top)} layouts that fit")
         show_table(top, TABLE_COLUMNS, more=MORE_COLUMNS, more_label="Layout details")
+        st.caption(
+            "Ranked by the slow end of each layout's expected error band (step time x (1 + "
+            "error/100)); the band is the 90th-percentile error of the dev validation runs that "
+            "use the same mechanisms, and a layout resting on a mechanism no validation covers "
+            "is named in the last column and carries the widest band."
+        )
+        st.subheader("Memory of the best layout")
+        parts = {label: best[f"mem_{key}_GiB"] for key, label in (
+            ("parameters", "parameters"), ("gradients", "gradients"),
+            ("optimizer_states", "optimizer states"), ("activations", "activations"),
+            ("communication_buffers", "communication buffers"),
+            ("runtime_overhead", "runtime overhead"))}  # fmt: skip
+        st.markdown(
+            " · ".join(f"{k}: {format_number(v)} GiB" for k, v in parts.items())
+            + f" = {format_number(best.memory_GiB)} GiB of {limit:.1f} GiB usable"
+        )
         st.subheader("Communication per dimension")
         st.altair_chart(comm_bars(top.head(10)), width="stretch")
     st.subheader("Every layout: time against memory")

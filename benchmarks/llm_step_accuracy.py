@@ -12,7 +12,19 @@ Prints, with the shipped constants (costmodels/data/llm-step-constants.json):
    predict that shape's other rows; MAPE with the first row of each shape as the calibration
    step, and averaged over every choice of calibration row;
 4. predict_step time per layout, cold (every layout a new operator table) and through
-   ``planner.plan`` (cached per shard).
+   ``planner.plan`` (cached per shard);
+5. (issue 26) every dev family (costmodels/llm/dev_validation.py): MAPE, fit and held-out, beside
+   the flat-efficiency baseline fitted on the same family and one global flat fraction; the
+   torchtitan target (<= 15 % uncalibrated); memory: Korthikanti's "none of these models will
+   fit" without sequence parallelism and selective recomputation, Figure 7's fractions, the
+   nanotron runs' largest batches and the torchtitan H200 runs' reported memory; ZeRO-3
+   throughput against the GPU count at a fixed global batch; and the wall time of one
+   ``commatlas predict-llm`` call and of a ``plan-llm`` over >= 1,000 layouts.
+
+    .venv/bin/python benchmarks/llm_step_accuracy.py [--write-bands] [--quick]
+
+``--write-bands`` writes costmodels/data/llm-error-bands.json (the per-mechanism bands of
+costmodels/llm/error_bands.py); ``--quick`` skips the calibration and CLI timing sections.
 """
 
 from __future__ import annotations
@@ -106,6 +118,14 @@ def timing() -> tuple[float, float, int]:
 
 
 def main() -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write-bands", action="store_true")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    from llm_dev_report import report
+
     v = vtrain_errors()
     print(f"vTrain single-node dev ({v['rows']} rows): MAPE {v['all']:.1f} % "
           f"(fit rows {v['fit']:.1f} %, held-out rows {v['held_out']:.1f} %)")  # fmt: skip
@@ -116,17 +136,18 @@ def main() -> int:
             f"  {row.run.params_billion:7.1f}B  published {row.published_tflops:5.0f}  "
             f"predicted {row.predicted_tflops:6.1f} TFLOP/s  error {100 * row.error:+.1f} %"
         )
-    first, every, shapes = calibration_errors()
-    print(
-        f"one-step calibration ({shapes} model shapes): MAPE {first:.1f} % (first row of each "
-        f"shape as the measured step), {every:.1f} % averaged over every choice"
-    )
+    if not args.quick:
+        first, every, shapes = calibration_errors()
+        print(
+            f"one-step calibration ({shapes} model shapes): MAPE {first:.1f} % (first row of "
+            f"each shape as the measured step), {every:.1f} % averaged over every choice"
+        )
     cold, planned, count = timing()
     print(
         f"predict_step: {cold:.1f} ms per layout cold, {planned:.2f} ms per layout in plan "
         f"({count} layouts)"
     )
-    return 0
+    return report(write_bands=args.write_bands, quick=args.quick)
 
 
 if __name__ == "__main__":

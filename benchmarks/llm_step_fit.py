@@ -1,6 +1,12 @@
 """Fit the operator model's constants on the dev data; write them to costmodels/data/ (JSON).
 
-    .venv/bin/python benchmarks/llm_step_fit.py [--dry-run] [--iterations N]
+    .venv/bin/python benchmarks/llm_step_fit.py [--dry-run] [--iterations N] [--family pytorch]
+
+``--family pytorch`` (issue 26) fits ``costmodels.llm.constants.FITTED_PYTORCH`` on the fit split
+of the PyTorch-native dev runs (costmodels/llm/dev_runs.py: torchtitan vanilla-TP rows, nanotron
+TP 2, 8 and 32) and ``FITTED_MEMORY`` on the memory the torchtitan H200 runs reported, holding
+out the rest, and writes costmodels/data/llm-pytorch-constants.json; the A100 constants below
+are untouched. The default family is the A100 Megatron one:
 
 Data (dev only, see costmodels/data/README.md): the vTrain single-node rows
 (costmodels/data/vtrain-single-node-dev.csv) and Narayanan et al. SC'21 Table 1
@@ -70,7 +76,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dry-run", action="store_true")
     parser.add_argument("--iterations", type=int, default=40)
+    parser.add_argument("--family", choices=["megatron-a100", "pytorch"], default="megatron-a100")
     args = parser.parse_args()
+    if args.family == "pytorch":
+        from llm_pytorch_fit import fit_pytorch
+
+        return fit_pytorch(args.iterations, args.dry_run)
     rows = read_vtrain_rows()
     fit_rows = [r for r in rows if is_fit_row(r)]
     held_out = [r for r in rows if not is_fit_row(r)]

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from commatlas.cli_types import bounded_int, nonempty, positive_float
+from commatlas.llm_recipe_args import add_recipe_flags
 from costmodels.limits import (
     MAX_BATCH,
     MAX_GPUS,
@@ -23,7 +24,7 @@ from costmodels.llm.frameworks import FRAMEWORKS_ORDER as FRAMEWORKS
 from costmodels.llm.precision import PRECISIONS
 from costmodels.llm.presets import MODEL_NAMES
 
-RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE = ("none", "selective", "op", "full")
 SHAPE_KEYS = ("layers", "hidden", "heads", "seq_len", "ffn", "vocab", "kv_heads", "gated_mlp",
               "tied_embeddings", "experts", "top_k")  # fmt: skip
 
@@ -179,6 +180,7 @@ def _cluster_and_step_flags(parser: argparse.ArgumentParser) -> None:
         "(keys tp pp dp mb v zero recompute sp cp ep)",
     )
     cluster.add_argument("--json", action="store_true", help="print JSON")  # fmt: skip
+    add_recipe_flags(parser)
 
 
 def add_predict_flags(parser: argparse.ArgumentParser, batch_required: bool = True) -> None:
@@ -203,7 +205,19 @@ def add_predict_flags(parser: argparse.ArgumentParser, batch_required: bool = Tr
     )
     layout.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=0)
     layout.add_argument("--sequence-parallel", action="store_true")
-    layout.add_argument("--recompute", choices=RECOMPUTE, default="none")
+    layout.add_argument("--recompute", choices=RECOMPUTE, default="none",
+                        help="activation recomputation: selective = Megatron's attention core, "
+                        "op = torchtitan's per-op policy, full = every layer (see "
+                        "--recompute-every)")  # fmt: skip
+    layout.add_argument(
+        "--recompute-every",
+        type=bounded_int(1, MAX_LAYERS),
+        default=1,
+        help="with --recompute full: checkpoint every k-th layer only",
+    )
+    layout.add_argument("--dp-shard", type=bounded_int(0, MAX_GPUS), default=0,
+                        help="with --zero 3: HSDP, shard over groups of this many ranks and "
+                        "replicate across them (0 = shard over all of dp x cp)")  # fmt: skip
     layout.add_argument("--tp-across-nodes", action="store_true",
                         help="allow --tp above --gpus-per-node")  # fmt: skip
 
@@ -228,7 +242,11 @@ def add_plan_flags(parser: argparse.ArgumentParser) -> None:
     )
     search.add_argument("--micro-batches", type=int_list(1, MAX_BATCH), default=(1, 2, 4, 8))
     search.add_argument("--zero-stages", type=int_list(0, 3), default=(0, 1, 2, 3))
-    search.add_argument("--recompute-modes", type=choice_list(RECOMPUTE), default=RECOMPUTE)
+    search.add_argument(
+        "--recompute-modes",
+        type=choice_list(RECOMPUTE),
+        help="default: none,selective,full (Megatron) or none,op,full (PyTorch)",
+    )
     search.add_argument("--sequence-parallel", choices=["both", "on", "off"], default="both")
     search.add_argument("--max-interleave", type=bounded_int(1, MAX_LAYERS),
                         help="largest virtual stages per GPU (default: any)")  # fmt: skip
@@ -242,5 +260,6 @@ def shape_overrides(args: argparse.Namespace) -> dict[str, Any]:
 def layout_json(layout: Any) -> dict[str, Any]:
     """The layout fields the JSON output shows."""
     keys = ("tp", "pp", "dp", "cp", "ep", "micro_batch", "interleave", "zero",
-            "sequence_parallel", "recompute", "global_batch", "schedule")  # fmt: skip
+            "sequence_parallel", "recompute", "global_batch", "schedule", "recompute_every",
+            "dp_shard")  # fmt: skip
     return {key: getattr(layout, key) for key in keys}

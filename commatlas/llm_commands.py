@@ -5,7 +5,12 @@ object with the StepPrediction fields (iteration_time_s, memory_per_gpu_bytes, b
 model_flops_utilization, tokens_per_s_per_gpu, compute_breakdown_s ...) plus ``layout``,
 ``shape`` (every TransformerShape field), ``model`` (where the shape came from), ``gpu`` (name
 and the peaks used), ``cluster`` (links and where the intra-node one comes from), ``precision``,
-``framework`` and ``calibration`` (null, or what was fitted on which measured layout).
+``framework``, ``recipe`` (the framework knobs: reduce dtype, FSDP resharding and prefetch, fp8
+recipe, async TP, fp8 all-gather) and ``calibration`` (null, or what was fitted on which measured
+layout). Issue 26 adds ``memory_breakdown_bytes`` (parameters, gradients, optimizer_states,
+activations, communication_buffers, runtime_overhead; they sum to memory_per_gpu_bytes),
+``usable_memory_bytes`` and ``memory_reserve_bytes`` (what ``fits`` compares against),
+``expected_error_pct`` and ``unvalidated_mechanisms`` (costmodels/llm/error_bands.py).
 ``plan-llm --json`` prints a list of such predictions with their layouts, fastest first.
 Bad input exits 2 with one line naming the flag; the work lives in costmodels.llm.
 """
@@ -19,6 +24,7 @@ from typing import Any
 
 from commatlas.llm_args import add_plan_flags, add_predict_flags, layout_json, shape_overrides
 from commatlas.llm_measured import calibration_from_args
+from commatlas.llm_recipe_args import recipe_from_args
 from costmodels.safe_output import json_text
 
 
@@ -77,6 +83,7 @@ def args_layout(args: argparse.Namespace, shape: Any, cluster: Any):
         micro_batch=args.micro_batch, interleave=args.interleave, zero=args.zero,
         sequence_parallel=args.sequence_parallel, recompute=args.recompute, cp=args.cp,
         ep=args.ep, gpus_per_node=None if args.tp_across_nodes else cluster.gpus_per_node,
+        recompute_every=getattr(args, "recompute_every", 1), dp_shard=getattr(args, "dp_shard", 0),
     )  # fmt: skip
 
 
@@ -91,10 +98,19 @@ def gpu_json(gpu: Any, precision: str) -> dict[str, Any]:
 
 def resolve_context(args: argparse.Namespace) -> dict[str, Any]:
     """Everything both commands resolve first: shape, cluster, step options, calibration."""
+    from dataclasses import replace
+
+    from costmodels.llm.power import clock_factor
+
     resolved = _resolved(args)
     cluster, intra_source = cluster_and_source(args)
+    if getattr(args, "power_cap", None) is not None:
+        clock_factor(cluster.gpu.name, args.power_cap)  # ValueError naming --power-cap
+        cluster = replace(cluster, power_cap_w=args.power_cap)
     _check_precision(args, cluster.gpu)
     options = {"precision": args.precision, "framework": args.framework}
+    if hasattr(args, "reduce_dtype"):
+        options["recipe"] = recipe_from_args(args)
     return {"resolved": resolved, "cluster": cluster, "intra_source": intra_source,
             "options": options}  # fmt: skip
 
@@ -112,8 +128,9 @@ def _echo(ctx: dict[str, Any], calibration: dict[str, Any] | None) -> dict[str, 
             "intra_source": ctx["intra_source"],
             "inter_bandwidth_Bps": cluster.inter_bandwidth_Bps,
             "inter_latency_s": cluster.inter_latency_s,
+            "power_cap_w": cluster.power_cap_w,
         },
-        **ctx["options"],
+        **{k: (asdict(v) if k == "recipe" else v) for k, v in ctx["options"].items()},
         "calibration": calibration,
     }
 
@@ -170,8 +187,11 @@ def predict_llm_command(args: argparse.Namespace) -> int:
 
 def _plan_choices(args: argparse.Namespace) -> dict[str, Any]:
     sp = {"both": (False, True), "on": (True,), "off": (False,)}[args.sequence_parallel]
+    from costmodels.llm.planner import default_recompute_modes
+
+    modes = args.recompute_modes or default_recompute_modes(args.framework)
     return dict(micro_batches=args.micro_batches, zero_stages=args.zero_stages,
-                recompute=args.recompute_modes, sequence_parallel=sp,
+                recompute=modes, sequence_parallel=sp,
                 context_parallel=args.cp, expert_parallel=args.ep,
                 max_interleave=args.max_interleave)  # fmt: skip
 
@@ -204,7 +224,7 @@ def plan_llm_command(args: argparse.Namespace) -> int:
 def _print_table(rows: list[dict[str, Any]], echo: dict[str, Any]) -> None:
     print(f"{'rank':>4s} {'tp':>3s} {'pp':>3s} {'dp':>5s} {'cp':>3s} {'ep':>3s} {'mb':>3s} "
           f"{'v':>2s} {'zero':>4s} {'sp':>3s} {'recompute':>9s} {'iter s':>9s} "
-          f"{'mem GiB':>8s} {'MFU %':>6s}")  # fmt: skip
+          f"{'mem GiB':>8s} {'MFU %':>6s} {'± %':>5s}")  # fmt: skip
     for i, row in enumerate(rows, 1):
         lay = row["layout"]
         print(
@@ -212,10 +232,16 @@ def _print_table(rows: list[dict[str, Any]], echo: dict[str, Any]) -> None:
             f"{lay['micro_batch']:3d} {lay['interleave']:2d} {lay['zero']:4d} "
             f"{'yes' if lay['sequence_parallel'] else 'no':>3s} {lay['recompute']:>9s} "
             f"{row['iteration_time_s']:9.4g} {row['memory_per_gpu_bytes'] / 2**30:8.2f} "
-            f"{row['mfu_pct']:6.1f}"
-        )
+            f"{row['mfu_pct']:6.1f} {row['expected_error_pct']:5.0f}"
+            + (" unvalidated: " + ", ".join(row["unvalidated_mechanisms"])
+               if row["unvalidated_mechanisms"] else "")
+        )  # fmt: skip
     print(f"# {echo['model']}; {echo['gpu']['name']} {echo['precision']}, {echo['framework']}; "
           f"intra-node: {echo['cluster']['intra_source']}")  # fmt: skip
+    print(
+        "# ranked by the slow end of each layout's expected error band (iteration time x "
+        "(1 + ± %)); ± % comes from the dev validation sets of its regime"
+    )
     if echo["calibration"]:
         print(f"# calibrated on {echo['calibration']['measured_step_s']:g} s measured: fitted "
               f"{', '.join(echo['calibration']['fitted']) or 'nothing'}")  # fmt: skip

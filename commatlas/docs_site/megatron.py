@@ -12,6 +12,7 @@ from costmodels.llm.megatron_table import validate_megatron
 def megatron_page(validated: tuple | None = None) -> str:
     """The page; ``validated`` is ``validate_megatron()``'s result when the caller has it."""
     from commatlas.docs_site.validation_llm import vtrain_section
+    from commatlas.docs_site.validation_llm_dev import bands_section, families_section
 
     rows, mean_error = validated or validate_megatron()
     lines = [
@@ -19,9 +20,11 @@ def megatron_page(validated: tuple | None = None) -> str:
         "",
         "CommAtlas predicts a training step from every kernel of the model (the operator model,",
         "see the guide [Where the time of an LLM training step goes]"
-        "(guides/llm-step-time.md)), the communication and the pipeline schedule. Two dev",
-        "data sets fix its fitted constants; both are shown here against the predictions.",
+        "(guides/llm-step-time.md)), the communication and the pipeline schedule. Dev",
+        "data sets fix its fitted constants; all are shown here against the predictions.",
         "",
+        *families_section(),
+        *bands_section(),
         *vtrain_section(),
         "## Megatron-LM (Narayanan et al., SC'21, Table 1)",
         "",

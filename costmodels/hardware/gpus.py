@@ -95,6 +95,44 @@ GPUS: dict[str, GPU] = {
             _H100 + "; dense = half of the 1,513 (FP8 3,026) sparse figures; NVLink is the "
             "600 GB/s two-GPU bridge, 300 GB/s each way",
             fp8_tflops=1513.0, nvlink_Bps=300e9, sm_count=114),
+        # Variants (issue 26). Compute peaks, SMs and (unless said) NVLink as H100 SXM where
+        # the part is the same GH100 chip.
+        GPU("H100 SXM 96GB", 989.4, 989.4, 66.9, 96, 2.4e12,
+            "H100 SXM with 96 GB HBM2e at 2.4 TB/s, as in Meta's Grand Teton hosts: 'Each H100 "
+            "GPU is equipped with 96GB HBM2e with 2.4 TB/sec peak memory bandwidth' "
+            "(pytorch/torchtitan benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md); the "
+            "same part measured as 'H100: HBM2e, 94 GiB, 2.41 TB/s' (Ujeniya et al., "
+            "arXiv:2604.11391). Compute, SMs and NVLink: " + _H100,
+            fp8_tflops=1978.9, nvlink_Bps=450e9, sm_count=132),
+        GPU("H800 SXM", 989.4, 989.4, 66.9, 80, 3.35e12,
+            "H800: the H100 SXM's GH100 chip for export-restricted markets with 'NVLink "
+            "bandwidth ... reduced to only 400 GB/s total aggregate bidirectional bandwidth' "
+            "(tumgag.com / philisun.com 'NVIDIA H800 vs H100'; 'Memory capacity and bandwidth "
+            "(e.g., 3.35 TB/s) largely consistent', FP8/FP16 compute as H100); 200 GB/s each "
+            "way; DeepSeek-V3's H800 nodes: 'NVLink (160 GB/s)' achieved (arXiv:2412.19437, "
+            "Sec. 3.2.2). Compute: " + _H100,
+            fp8_tflops=1978.9, nvlink_Bps=200e9, sm_count=132),
+        GPU("H20", 148.0, 148.0, 44.0, 96, 4.0e12,
+            "NVIDIA H20: 96 GB HBM3, 4,000 GB/s, 148 TFLOPS FP16 dense, NVLink 4.0 (900 GB/s), "
+            "400 W (willitrunai.com H20 page; huggingface.co/hardware/h20: 96GB, 148 TFLOPS, "
+            "400W); 78 SMs, FP16 dense 148, INT8 296, FP32 44 (zangshuxian.com, Geekbench "
+            "report). FP8 dense taken equal to the INT8 rate (296), as on every Hopper part "
+            "(estimate: no stored source gives the FP8 figure itself)",
+            fp8_tflops=296.0, nvlink_Bps=450e9, sm_count=78),
+        GPU("GH200", 989.4, 989.4, 66.9, 96, 4.0e12,
+            "GPU of the GH200 Grace Hopper superchip: an H100-class Hopper GPU with '96 GB of "
+            "HBM3 on the GPU side' and 480 GB LPDDR5X on the CPU side over NVLink-C2C (900 GB/s)"
+            " (spheron.network GH200 guide; aiwiki.ai GH200); compute as H100 SXM (" + _H100 +
+            "). The 4.0 TB/s HBM3 bandwidth is NVIDIA's commonly quoted figure but was NOT "
+            "verified in a stored source (estimate); the 144 GB HBM3e version is not listed",
+            fp8_tflops=1978.9, nvlink_Bps=450e9, sm_count=132),
+        GPU("MI325X", 1307.4, 1307.4, 163.4, 256, 6.0e12,
+            "AMD Instinct MI325X: the MI300X's CDNA 3 compute (304 CUs; FP16/BF16 1,307.4, FP8 "
+            "2,614.9, FP32 163.4 TFLOP/s dense) with 256 GB HBM3E at 6 TB/s (awesomeagents.ai "
+            "MI325X specification table; aiwiki.ai MI325X: 'retaining the same CDNA 3 compute "
+            "architecture ... 256 GB ... 6 TB/s'); TDP ~1,000 W (yobitel.com). Infinity Fabric "
+            "as MI300X (448 GB/s each way)",
+            fp8_tflops=2614.9, nvlink_Bps=448e9, sm_count=304),
         GPU("H200 SXM", 989.4, 989.4, 66.9, 141, 4.8e12,
             "Same GH100 compute as H100 SXM (lzwjava.github.io 'NVIDIA H200 GPU Specifications', "
             "aiminingco.com/gpu/h200/specs: 141 GB HBM3e, 4.8 TB/s, FP8 3,958 TFLOPS with "
@@ -137,6 +175,11 @@ _ALIASES = {"v100": "V100 SXM2", "a100": "A100 80GB SXM", "a10040gb": "A100 40GB
             "h100pcie": "H100 PCIe"}  # fmt: skip
 
 
+# Short names of the variants (issue 26)
+_VARIANT_ALIASES = {"h10096gb": "H100 SXM 96GB", "h100sxm96gb": "H100 SXM 96GB", "h800": "H800 SXM",
+                    "gh200": "GH200", "mi325x": "MI325X", "h20": "H20"}  # fmt: skip
+
+
 def get_gpu(name: str) -> GPU:
     """A GPU by name or short alias ("h100"), ignoring case, spaces, hyphens and underscores."""
     wanted = _key(name)
@@ -145,6 +188,8 @@ def get_gpu(name: str) -> GPU:
             return gpu
     if wanted in _ALIASES:
         return GPUS[_ALIASES[wanted]]
+    if wanted in _VARIANT_ALIASES:
+        return GPUS[_VARIANT_ALIASES[wanted]]
     raise ValueError(f"unknown GPU {name!r}; choices: {', '.join(GPUS)}")
 
 

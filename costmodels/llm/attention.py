@@ -16,7 +16,8 @@ Two implementations (costmodels/llm/frameworks.py says which framework runs whic
   per forward GEMM (dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q).
 
 Grouped-query attention reads only the kv heads' K and V; context parallelism (ring attention)
-gives each rank s/cp queries against all s keys.
+gives each rank s/cp queries against all s keys. Heads whose value width differs from the
+query/key width (DeepSeek's MLA: 192 and 128) do 2 s_q s_k (d_qk + d_v) FLOPs per head forward.
 """
 
 from __future__ import annotations
@@ -35,13 +36,16 @@ def causal_fraction(seq_kv: int) -> float:
 
 
 def flash_kernels(
-    b: int, s_q: int, s_k: int, heads: int, kv_heads: int, d: int, causal: bool = True
-) -> tuple[Kernel, Kernel]:
-    """(forward, backward) flash passes for ``heads`` query heads on this GPU."""
+    b: int, s_q: int, s_k: int, heads: int, kv_heads: int, d: int, causal: bool = True,
+    d_v: int | None = None,
+) -> tuple[Kernel, Kernel]:  # fmt: skip
+    """(forward, backward) flash passes for ``heads`` query heads on this GPU (query/key width
+    ``d``, value width ``d_v``, default ``d``)."""
     share = causal_fraction(s_k) if causal else 1.0
-    fwd_flops = 4.0 * b * heads * s_q * s_k * d * share
-    q_or_o = b * heads * s_q * d * 2.0
-    kv = 2 * b * kv_heads * s_k * d * 2.0
+    dv = d if d_v is None else d_v
+    fwd_flops = 2.0 * b * heads * s_q * s_k * (d + dv) * share
+    q_or_o = b * heads * s_q * (d + dv) / 2 * 2.0
+    kv = b * kv_heads * s_k * (d + dv) * 2.0
     lse = b * heads * s_q * 4.0
     blocks = b * heads * math.ceil(s_q / FLASH_BLOCK)
     fwd = Kernel(

@@ -39,17 +39,29 @@ pipeline transfers stay alpha + bytes x beta on the link they cross.
   and backward another all-gather of K, V (only a chunk is kept) and a reduce-scatter of dK, dV;
   full recomputation adds one all-gather. Ring point-to-point, overlapped with attention compute:
   exposed = max(0, comm - attention share of m (t_f + t_b)).
-* EP (GShard, Lepikhin et al. 2020, arXiv:2006.16668): every layer is MoE when experts > 1; per
-  layer and micro-batch a dispatch and a combine all-to-all forward and their two transposes
-  backward (+2 with full recomputation) of tokens x top_k x h x 2 bytes, tokens = b s/c (/t with
-  sequence parallelism, as Megatron-Core's token dispatcher holds S/TP*B local tokens). Exposed.
+* EP (GShard, Lepikhin et al. 2020, arXiv:2006.16668): on the MoE layers of the stage
+  (costmodels/llm/layer_kinds.py), per layer and micro-batch a dispatch and a combine all-to-all
+  forward and their two transposes backward (+2 with full recomputation) of tokens x top_k x h
+  x 2 bytes, tokens = b s/c (/t with sequence parallelism, as Megatron-Core's token dispatcher
+  holds S/TP*B local tokens). With fp8 dispatch or node-limited routing the all-to-alls are
+  priced as DeepSeek-V3 runs them (costmodels/llm/moe_dispatch.py). Exposed.
+
+ZeRO-3 / FSDP as it runs (per-block all-gathers and reduce-scatters on their own stream,
+prefetch, what a short block cannot hide, HSDP) is costmodels/llm/fsdp.py; this module gives
+its per-step volume and the coarse whole-step overlap above, which predict_step replaces by the
+block schedule. Stage sizes follow costmodels/llm/layer_kinds.stage_sizes (uneven stages).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from costmodels.llm.groups import GroupSpan, allreduce_s, collective_s, group_span, link_of
+from costmodels.llm.layer_kinds import LayerCounts, head_dim, stage_counts
+from costmodels.llm.model_size import is_gpt_style, layer_split, local_layer_parameters
+from costmodels.llm.moe_dispatch import ep_layer_seconds
+from costmodels.llm.recipe import DEFAULT_RECIPE, TrainingRecipe
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 
 __all__ = [  # the group helpers are re-exported: callers import them from here
@@ -71,6 +83,8 @@ class CommBreakdown:
     ep: float
     dp_hidden: float = 0.0  # overlapped with the backward (ZeRO 0-2) or all compute (ZeRO-3)
     cp_hidden: float = 0.0  # overlapped with attention compute (ring exchange)
+    dp_gather: float = 0.0  # of dp: ZeRO-1/2's weight all-gather after the optimizer
+    tp_hidden: float = 0.0  # overlapped with the GEMMs (asynchronous TP, async_tp.py)
 
     @property
     def total(self) -> float:
@@ -78,7 +92,7 @@ class CommBreakdown:
 
     @property
     def hidden(self) -> float:
-        return self.dp_hidden + self.cp_hidden
+        return self.dp_hidden + self.cp_hidden + self.tp_hidden
 
     @property
     def exposed(self) -> float:
@@ -86,41 +100,45 @@ class CommBreakdown:
         return self.total - self.hidden
 
     def exposed_of(self, dim: str) -> float:
-        hidden = {"dp": self.dp_hidden, "cp": self.cp_hidden}.get(dim, 0.0)
+        hidden = {"dp": self.dp_hidden, "cp": self.cp_hidden, "tp": self.tp_hidden}.get(dim, 0.0)
         return float(getattr(self, dim)) - hidden
 
 
 # --- parameters one GPU holds (the DP volume) ---------------------------------------------------
 def layer_parameters(shape: TransformerShape) -> tuple[int, int]:
-    """(dense, expert) parameters of one layer. GPT style (no gated MLP): biases and LayerNorm
-    weight + bias, 12h^2 + 13h per layer as in Narayanan et al. Eq. 2; gated (Llama) style: no
-    biases, two RMSNorm weights. MoE: the router (h x experts) is dense, the experts' MLPs not."""
-    h, f = shape.hidden, shape.ffn_size
-    kv = shape.kv_head_count * (h // shape.heads)
-    biased = not shape.gated_mlp
-    attention = 2 * h * h + 2 * h * kv + (2 * h + 2 * kv if biased else 0)
-    mlp = (3 if shape.gated_mlp else 2) * h * f + (f + h if biased else 0)
-    norms = 4 * h if biased else 2 * h
-    if shape.experts == 1:
-        return attention + mlp + norms, 0
-    return attention + norms + h * shape.experts, shape.experts * mlp
+    """(dense, expert) parameters of one layer (a MoE layer when the model has experts). GPT
+    style (no gated MLP): biases and LayerNorm weight + bias, 12h^2 + 13h per layer as in
+    Narayanan et al. Eq. 2; gated (Llama) style: no biases, two RMSNorm weights. MoE: the router
+    (h x experts) and shared experts are dense, the routed experts' MLPs not."""
+    return layer_split(shape, shape.experts > 1)
 
 
+@lru_cache(maxsize=4096)
 def stage_parameters_per_gpu(shape: TransformerShape, layout: Layout) -> tuple[float, float]:
-    """(dense, expert) parameters on one GPU of the busiest stage, split by t (and experts by e).
+    """(dense, expert) parameters on one GPU of the busiest stage, split by t (and experts by e;
+    replicated key-value heads and MLA down projections stay whole, model_size.
+    local_layer_parameters).
 
     The first stage adds the input embedding (V h, plus s h learned positions GPT style), the last
     stage the output layer (V h; Megatron keeps a copy of tied embeddings there). The final norm
-    is left out, as in Narayanan et al.'s Eq. 2. Replicated norms
-    and row-parallel biases are divided by t too (a few h per layer; approximation).
+    is left out, as in Narayanan et al.'s Eq. 2. Replicated norms and row-parallel biases are
+    divided by t too (a few h per layer; approximation).
     """
-    dense, expert = layer_parameters(shape)
-    layers = shape.layers / layout.pp
-    first = shape.vocab * shape.hidden + (0 if shape.gated_mlp else shape.seq_len * shape.hidden)
+    t, e = layout.tp, layout.ep
+    kinds = {moe: local_layer_parameters(shape, moe, t, e) for moe in (False, True)}
+    first = shape.vocab * shape.hidden + (shape.seq_len * shape.hidden if is_gpt_style(shape)
+                                          else 0)  # fmt: skip
     # Tied embeddings are one tensor when one stage holds both ends, a copy on the last otherwise.
     last = shape.vocab * shape.hidden if (layout.pp > 1 or not shape.tied_embeddings) else 0
-    edge = first + last if layout.pp == 1 else max(first, last)
-    return (layers * dense + edge) / layout.tp, layers * expert / (layout.tp * layout.ep)
+    best = (0.0, 0.0)
+    counts = stage_counts(shape, layout.pp)
+    for i, c in enumerate(counts):
+        dense = c.dense * kinds[False][0] + c.moe * kinds[True][0]
+        expert = c.dense * kinds[False][1] + c.moe * kinds[True][1]
+        dense += ((first if i == 0 else 0) + (last if i == len(counts) - 1 else 0)) / t
+        if dense + expert > sum(best):
+            best = (dense, expert)
+    return best
 
 
 # --- per dimension ------------------------------------------------------------------------------
@@ -169,6 +187,9 @@ def communication_breakdown(
     param_bytes: float = BF16,
     overlap_dp: bool = True,
     nccl: bool = True,
+    layers: LayerCounts | None = None,
+    gathers_per_microbatch: int = 2,
+    dispatch_bytes: float = BF16,
 ) -> CommBreakdown:
     """Seconds per training step per parallel dimension, with the parts hidden under compute.
 
@@ -179,9 +200,19 @@ def communication_breakdown(
     ``overlap_dp``: False when the gradient reduction only starts after the backward pass
     (``wire_bytes`` gives all three for a precision and framework); ``nccl``: price the
     collectives with the NCCL model (default) or, when False, the textbook ring forms.
+    ``layers``: the stage's dense and MoE layers (default: l/pp layers, all of the model's kind);
+    ``gathers_per_microbatch``: ZeRO-3 weight gathers per micro-batch (1 when FSDP keeps the
+    weights between forward and backward); ``dispatch_bytes``: bytes per element of the EP
+    dispatch (1 for DeepSeek-V3's fp8 dispatch; the combine stays bf16).
     """
     spans = _spans(layout, cluster)
-    m, layers = layout.micro_batches, shape.layers / layout.pp
+    m = layout.micro_batches
+    if layers is None:
+        layers_total = moe_layers = shape.layers / layout.pp
+        moe_layers = layers_total if shape.experts > 1 else 0.0
+    else:
+        layers_total, moe_layers = float(layers.total), float(layers.moe)
+    layers = layers_total
     full = layout.recompute == "full"
     act = layout.micro_batch * shape.seq_len / layout.cp * shape.hidden * BF16
 
@@ -205,14 +236,15 @@ def communication_breakdown(
         gather = sum(collective_s("all-gather", param_bytes * n, s, cluster, nccl)
                      for n, s in grads)  # fmt: skip
     if layout.zero == 3:
-        dp = m * (reduce + 2 * gather)
+        dp = m * (reduce + gathers_per_microbatch * gather)
         window = m * (fwd_s_per_microbatch + bwd_s_per_microbatch)
         dp_hidden = min(dp, window) if overlap_dp else 0.0
     else:
         dp = reduce + gather
         dp_hidden = min(reduce, bwd_s_per_microbatch) if overlap_dp else 0.0
+    dp_gather = gather if layout.zero in (1, 2) else 0.0
 
-    kv = 2 * layout.micro_batch * shape.seq_len * BF16 * (shape.hidden // shape.heads)
+    kv = 2 * layout.micro_batch * shape.seq_len * BF16 * head_dim(shape)
     kv *= max(1.0, shape.kv_head_count / layout.tp)  # KV heads split by TP, at least one each
     cp_gather = collective_s("all-gather", kv, spans["cp"], cluster, nccl)
     cp_reduce = collective_s("reduce-scatter", kv, spans["cp"], cluster, nccl)
@@ -220,17 +252,13 @@ def communication_breakdown(
     cp_hidden = min(cp, _attention_share(shape) * m * (fwd_s_per_microbatch + bwd_s_per_microbatch))
 
     ep = 0.0
-    if shape.experts > 1:
+    if moe_layers:
         tokens = layout.micro_batch * shape.seq_len / layout.cp
         tokens /= layout.tp if layout.sequence_parallel else 1
-        routed = tokens * shape.top_k * shape.hidden * BF16
-        ep = (
-            m
-            * layers
-            * (6 if full else 4)
-            * collective_s("all-to-all", routed, spans["ep"], cluster, nccl)
-        )
-    return CommBreakdown(tp, pp, dp, cp, ep, dp_hidden=dp_hidden, cp_hidden=cp_hidden)
+        per_layer = ep_layer_seconds(shape, tokens, spans["ep"], cluster, dispatch_bytes, nccl)
+        ep = m * moe_layers * per_layer * ((6 if full else 4) / 4)
+    return CommBreakdown(tp, pp, dp, cp, ep, dp_hidden=dp_hidden, cp_hidden=cp_hidden,
+                         dp_gather=dp_gather)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -242,19 +270,27 @@ class WireBytes:
     grad_reduce: float  # data-parallel gradient all-reduce / reduce-scatter
 
 
-def wire_bytes(precision: str, framework: str, zero: int) -> WireBytes:
+def wire_bytes(
+    precision: str, framework: str, zero: int, recipe: TrainingRecipe | None = None
+) -> WireBytes:
     """What each collective carries. Activations stay 16-bit (Transformer Engine FP8 casts them
     only inside the GEMMs). Weights are gathered in fp8 under ZeRO-3/FSDP with FP8 training
     (TE's fp8 weights with FSDP2 float8 all-gather, Megatron's ``--fp8-param-gather``), else in
     bf16. Gradients: fp32 where the framework reduces in fp32 (Megatron-LM forces
     ``accumulate_allreduce_grads_in_fp32`` for bf16; torchtitan's FSDP2 ``reduce_dtype`` is
-    float32), 16-bit for fp16 Megatron and for Megatron-LM before that rule (legacy)."""
+    float32), 16-bit for fp16 Megatron and for Megatron-LM before that rule (legacy). A
+    ``recipe`` (costmodels/llm/recipe.py) sets the reduce dtype and whether ZeRO-3 gathers fp8
+    weights (default: Megatron/TE yes, torchtitan's ``enable_fsdp_float8_all_gather`` no)."""
     from costmodels.llm.frameworks import get_kernel_set
 
+    recipe = recipe or DEFAULT_RECIPE
     grads = float(get_kernel_set(framework).grad_reduce_bytes_bf16)
     if precision == "fp16" and framework.startswith("megatron"):
         grads = 2.0
-    gather = 1.0 if precision == "fp8" and zero == 3 else float(BF16)
+    if recipe.reduce_dtype is not None:
+        grads = 4.0 if recipe.reduce_dtype == "fp32" else 2.0
+    fp8_gather = precision == "fp8" and zero == 3 and recipe.gathers_fp8(framework)
+    gather = 1.0 if fp8_gather else float(BF16)
     return WireBytes(activation=float(BF16), param_gather=gather, grad_reduce=grads)
 
 

@@ -20,14 +20,24 @@ For GPT (ffn 4h, full multi-head attention) that is 24 h^2 + 4 s h per layer and
   (e.g. 52.8 / 51.4 for GPT-3 175B) are computed with it, and the tests check that.
 
 B is the global batch in sequences, s the sequence length, l layers, h hidden, V vocabulary.
+
+Generalised per layer kind (costmodels/llm/layer_kinds.py): the linear GEMMs of
+costmodels/llm/linear_shapes.py per token (MLA's five projections; a MoE layer's router, its
+top_k routed experts and its shared experts), the attention core 2 s heads (d_qk + d_v) (= 4 s h
+for multi-head attention with d = h / heads). Recomputation beyond the three above: ``full``
+on one layer in ``recompute_every`` re-runs that share of the forward; ``op`` (torchtitan's
+per-op policy) re-runs every second matmul (linear_shapes.op_recompute_share), not the
+attention core.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from costmodels.hardware import GPU
-from costmodels.llm.model_size import head_dim
+from costmodels.llm.layer_kinds import model_counts, query_width, value_width
+from costmodels.llm.linear_shapes import attention_linears, mlp_linears, op_recompute_share
 from costmodels.llm.shapes import Recompute, TransformerShape
 
 
@@ -39,38 +49,61 @@ class Flops:
     hardware: float
 
 
-def _layer_forward_per_token(shape: TransformerShape) -> tuple[float, float]:
+@lru_cache(maxsize=4096)
+def _linear_flops(shape: TransformerShape, moe: bool, recomputed: bool = False) -> float:
+    """Forward FLOPs of one token's linear GEMMs in one layer (or their ``op``-recomputed
+    share). Routed experts run top_k times per token, shared experts once."""
+    total = 0.0
+    for x in attention_linears(shape, 1, 1):
+        total += 2.0 * x.n * x.k * (op_recompute_share(x.name, shape) if recomputed else 1.0)
+    for x in mlp_linears(shape, 1, 1, 1, moe):
+        per_token = 2.0 * x.n * x.k
+        if x.name.startswith("expert"):
+            per_token *= shape.top_k  # batch = experts, one token each: count top_k of them
+        total += per_token * (op_recompute_share(x.name, shape) if recomputed else 1.0)
+    return total
+
+
+def _layer_forward_per_token(shape: TransformerShape, moe: bool) -> tuple[float, float]:
     """(dense GEMM FLOPs, attention-core FLOPs) of one layer's forward pass for one token."""
-    h, f = shape.hidden, shape.ffn_size
-    kv_width = shape.kv_head_count * head_dim(shape)
-    projections = 2 * (2 * h * h + 2 * h * kv_width)  # q and o are h x h; k and v h x kv_width
-    mlp = 2 * (3 if shape.gated_mlp else 2) * h * f * shape.top_k  # only routed experts run
-    attention_core = 4 * shape.seq_len * h  # QK^T (2 s h) + attention over values (2 s h)
-    return projections + mlp, attention_core
+    core = 2.0 * shape.seq_len * (query_width(shape) + value_width(shape))  # QK^T and PV
+    return _linear_flops(shape, moe), core
 
 
+def _kinds(shape: TransformerShape) -> list[tuple[int, bool]]:
+    counts = model_counts(shape)
+    return [(n, moe) for n, moe in ((counts.dense, False), (counts.moe, True)) if n]
+
+
+@lru_cache(maxsize=4096)
 def forward_flops_per_token(shape: TransformerShape) -> float:
     """Forward FLOPs for one token through all layers and the output layer."""
-    dense, core = _layer_forward_per_token(shape)
-    return shape.layers * (dense + core) + 2 * shape.hidden * shape.vocab
+    layers = sum(n * sum(_layer_forward_per_token(shape, moe)) for n, moe in _kinds(shape))
+    return layers + 2 * shape.hidden * shape.vocab
 
 
-def flops_per_step(shape: TransformerShape, global_batch: int, recompute: Recompute) -> Flops:
+@lru_cache(maxsize=4096)
+def flops_per_step(shape: TransformerShape, global_batch: int, recompute: Recompute,
+                   recompute_every: int = 1) -> Flops:  # fmt: skip
     """Model and hardware FLOPs of one optimizer step over ``global_batch`` sequences."""
     if global_batch < 1:
         raise ValueError(f"global_batch must be >= 1, got {global_batch}")
     tokens = global_batch * shape.seq_len
-    dense, core = _layer_forward_per_token(shape)
     # Backward costs two forwards (gradients w.r.t. inputs and w.r.t. weights).
     model = 3 * tokens * forward_flops_per_token(shape)
+    kinds = _kinds(shape)
+    core = sum(n * _layer_forward_per_token(shape, moe)[1] for n, moe in kinds)
     if recompute == "none":
         extra = 0.0
     elif recompute == "selective":
-        extra = 3 * tokens * shape.layers * core  # Korthikanti Eq. 8: s^2 term counted twice
+        extra = 3 * tokens * core  # Korthikanti Eq. 8: s^2 term counted twice
     elif recompute == "full":
-        extra = tokens * shape.layers * (dense + core)  # one more forward of every layer
+        forward = sum(n * sum(_layer_forward_per_token(shape, moe)) for n, moe in kinds)
+        extra = tokens * forward / recompute_every  # one more forward of every k-th layer
+    elif recompute == "op":
+        extra = tokens * sum(n * _linear_flops(shape, moe, recomputed=True) for n, moe in kinds)
     else:
-        raise ValueError(f"recompute must be none|selective|full, got {recompute!r}")
+        raise ValueError(f"recompute must be none|selective|op|full, got {recompute!r}")
     return Flops(model=float(model), hardware=float(model + extra))
 
 

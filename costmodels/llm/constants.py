@@ -12,6 +12,14 @@ changes data, not code. Everything else is sourced and fixed:
   forward on H100 (Shah et al. 2024, arXiv:2407.08608, abstract: 740 TFLOP/s in FP16); used
   for Hopper and newer with the same backward share. Estimates within the published ranges.
 - ``fp8_cast_overhead``: see costmodels/llm/layer_ops.py (Transformer Engine delayed scaling).
+
+Fitted on the PyTorch-native dev data (``FITTED_PYTORCH``; costmodels/data/
+llm-pytorch-constants.json, written by ``benchmarks/llm_step_fit.py --family pytorch``): the
+torchtitan async-TP H100 rows (costmodels/data/torchtitan-asynctp-h100-dev.csv) and the
+nanotron TP-scaling rows (costmodels/data/nanotron-tp-scaling-3b-dev.csv), with a held-out split
+(costmodels/llm/dev_runs.py says which rows). They touch only what the A100 Megatron data cannot
+see (float8 rowwise GEMMs, communication that overlaps compute, eager PyTorch's host cost per
+kernel), so the five constants above keep their values and their fit.
 """
 
 from __future__ import annotations
@@ -30,6 +38,13 @@ FITTED: tuple[str, ...] = (
     "host_s_per_kernel",
     "microbatch_overhead_s",
 )
+PYTORCH_DATA = DATA.with_name("llm-pytorch-constants.json")
+FITTED_PYTORCH: tuple[str, ...] = (
+    "hopper_tensor_rate",
+    "rowwise_gemm_efficiency",
+    "overlap_interference",
+)
+FITTED_MEMORY: tuple[str, ...] = ("allocator_fragmentation",)
 
 
 @dataclass(frozen=True)
@@ -55,17 +70,41 @@ class StepConstants:
     flash_bwd_fraction_ampere: float = 0.50
     flash_fwd_fraction_hopper: float = 0.75
     flash_bwd_fraction_hopper: float = 0.55
+    # FlashAttention-2 on Hopper (PyTorch SDPA): "only 35% utilization on the H100" (FA3 paper,
+    # arXiv:2407.08608, abstract); backward at the Ampere backward/forward ratio (estimate)
+    flash_fwd_fraction_hopper_fa2: float = 0.35
+    flash_bwd_fraction_hopper_fa2: float = 0.25
+    # share of the modelled GEMM / attention rate a Hopper GPU sustains in training (fitted on
+    # the Hopper dev rows: torchtitan and nanotron, all PyTorch stacks; the A100 constants
+    # above cover Ampere). Confounded with the PyTorch stacks themselves: no Megatron run on
+    # Hopper is in the dev data, so Megatron-on-Hopper predictions are flagged unvalidated.
+    hopper_tensor_rate: float = 1.0
+    # float8 rowwise GEMMs at this share of the tensorwise fp8 rate (costmodels/llm/fp8_recipes)
+    rowwise_gemm_efficiency: float = 0.6
+    # share of communication hidden under compute that still costs compute time: NCCL kernels
+    # take SMs and HBM bandwidth from the kernels they overlap (FSDP, DP and async-TP overlap)
+    overlap_interference: float = 0.1
+    # the caching allocator's reserve beyond the live tensors, as a share of the dynamic memory
+    # (activations, working set, communication buffers; costmodels/llm/runtime_memory.py)
+    allocator_fragmentation: float = 0.1
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
             if not (value >= 0 and value == value and value != float("inf")):
                 raise ValueError(f"StepConstants.{f.name} must be finite and >= 0, got {value}")
-        for name in ("gemm_sustained", "hbm_efficiency"):
+        for name in ("gemm_sustained", "hbm_efficiency", "rowwise_gemm_efficiency",
+                     "hopper_tensor_rate"):  # fmt: skip
             if not 0 < getattr(self, name) <= 10:
                 raise ValueError(
                     f"StepConstants.{name} must be in (0, 10], got {getattr(self, name)}"
                 )
+
+    def tensor_rate(self, gpu_name: str) -> float:
+        """The sustained share of the modelled tensor-core rate (``hopper_tensor_rate``)."""
+        from costmodels.llm.gpu_arch import gpu_arch
+
+        return self.hopper_tensor_rate if gpu_arch(gpu_name) == "hopper" else 1.0
 
     def host_seconds(self, framework: str) -> float:
         """Host time per kernel launch of ``framework``."""
@@ -78,7 +117,11 @@ class StepConstants:
 
 
 @cache
-def default_constants(path: Path = DATA) -> StepConstants:
-    """The fitted constants shipped in costmodels/data/llm-step-constants.json."""
-    record = json.loads(path.read_text())
-    return StepConstants(**{k: float(v) for k, v in record["constants"].items()})
+def default_constants(path: Path = DATA, pytorch_path: Path = PYTORCH_DATA) -> StepConstants:
+    """The fitted constants shipped in costmodels/data/llm-step-constants.json and
+    llm-pytorch-constants.json (the second may be absent while it is being fitted)."""
+    values = {k: float(v) for k, v in json.loads(path.read_text())["constants"].items()}
+    if pytorch_path.exists():
+        record = json.loads(pytorch_path.read_text())["constants"]
+        values.update({k: float(v) for k, v in record.items()})
+    return StepConstants(**values)

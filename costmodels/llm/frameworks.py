@@ -29,6 +29,14 @@ dropout mask = 1); they are hand counts, not measurements.
   backward when a reduction feeds a weight gradient), so each region reads its inputs and
   writes its outputs once.
 
+Sequence parallelism in torchtitan shards activations of shape [batch, sequence, hidden] along
+dim 1 (DTensor ``Shard(1)``), while NCCL gathers and scatters along dim 0: functional
+collectives then copy every gathered output into place (``torch.cat`` of the chunks) and every
+reduce-scatter input out of place (chunks re-stacked along dim 0). Per layer and pass that is
+two all-gathers and two reduce-scatters, each copying the full tensor (read + write, 2 x 2
+bytes per element of tokens x hidden): ``sequence_dim_copy_bytes`` = 16 per token-hidden
+element. Megatron keeps [sequence, batch, hidden] and gathers along dim 0, so it has none.
+
 Element symbols: ``h`` = tokens x hidden of the norm/residual path (tokens / tp under sequence
 parallelism), ``f`` = tokens x ffn / tp, ``qk`` = tokens x (q + k width) / tp, ``ctx`` = tokens
 x hidden / tp (attention output), ``scores`` = micro-batch x heads / tp x s x s.
@@ -71,6 +79,11 @@ class KernelSet:
     optimizer_passes: int  # multi-tensor passes over the parameters (kernel launches)
     overlap_dp: bool  # gradient reduction overlapped with the backward pass
     grad_reduce_bytes_bf16: int  # bytes per gradient element on the wire for bf16 training
+    sequence_dim_copy_bytes: float = 0.0  # per token x hidden and layer pass with TP + SP
+    # FlashAttention generation on Hopper: Megatron-Core/TE runs cuDNN / FA3-class kernels,
+    # PyTorch's SDPA flash backend FlashAttention-2 ("FlashAttention-2 achieving only 35%
+    # utilization on the H100 GPU", Shah et al., FlashAttention-3, arXiv:2407.08608, abstract)
+    flash_version: int = 3
 
 
 def _op(name, elements, count, fk, fb, bk, bb) -> ElementwiseOp:  # noqa: ANN001 - table rows
@@ -159,6 +172,8 @@ KERNEL_SETS: dict[str, KernelSet] = {
         optimizer_passes=3,
         overlap_dp=True,
         grad_reduce_bytes_bf16=4,
+        sequence_dim_copy_bytes=16.0,
+        flash_version=2,
     ),
     "pytorch-compile": KernelSet(
         name="pytorch-compile",
@@ -181,6 +196,8 @@ KERNEL_SETS: dict[str, KernelSet] = {
         optimizer_passes=3,
         overlap_dp=True,
         grad_reduce_bytes_bf16=4,
+        sequence_dim_copy_bytes=16.0,  # collectives are not fused by Inductor
+        flash_version=2,
     ),
 }
 

@@ -8,10 +8,18 @@ family         layers / hidden / heads / kv heads / ffn / vocab             gate
 =============  ==========================================================  =====  ======
 llama          num_hidden_layers, hidden_size, num_attention_heads,         yes    no
 mistral        num_key_value_heads, intermediate_size, vocab_size           yes    no
-qwen2          (same keys)                                                  yes    no
+qwen2, qwen3   (same keys; qwen3 + head_dim)                                yes    no
 mixtral        + num_local_experts, num_experts_per_tok                     yes    no
+qwen3_moe      + num_experts, num_experts_per_tok, moe_intermediate_size,   yes    no
+                 decoder_sparse_step
+llama4_text    + num_local_experts, num_experts_per_tok, intermediate_size  yes    no
+(llama4)         (experts), intermediate_size_mlp (dense layers),
+                 interleave_moe_layer_step; one shared expert
 deepseek_v3    + n_routed_experts, n_shared_experts, num_experts_per_tok,   yes    no
-(deepseek_v2)    moe_intermediate_size (the experts' width)
+(deepseek_v2)    moe_intermediate_size, intermediate_size (dense layers),
+                 first_k_dense_replace, moe_layer_freq, n_group / topk_group
+                 (node-limited routing); MLA: kv_lora_rank,
+                 q_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim
 gpt_neox       num_hidden_layers, hidden_size, num_attention_heads,         no     no
                intermediate_size, vocab_size
 gpt2           n_layer, n_embd, n_head, n_inner (null: 4 n_embd), vocab     no     yes
@@ -19,13 +27,14 @@ gpt2           n_layer, n_embd, n_head, n_inner (null: 4 n_embd), vocab     no  
 
 \\* the default when ``tie_word_embeddings`` is absent (each config class's own default).
 
-DeepSeek's shared experts are counted as extra experts every token runs (experts = routed,
-top_k = per-token + shared; their parameters are left out so expert parallelism can divide the
-routed experts), its multi-head latent attention as full attention and its leading
-dense layers as MoE layers: the approximations of the "DeepSeek-V3-style MoE" preset
-(costmodels.llm.presets). The default sequence length is the pre-training context: a
-``rope_scaling.original_max_position_embeddings`` if present (Llama 3.1, DeepSeek: the context
-before long-context extension), else ``max_position_embeddings`` (``n_positions`` for GPT-2).
+The MoE pattern, shared experts, dense-layer width, head width and MLA become the
+TransformerShape fields costmodels/llm/layer_kinds.py reads (``first_dense_layers``,
+``moe_layer_step``, ``shared_experts``, ``dense_ffn``, ``head_dim``, ``mla``). Not modelled, and
+so refused with the key named: Qwen3-MoE's ``mlp_only_layers`` and Llama 4's explicit
+``moe_layers`` lists when they differ from the step rule. The default sequence length is the
+pre-training context: a ``rope_scaling.original_max_position_embeddings`` if present (Llama
+3.1, DeepSeek: the context before long-context extension), else ``max_position_embeddings``
+(``n_positions`` for GPT-2).
 
 The file is read only up to ``costmodels.limits.MAX_RECORD_BYTES``; every problem is one
 ValueError naming the file and the key.
@@ -39,18 +48,21 @@ from pathlib import Path
 from typing import Any
 
 from costmodels.limits import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH, check_count, read_text_bounded
+from costmodels.llm.shapes import LatentAttention
 
 # family -> (gated MLP, tied embeddings by default)
 FAMILIES: dict[str, tuple[bool, bool]] = {
     "llama": (True, False), "mistral": (True, False), "qwen2": (True, False),
     "mixtral": (True, False), "deepseek_v3": (True, False), "deepseek_v2": (True, False),
-    "gpt_neox": (False, False), "gpt2": (False, True),
+    "gpt_neox": (False, False), "gpt2": (False, True), "qwen3": (True, False),
+    "qwen3_moe": (True, False), "llama4_text": (True, False),
 }  # fmt: skip
 _ARCHITECTURES = {
     "LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2",
     "MixtralForCausalLM": "mixtral", "DeepseekV3ForCausalLM": "deepseek_v3",
     "DeepseekV2ForCausalLM": "deepseek_v2", "GPTNeoXForCausalLM": "gpt_neox",
-    "GPT2LMHeadModel": "gpt2",
+    "GPT2LMHeadModel": "gpt2", "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe",
+    "Llama4ForCausalLM": "llama4_text",
 }  # fmt: skip
 
 
@@ -167,24 +179,86 @@ def shape_fields(config: dict[str, Any], where: str) -> ImportedConfig:
     if heads % fields["kv_heads"]:
         raise ConfigError(f"{where}: key 'num_key_value_heads' {fields['kv_heads']} does not "
                           f"divide num_attention_heads {heads}")  # fmt: skip
-    head_dim = config.get("head_dim")
-    if head_dim is not None and head_dim != hidden // heads and family != "deepseek_v3":
-        raise ConfigError(
-            f"{where}: key 'head_dim' {head_dim!r} differs from hidden_size / "
-            f"num_attention_heads = {hidden // heads}; such attention cannot be modelled here"
-        )
-    if family == "mixtral":
-        fields["experts"] = keys.count(("num_local_experts",), MAX_WIDTH)
-        fields["top_k"] = keys.count(("num_experts_per_tok",), MAX_WIDTH)
-    elif family.startswith("deepseek") and "n_routed_experts" in config:
-        # 0 or null shared experts is legitimate (check_count starts at 1).
-        shared = (
-            keys.count(("n_shared_experts",), MAX_WIDTH) if config.get("n_shared_experts") else 0
-        )
-        fields["experts"] = keys.count(("n_routed_experts",), MAX_WIDTH)
-        fields["top_k"] = keys.count(("num_experts_per_tok",), MAX_WIDTH) + shared
-        fields["ffn"] = keys.count(("moe_intermediate_size",), MAX_WIDTH)
+    fields.update(_attention_fields(config, keys, family, hidden // heads))
+    fields.update(_moe_fields(config, keys, family))
     return ImportedConfig(fields, family, where)
+
+
+def _attention_fields(config: dict[str, Any], keys: _Keys, family: str,
+                      plain: int) -> dict[str, Any]:  # fmt: skip
+    """MLA (DeepSeek) or a head width other than hidden / heads (Qwen3), else nothing."""
+    if family.startswith("deepseek") and config.get("kv_lora_rank"):
+        q_lora = config.get("q_lora_rank")
+        return {"mla": LatentAttention(
+            kv_lora_rank=keys.count(("kv_lora_rank",), MAX_WIDTH),
+            qk_rope_head_dim=keys.count(("qk_rope_head_dim",), MAX_WIDTH),
+            qk_nope_head_dim=keys.count(("qk_nope_head_dim",), MAX_WIDTH),
+            v_head_dim=keys.count(("v_head_dim",), MAX_WIDTH),
+            q_lora_rank=keys.count(("q_lora_rank",), MAX_WIDTH) if q_lora else 0,
+        )}  # fmt: skip
+    if config.get("head_dim") is not None:
+        width = keys.count(("head_dim",), MAX_WIDTH)
+        return {"head_dim": width} if width != plain else {}
+    return {}
+
+
+def _moe_fields(config: dict[str, Any], keys: _Keys, family: str) -> dict[str, Any]:
+    """Experts, top-k, expert width and the MoE layer pattern of the MoE families."""
+    if family == "mixtral":
+        return {"experts": keys.count(("num_local_experts",), MAX_WIDTH),
+                "top_k": keys.count(("num_experts_per_tok",), MAX_WIDTH)}  # fmt: skip
+    if family.startswith("deepseek") and "n_routed_experts" in config:
+        # 0 or null shared experts / dense layers are legitimate (check_count starts at 1).
+        return {
+            "experts": keys.count(("n_routed_experts",), MAX_WIDTH),
+            "top_k": keys.count(("num_experts_per_tok",), MAX_WIDTH),
+            "shared_experts": _optional(keys, "n_shared_experts", MAX_WIDTH),
+            "ffn": keys.count(("moe_intermediate_size",), MAX_WIDTH),
+            "dense_ffn": keys.count(("intermediate_size",), MAX_WIDTH),
+            "first_dense_layers": _optional(keys, "first_k_dense_replace", MAX_LAYERS),
+            "moe_layer_step": _optional(keys, "moe_layer_freq", MAX_LAYERS) or 1,
+            # group-limited routing: experts in n_group groups (one per node as DeepSeek places
+            # them), each token to at most topk_group of them (DeepSeek-V3: 8 and 4)
+            "node_limit": _node_limit(keys),
+        }
+    if family == "qwen3_moe":
+        if config.get("mlp_only_layers"):
+            raise ConfigError(f"{keys.where}: key 'mlp_only_layers' (dense layers listed one by "
+                              "one) is not modelled; only decoder_sparse_step is")  # fmt: skip
+        return {
+            "experts": keys.count(("num_experts",), MAX_WIDTH),
+            "top_k": keys.count(("num_experts_per_tok",), MAX_WIDTH),
+            "ffn": keys.count(("moe_intermediate_size",), MAX_WIDTH),
+            "dense_ffn": keys.count(("intermediate_size",), MAX_WIDTH),
+            "moe_layer_step": _optional(keys, "decoder_sparse_step", MAX_LAYERS) or 1,
+        }
+    if family == "llama4_text":
+        step = _optional(keys, "interleave_moe_layer_step", MAX_LAYERS) or 1
+        listed = config.get("moe_layers")
+        layers = keys.count(("num_hidden_layers",), MAX_LAYERS)
+        if listed is not None and list(listed) != list(range(step - 1, layers, step)):
+            raise ConfigError(f"{keys.where}: key 'moe_layers' differs from every "
+                              f"interleave_moe_layer_step-th layer; not modelled")  # fmt: skip
+        return {
+            "experts": keys.count(("num_local_experts",), MAX_WIDTH),
+            "top_k": keys.count(("num_experts_per_tok",), MAX_WIDTH),
+            "shared_experts": 1,  # transformers' Llama4TextMoe has one shared_expert
+            "ffn": keys.count(("intermediate_size",), MAX_WIDTH),
+            "dense_ffn": keys.count(("intermediate_size_mlp",), MAX_WIDTH),
+            "moe_layer_step": step,
+        }
+    return {}
+
+
+def _node_limit(keys: _Keys) -> int:
+    groups = _optional(keys, "n_group", MAX_WIDTH)
+    chosen = _optional(keys, "topk_group", MAX_WIDTH)
+    return chosen if groups > 1 and 0 < chosen < groups else 0
+
+
+def _optional(keys: _Keys, name: str, limit: int) -> int:
+    """A count that may be absent, null or 0 (then 0)."""
+    return keys.count((name,), limit) if keys.config.get(name) else 0
 
 
 def read_hf_config(path: str | Path) -> ImportedConfig:

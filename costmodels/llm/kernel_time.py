@@ -10,8 +10,19 @@ forward, say) takes the longer of its GPU time and the host's time to issue its 
 (eager frameworks spend tens of microseconds of Python and dispatch per kernel): small layers
 and micro-batches are host-bound, and the difference is GPU idle time.
 
-``layer_times`` is cached per (shape, shard, GPU, precision, framework, constants, table): a
-plan over a thousand layouts sees only a few dozen distinct shards.
+``clock`` (<= 1, costmodels/llm/power.py) slows the tensor-core kernels (GEMMs, flash passes) of
+a power-capped GPU; memory-bound kernels keep their HBM rate. FP8 GEMMs of the row- and
+block-scaled recipes run at their recipe's share of the fp8 rate (costmodels/llm/
+fp8_recipes.py; rowwise's share is the fitted ``rowwise_gemm_efficiency``).
+
+Besides the forward and backward of a layer, ``layer_times`` returns what the recomputation
+modes re-run (selective: the attention core; op: torchtitan's per-op policy, every memory-bound
+forward kernel and every second matmul, see ``op_recompute_share``) and, for asynchronous tensor
+parallelism (costmodels/llm/async_tp.py), the time of the GEMMs a TP collective can hide under
+and how much longer they take split into tp chunks.
+
+``layer_times`` is cached per (shape, shard, GPU, precision, framework, constants, table, kind,
+recipe, clock): a plan over a thousand layouts sees only a few dozen distinct shards.
 """
 
 from __future__ import annotations
@@ -23,10 +34,12 @@ from functools import lru_cache
 from costmodels.hardware import GPU
 from costmodels.llm.constants import StepConstants
 from costmodels.llm.edge_ops import embedding_kernels, head_kernels
+from costmodels.llm.fp8_recipes import BLOCKWISE_GEMM_EFFICIENCY
 from costmodels.llm.frameworks import get_kernel_set
 from costmodels.llm.gemm import DEFAULT_SM_COUNT, gemm_compute_seconds
-from costmodels.llm.kernels import Kernel
+from costmodels.llm.kernels import GemmShape, Kernel, gemm_kernel
 from costmodels.llm.layer_ops import LayerShard, layer_kernels
+from costmodels.llm.linear_shapes import op_recompute_share
 from costmodels.llm.operator_table import OperatorTable
 from costmodels.llm.precision import tensor_peak_flops
 from costmodels.llm.shapes import TransformerShape
@@ -72,6 +85,9 @@ def _flash_fraction(
     if measured is not None:
         return measured
     hopper_or_newer = gpu.fp8_tflops is not None  # FlashAttention-3 / cuDNN class kernels
+    if hopper_or_newer and kernel.flash_version == 2:  # FlashAttention-2 on Hopper
+        return (constants.flash_fwd_fraction_hopper_fa2 if kernel.flash == "fwd"
+                else constants.flash_bwd_fraction_hopper_fa2)  # fmt: skip
     if kernel.flash == "fwd":
         return (
             constants.flash_fwd_fraction_hopper
@@ -85,10 +101,20 @@ def _flash_fraction(
     )
 
 
+def _recipe_efficiency(dtype: str, constants: StepConstants) -> float:
+    if dtype == "fp8-rowwise":
+        return constants.rowwise_gemm_efficiency
+    if dtype == "fp8-blockwise":
+        return BLOCKWISE_GEMM_EFFICIENCY
+    return 1.0
+
+
 def kernel_seconds(
-    kernel: Kernel, gpu: GPU, constants: StepConstants, table: OperatorTable | None = None
-) -> float:
-    """Launch gap + max(compute, memory) of one kernel entry (all its launches)."""
+    kernel: Kernel, gpu: GPU, constants: StepConstants, table: OperatorTable | None = None,
+    clock: float = 1.0,
+) -> float:  # fmt: skip
+    """Launch gap + max(compute, memory) of one kernel entry (all its launches); tensor-core
+    compute at ``clock`` x the GPU's full-power rate."""
     launch = constants.kernel_launch_s
     if table is not None and table.launch_s is not None:
         launch = table.launch_s
@@ -100,14 +126,14 @@ def kernel_seconds(
             return gap + measured
         compute = gemm_compute_seconds(
             kernel.gemm, gpu, kernel.dtype, constants.gemm_k_half, constants.gemm_sustained
-        )
+        ) / (clock * _recipe_efficiency(kernel.dtype, constants))
         return gap + max(compute, memory)
     if kernel.flash is not None:
         sms = gpu.sm_count or DEFAULT_SM_COUNT
         blocks = max(1, kernel.flash_blocks)
         waves = blocks / (math.ceil(blocks / sms) * sms)
         rate = tensor_peak_flops(gpu, "bf16") * _flash_fraction(kernel, gpu, constants, table)
-        return gap + max(kernel.flops / (rate * waves), memory)
+        return gap + max(kernel.flops / (rate * waves * clock), memory)
     return gap + memory
 
 
@@ -117,6 +143,7 @@ def kernels_seconds(
     constants: StepConstants,
     table: OperatorTable | None = None,
     host_s_per_kernel: float = 0.0,
+    clock: float = 1.0,
 ) -> Seconds:
     """GPU time of a phase by bucket; if the host needs longer to issue its kernels
     (launches x ``host_s_per_kernel``) the GPU idles for the difference (kernels are queued
@@ -124,7 +151,7 @@ def kernels_seconds(
     buckets = {"gemm": 0.0, "attention": 0.0, "memory_bound": 0.0}
     launches = 0
     for kernel in kernels:
-        buckets[kernel.category] += kernel_seconds(kernel, gpu, constants, table)
+        buckets[kernel.category] += kernel_seconds(kernel, gpu, constants, table, clock)
         launches += kernel.launches
     busy = sum(buckets.values())
     return Seconds(**buckets, idle=max(0.0, launches * host_s_per_kernel - busy))
@@ -132,11 +159,34 @@ def kernels_seconds(
 
 @dataclass(frozen=True)
 class LayerTimes:
-    """One layer, one micro-batch: forward, backward, and what each recomputation re-runs."""
+    """One layer, one micro-batch: forward, backward, what each recomputation re-runs, and the
+    GEMMs asynchronous TP overlaps (module docstring)."""
 
     forward: Seconds
     backward: Seconds
     attention_forward: Seconds
+    op_recompute: Seconds = Seconds()
+    tp_overlap_gemm_s: float = 0.0  # forward linears + their dgrads (TP-split, not experts)
+    tp_chunked_extra_s: float = 0.0  # extra time of those GEMMs split into tp row chunks
+
+
+_TP_PAIRED = ("qkv", "q", "q-b", "kv-b", "attention-out", "mlp-in", "mlp-out",
+              "shared-expert-in", "shared-expert-out")  # fmt: skip
+
+
+def _async_tp_terms(kernels: tuple[Kernel, ...], tp: int, time) -> tuple[float, float]:  # noqa: ANN001
+    """(time of the TP-paired GEMMs, extra time when each is split into tp chunks of rows)."""
+    paired = [k for k in kernels if k.gemm is not None
+              and k.name.removesuffix("-dgrad") in _TP_PAIRED]  # fmt: skip
+    whole = sum(time(k) for k in paired)
+    if tp == 1:
+        return whole, 0.0
+    chunked = 0.0
+    for k in paired:
+        g = k.gemm
+        part = GemmShape(max(1, g.m // tp), g.n, g.k, g.batch, g.in_bytes, g.out_bytes)
+        chunked += tp * time(gemm_kernel(k.name, "gemm", part, k.dtype))
+    return whole, max(0.0, chunked - whole)
 
 
 @lru_cache(maxsize=4096)
@@ -148,14 +198,30 @@ def layer_times(
     framework: str,
     constants: StepConstants,
     table: OperatorTable | None,
+    moe: bool | None = None,
+    fp8_recipe: str | None = None,
+    clock: float = 1.0,
 ) -> LayerTimes:
-    kernels = layer_kernels(shape, shard, precision, get_kernel_set(framework))
+    kernels = layer_kernels(shape, shard, precision, get_kernel_set(framework), moe, fp8_recipe)
     host = constants.host_seconds(framework)
+
+    def phase(ks: tuple[Kernel, ...]) -> Seconds:
+        return kernels_seconds(ks, gpu, constants, table, host, clock)
+
+    def time(k: Kernel) -> float:
+        return kernel_seconds(k, gpu, constants, table, clock)
+
+    memory_fwd = sum(time(k) for k in kernels.forward if k.category == "memory_bound")
+    gemm_share = sum(time(k) * op_recompute_share(k.name, shape)
+                     for k in kernels.forward if k.gemm is not None)  # fmt: skip
+    linears = tuple(k for k in kernels.forward + kernels.backward
+                    if not k.name.endswith("-wgrad"))  # fmt: skip
+    overlap, chunk_extra = _async_tp_terms(linears, shard.tp, time)
     return LayerTimes(
-        kernels_seconds(kernels.forward, gpu, constants, table, host),
-        kernels_seconds(kernels.backward, gpu, constants, table, host),
-        kernels_seconds(kernels.attention_forward, gpu, constants, table, host),
-    )
+        phase(kernels.forward), phase(kernels.backward), phase(kernels.attention_forward),
+        op_recompute=Seconds(gemm=gemm_share, memory_bound=memory_fwd),
+        tp_overlap_gemm_s=overlap, tp_chunked_extra_s=chunk_extra,
+    )  # fmt: skip
 
 
 @lru_cache(maxsize=4096)
@@ -166,6 +232,7 @@ def edge_times(
     framework: str,
     constants: StepConstants,
     table: OperatorTable | None,
+    clock: float = 1.0,
 ) -> tuple[Seconds, Seconds, Seconds, Seconds]:
     """(embedding fwd, embedding bwd, head fwd, head bwd) for one micro-batch."""
     kernel_set = get_kernel_set(framework)
@@ -173,7 +240,7 @@ def edge_times(
     head_f, head_b = head_kernels(shape, shard.tokens, shard.tp, shard.sequence_parallel,
                                   kernel_set)  # fmt: skip
     host = constants.host_seconds(framework)
-    return (kernels_seconds(emb_f, gpu, constants, table, host),
-            kernels_seconds(emb_b, gpu, constants, table, host),
-            kernels_seconds(head_f, gpu, constants, table, host),
-            kernels_seconds(head_b, gpu, constants, table, host))  # fmt: skip
+    return (kernels_seconds(emb_f, gpu, constants, table, host, clock),
+            kernels_seconds(emb_b, gpu, constants, table, host, clock),
+            kernels_seconds(head_f, gpu, constants, table, host, clock),
+            kernels_seconds(head_b, gpu, constants, table, host, clock))  # fmt: skip

@@ -52,6 +52,7 @@ class Kernel:
     flash: Literal["fwd", "bwd"] | None = None
     flash_blocks: int = 0  # thread blocks of a flash pass (batch x heads x query tiles)
     launches: int = 1
+    flash_version: int = 3  # FlashAttention-3-class kernels on Hopper (2: FA2, PyTorch SDPA)
 
 
 def gemm_kernel(name: str, category: Category, shape: GemmShape, dtype: str) -> Kernel:

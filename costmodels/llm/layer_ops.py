@@ -1,41 +1,31 @@
 """Every kernel of one transformer layer's forward and backward pass on one GPU, per micro-batch.
 
-Megatron-style sharding (Shoeybi et al. 2019, arXiv:1909.08053): the QKV and first MLP GEMMs
-are column-parallel (output split over t), the attention output and second MLP GEMMs
-row-parallel (input split over t). With T = micro-batch x s/cp tokens on the GPU:
+The GEMMs come from costmodels/llm/linear_shapes.py (Megatron-style sharding; MLA, MoE with
+shared experts, dense layers of a MoE model), so a GPT layer (f = 4h, full attention) does
+24 T h^2 / t GEMM FLOPs forward and twice that backward, as in Narayanan et al. SC'21. The
+attention core is costmodels/llm/attention.py; the element-wise ops come from the framework's
+fusion set (costmodels/llm/frameworks.py).
 
-=================  ====================  ==============================================
-GEMM (forward)     m x n x k             backward (same FLOPs each)
-=================  ====================  ==============================================
-qkv                T x (q + 2 kv)/t x h  dgrad T x h x (q + 2 kv)/t; wgrad h x (...) x T
-attention output   T x h x h/t           dgrad T x h/t x h;         wgrad h/t x h x T
-MLP in (x2 gated)  T x f/t x h           dgrad T x h x f/t;         wgrad h x f/t x T
-MLP out            T x h x f/t           dgrad T x f/t x h;         wgrad f/t x h x T
-=================  ====================  ==============================================
+MoE layers add the token permutation and its inverse (read + write of T top_k h, twice each
+way) around the grouped expert GEMMs.
 
-so a GPT layer (f = 4h, full attention) does 24 T h^2 / t GEMM FLOPs forward and twice that
-backward, as in Narayanan et al. SC'21. The attention core is costmodels/llm/attention.py;
-the element-wise ops come from the framework's fusion set (costmodels/llm/frameworks.py).
-
-MoE (``experts > 1``): a router GEMM (T x E x h) and grouped expert GEMMs over the T x top_k
-routed tokens, E/ep experts per GPU (balanced routing assumed), plus the token permutation
-and its inverse (read + write of T top_k h, twice each way). Dense layers are not mixed in.
-
-FP8 (Transformer Engine delayed scaling; Micikevicius et al. arXiv:2209.05433 and the TE
-docs): the four linear layers' GEMMs take fp8 inputs. Inputs that do not come out of a fused
-norm (attention output, MLP activation) and every output gradient pass through a
-cast-transpose kernel (read 2 bytes, write 1 byte twice: the tensor and its transpose); each
-fp8 GEMM adds an amax/scale bookkeeping launch per pass; the weights are cast (and
-transposed) once per optimizer step, not per micro-batch (costed in ``weight_cast_bytes``).
+FP8 (costmodels/llm/fp8_recipes.py): the linear layers' GEMMs (not the router) take fp8 inputs;
+each recipe adds its casts: inputs that a fused norm does not cast, every output gradient, and
+under dynamic scaling (tensorwise, rowwise) the weights every forward and the transposed
+re-casts of the saved inputs and the weights in the backward; delayed and blockwise scaling
+cast the weights (and their transposes) once per optimizer step (``weight_cast_bytes``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from costmodels.llm.attention import flash_kernels, unfused_kernels
+from costmodels.llm.fp8_recipes import Fp8Recipe, cast_bytes, get_recipe
 from costmodels.llm.frameworks import ElementwiseOp, KernelSet
 from costmodels.llm.kernels import GemmShape, Kernel, gemm_kernel, memory_kernel
+from costmodels.llm.layer_kinds import dense_ffn, head_dim, is_moe
+from costmodels.llm.linear_shapes import Linear, layer_linears, local_kv_heads, local_weights
 from costmodels.llm.precision import linear_gemm_dtype
 from costmodels.llm.shapes import TransformerShape
 
@@ -63,36 +53,26 @@ class LayerKernels:
     attention_forward: tuple[Kernel, ...]  # what selective recomputation re-runs
 
 
-def _linear_shapes(
-    shape: TransformerShape, shard: LayerShard
-) -> tuple[list[tuple[str, int, int, int]], int]:
-    """(name, m, n, k) of the forward GEMMs of the linear layers, and the experts per GPU
-    (the batch of the grouped expert GEMMs; 1 for a dense layer)."""
-    t, tokens, h = shard.tp, shard.tokens, shape.hidden
-    d = h // shape.heads
-    q_local, kv_local = shape.heads // t * d, max(1, shape.kv_head_count // t) * d
-    f_local = shape.ffn_size // t
-    mlp_in = f_local * (2 if shape.gated_mlp else 1)
-    gemms = [("qkv", tokens, q_local + 2 * kv_local, h), ("attention-out", tokens, h, q_local)]
-    if shape.experts == 1:
-        return [*gemms, ("mlp-in", tokens, mlp_in, h), ("mlp-out", tokens, h, f_local)], 1
-    local_experts = max(1, shape.experts // shard.ep)
-    per_expert = max(1, tokens * shape.top_k * shard.ep // shape.experts)
-    gemms += [("expert-in", per_expert, mlp_in, h), ("expert-out", per_expert, h, f_local),
-              ("router", tokens, shape.experts, h)]  # fmt: skip
-    return gemms, local_experts
-
-
-def _elements(shape: TransformerShape, shard: LayerShard) -> dict[str, float]:
+def _elements(shape: TransformerShape, shard: LayerShard, moe: bool) -> dict[str, float]:
     t, tokens = shard.tp, shard.tokens
-    d = shape.hidden // shape.heads
-    heads, kv = shape.heads // t, max(1, shape.kv_head_count // t)
+    heads, kv = shape.heads // t, local_kv_heads(shape, t)
     norm_tokens = tokens / t if shard.sequence_parallel else tokens
+    if moe:
+        f = tokens * shape.ffn_size / t * (shape.top_k + shape.shared_experts)
+    else:
+        f = tokens * dense_ffn(shape) / t
+    m = shape.mla
+    if m is not None:
+        qk = tokens * (heads + 1) * m.qk_rope_head_dim  # rotary on the decoupled key parts
+        ctx = tokens * heads * m.v_head_dim
+    else:
+        qk = tokens * (heads + kv) * head_dim(shape)
+        ctx = tokens * heads * head_dim(shape)
     return {
         "h": norm_tokens * shape.hidden,
-        "f": tokens * shape.ffn_size / t * shape.top_k,
-        "qk": tokens * (heads + kv) * d,
-        "ctx": tokens * heads * d,
+        "f": f,
+        "qk": qk,
+        "ctx": ctx,
         "scores": float(shard.micro_batch * heads * shard.seq_local * shard.seq_kv),
     }
 
@@ -111,61 +91,96 @@ def _elementwise(
     return out
 
 
-def layer_kernels(
-    shape: TransformerShape, shard: LayerShard, precision: str, kernel_set: KernelSet
-) -> LayerKernels:
-    """Forward and backward kernels of one layer for one micro-batch on one GPU."""
+def _attention(shape: TransformerShape, shard: LayerShard, kernel_set: KernelSet):
+    fwd, bwd = _attention_kernels(shape, shard, kernel_set)
+    if kernel_set.flash_version != 3:
+        fwd = tuple(replace(k, flash_version=kernel_set.flash_version) for k in fwd)
+        bwd = tuple(replace(k, flash_version=kernel_set.flash_version) for k in bwd)
+    return fwd, bwd
+
+
+def _attention_kernels(shape: TransformerShape, shard: LayerShard, kernel_set: KernelSet):
+    heads, kv = shape.heads // shard.tp, local_kv_heads(shape, shard.tp)
+    b, sq, sk = shard.micro_batch, shard.seq_local, shard.seq_kv
+    m = shape.mla
+    if m is not None:  # expanded heads: query/key width nope + rope, value width v
+        qk = m.qk_nope_head_dim + m.qk_rope_head_dim
+        if not kernel_set.flash_attention:
+            return unfused_kernels(b, sq, sk, heads, (qk + m.v_head_dim) // 2)
+        fwd, bwd = flash_kernels(b, sq, sk, heads, heads, qk, d_v=m.v_head_dim)
+        return (fwd,), (bwd,)
+    if kernel_set.flash_attention:
+        fwd, bwd = flash_kernels(b, sq, sk, heads, kv, head_dim(shape))
+        return (fwd,), (bwd,)
+    return unfused_kernels(b, sq, sk, heads, head_dim(shape))
+
+
+def _gemm_dtype(precision: str, recipe: Fp8Recipe | None, linear: Linear) -> str:
     dtype = linear_gemm_dtype(precision)
-    in_bytes = 1.0 if dtype == "fp8" else 2.0
+    if dtype != "fp8" or not linear.fp8:
+        return "bf16" if dtype == "fp8" else dtype
+    return "fp8" if recipe is None or recipe.name in ("delayed", "tensorwise") else \
+        f"fp8-{recipe.name}"  # fmt: skip
+
+
+def layer_kernels(
+    shape: TransformerShape,
+    shard: LayerShard,
+    precision: str,
+    kernel_set: KernelSet,
+    moe: bool | None = None,
+    fp8_recipe: str | None = None,
+) -> LayerKernels:
+    """Forward and backward kernels of one layer for one micro-batch on one GPU: a MoE layer
+    when ``moe`` (default: whether the model has experts), else a dense one."""
+    moe = is_moe(shape) if moe is None else moe
+    fp8 = linear_gemm_dtype(precision) == "fp8"
+    recipe = get_recipe(fp8_recipe, kernel_set.name) if fp8 else None
     grad_out = 4.0 if kernel_set.fused_grad_accumulation else 2.0
-    linears, batch = _linear_shapes(shape, shard)
+    linears = layer_linears(shape, shard.tokens, shard.tp, shard.ep, moe)
     forward: list[Kernel] = []
     backward: list[Kernel] = []
-    for name, m, n, k in linears:
-        b = batch if name.startswith("expert") else 1
-        gd = "bf16" if name == "router" else dtype
-        ib = 2.0 if name == "router" else in_bytes
-        forward.append(gemm_kernel(name, "gemm", GemmShape(m, n, k, b, ib, 2.0), gd))
-        backward.append(gemm_kernel(name + "-dgrad", "gemm", GemmShape(m, k, n, b, ib, 2.0), gd))
-        backward.append(gemm_kernel(name + "-wgrad", "gemm", GemmShape(k, n, m, b, ib, grad_out),
-                                    gd))  # fmt: skip
-
-    d = shape.hidden // shape.heads
-    heads, kv = shape.heads // shard.tp, max(1, shape.kv_head_count // shard.tp)
-    if kernel_set.flash_attention:
-        fwd, bwd = flash_kernels(shard.micro_batch, shard.seq_local, shard.seq_kv, heads, kv, d)
-        attention_fwd, attention_bwd = (fwd,), (bwd,)
-    else:
-        attention_fwd, attention_bwd = unfused_kernels(
-            shard.micro_batch, shard.seq_local, shard.seq_kv, heads, d
+    for x in linears:
+        dtype = _gemm_dtype(precision, recipe, x)
+        ib = 1.0 if dtype.startswith("fp8") else 2.0
+        forward.append(gemm_kernel(x.name, "gemm", GemmShape(x.m, x.n, x.k, x.batch, ib), dtype))
+        backward.append(gemm_kernel(x.name + "-dgrad", "gemm",
+                                    GemmShape(x.m, x.k, x.n, x.batch, ib), dtype))  # fmt: skip
+        backward.append(
+            gemm_kernel(
+                x.name + "-wgrad", "gemm", GemmShape(x.k, x.n, x.m, x.batch, ib, grad_out), dtype
+            )
         )
-    elements = _elements(shape, shard)
+
+    attention_fwd, attention_bwd = _attention(shape, shard, kernel_set)
+    elements = _elements(shape, shard, moe)
     ops = kernel_set.llama_ops if shape.gated_mlp else kernel_set.gpt_ops
     scores = tuple(op for op in ops if op.elements == "scores")
     attention_fwd = (
         *attention_fwd,
         *(_as_attention(k) for k in _elementwise(scores, elements, False)),
     )
-    attention_bwd = (
-        *attention_bwd,
-        *(_as_attention(k) for k in _elementwise(scores, elements, True)),
-    )
+    attention_bwd = (*attention_bwd,
+                     *(_as_attention(k) for k in _elementwise(scores, elements, True)))  # fmt: skip
     others = tuple(op for op in ops if op.elements != "scores")
     forward += [*attention_fwd, *_elementwise(others, elements, False)]
     backward += [*attention_bwd, *_elementwise(others, elements, True)]
 
-    if shape.experts > 1:  # token permutation and un-permutation (read + write each)
+    if kernel_set.sequence_dim_copy_bytes and shard.sequence_parallel and shard.tp > 1:
+        copies = kernel_set.sequence_dim_copy_bytes * shard.tokens * shape.hidden
+        forward.append(memory_kernel("sequence-dim-copies", copies, launches=4))
+        backward.append(memory_kernel("sequence-dim-copies-grad", copies, launches=4))
+    if moe:  # token permutation and un-permutation (read + write each)
         routed = shard.tokens * shape.top_k * shape.hidden * 2.0
         forward.append(memory_kernel("moe-permute", 4 * routed, launches=2))
         backward.append(memory_kernel("moe-permute-grad", 4 * routed, launches=2))
     if not kernel_set.fused_grad_accumulation:  # main_grad += grad: read 2 + 4, write 4
-        params = sum(
-            n * k * (batch if name.startswith("expert") else 1) for name, _, n, k in linears
-        )
-        backward.append(memory_kernel("grad-accumulate", 10.0 * params, launches=len(linears)))
-    if dtype == "fp8":
-        forward += _fp8_forward(linears, elements)
-        backward += _fp8_backward(linears, batch)
+        backward.append(memory_kernel("grad-accumulate", 10.0 * local_weights(linears),
+                                      launches=len(linears)))  # fmt: skip
+    if recipe is not None:
+        compiled = kernel_set.name == "pytorch-compile"
+        forward += _fp8_forward(linears, elements, recipe, compiled)
+        backward += _fp8_backward(linears, recipe, compiled)
     return LayerKernels(tuple(forward), tuple(backward), tuple(attention_fwd))
 
 
@@ -173,34 +188,48 @@ def _as_attention(kernel: Kernel) -> Kernel:
     return Kernel(kernel.name, "attention", kernel.flops, kernel.bytes, launches=kernel.launches)
 
 
-def _fp8_forward(
-    linears: list[tuple[str, int, int, int]], elements: dict[str, float]
-) -> list[Kernel]:
-    # The attention output and the MLP activation need their own cast-transpose (2 + 1 + 1);
-    # the qkv and MLP-in inputs come out of the fused norm already in fp8.
-    casts = 4.0 * (elements["ctx"] + elements["f"])
-    return [memory_kernel("fp8-cast-transpose", casts, launches=2),
+_NORM_FED = ("qkv", "q", "q-a", "kv-a", "mlp-in")  # inputs that come out of a norm kernel
+
+
+def _fp8_forward(linears: list[Linear], elements: dict[str, float], recipe: Fp8Recipe,
+                 compiled: bool) -> list[Kernel]:  # fmt: skip
+    fp8 = [x for x in linears if x.fp8]
+    fed = sum(x.m * x.k * x.batch for x in fp8 if x.name in _NORM_FED)
+    other = sum(x.m * x.k * x.batch for x in fp8 if x.name not in _NORM_FED)
+    casts = cast_bytes(recipe, "input_cast_bytes", compiled) * other
+    casts += cast_bytes(recipe, "fused_input_cast_bytes", compiled) * fed
+    if recipe.weight_cast_per_microbatch:  # dynamic scaling: weights cast every forward
+        casts += cast_bytes(recipe, "weight_cast_bytes", compiled) * local_weights(fp8)
+    if recipe.name == "delayed":  # the kernels the delayed-scaling path always ran
+        casts = 4.0 * (elements["ctx"] + elements["f"])
+    return [memory_kernel("fp8-cast-transpose", casts, launches=2 * recipe.extra_launches),
             memory_kernel("fp8-amax-scale", 0.0, launches=len(linears))]  # fmt: skip
 
 
-def _fp8_backward(linears: list[tuple[str, int, int, int]], experts: int) -> list[Kernel]:
-    # every output gradient, cast-transposed (the router stays in bf16)
-    grads = sum(
-        4.0 * m * n * (experts if name.startswith("expert") else 1)
-        for name, m, n, _ in linears
-        if name != "router"
-    )
-    return [memory_kernel("fp8-grad-cast-transpose", grads, launches=len(linears)),
-            memory_kernel("fp8-amax-scale", 0.0, launches=len(linears))]  # fmt: skip
+def _fp8_backward(linears: list[Linear], recipe: Fp8Recipe, compiled: bool) -> list[Kernel]:
+    fp8 = [x for x in linears if x.fp8]
+    grads = cast_bytes(recipe, "grad_cast_bytes", compiled) * sum(x.m * x.n * x.batch for x in fp8)
+    if recipe.weight_cast_per_microbatch:  # transposed re-casts of saved inputs and weights
+        grads += cast_bytes(recipe, "saved_input_recast_bytes", compiled) * sum(
+            x.m * x.k * x.batch for x in fp8)  # fmt: skip
+        grads += cast_bytes(recipe, "weight_cast_bytes", compiled) * local_weights(fp8)
+    return [
+        memory_kernel("fp8-grad-cast-transpose", grads, launches=len(linears)),
+        memory_kernel("fp8-amax-scale", 0.0, launches=len(linears) * recipe.extra_launches),
+    ]
 
 
-def weight_cast_bytes(shape: TransformerShape, shard: LayerShard, precision: str) -> float:
-    """Bytes of casting one layer's local weights to fp8 (+ transpose), once per step."""
+def weight_cast_bytes(shape: TransformerShape, shard: LayerShard, precision: str,
+                      moe: bool | None = None, fp8_recipe: str | None = None,
+                      framework: str = "megatron") -> float:  # fmt: skip
+    """Bytes of casting one layer's local weights to fp8 (+ transpose) once per step: the
+    recipes with per-step weight scales (delayed, blockwise); dynamic recipes cast per forward
+    (in ``layer_kernels``)."""
     if linear_gemm_dtype(precision) != "fp8":
         return 0.0
-    linears, experts = _linear_shapes(shape, shard)
-    total = 0.0
-    for name, _, n, k in linears:
-        if name != "router":
-            total += n * k * (experts if name.startswith("expert") else 1)
-    return 4.0 * total
+    recipe = get_recipe(fp8_recipe, framework)
+    if recipe.weight_cast_per_microbatch:
+        return 0.0
+    moe = is_moe(shape) if moe is None else moe
+    linears = layer_linears(shape, shard.tokens, shard.tp, shard.ep, moe)
+    return recipe.weight_cast_bytes * local_weights([x for x in linears if x.fp8])

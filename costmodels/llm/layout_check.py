@@ -5,10 +5,14 @@ Rules (Narayanan et al., "Efficient Large-Scale Language Model Training on GPU C
 Megatron-LM", SC'21, arXiv:2104.04473, and Megatron-LM's argument checks):
 
 - tensor parallelism splits attention heads, key-value head groups and the feed-forward width,
-  so tp divides heads, kv_heads and ffn (and hidden, which heads divides); tp stays inside a
-  node (Takeaway #1, §3.2) unless the caller allows crossing nodes;
-- pp divides layers (equal stages); an interleaved schedule with v chunks per GPU needs pp > 1,
-  v dividing layers / pp and the micro-batch count m a multiple of pp (§2.2.2);
+  so tp divides heads and ffn (and hidden, which heads divides) and either divides kv_heads or
+  is a multiple of it (each key-value head is then replicated over tp / kv_heads ranks, as
+  Megatron-Core and torchtitan do for GQA models on wide TP); tp stays inside a node (Takeaway
+  #1, §3.2) unless the caller allows crossing nodes;
+- pp is at most the layers; stages need not be equal (Llama 3 405B: 126 layers on 16 stages;
+  costmodels/llm/layer_kinds.stage_sizes); an interleaved schedule with v chunks per GPU needs
+  pp > 1, equal stages, v dividing layers / pp and the micro-batch count m a multiple of pp
+  (§2.2.2);
 - the global batch is dp x micro_batch x m with a whole m (§3.1);
 - cp divides the sequence; with sequence parallelism, tp also divides the sequence on a rank
   (seq_len / cp), as Megatron shards activations along s;
@@ -33,7 +37,7 @@ CLI_NAMES: dict[str, str] = {
     "interleave": "--interleave", "sequence_parallel": "--sequence-parallel",
     "layers": "--layers", "heads": "--heads", "kv_heads": "--kv-heads", "ffn": "--ffn",
     "seq_len": "--seq-len", "experts": "--experts", "gpus_per_node": "--gpus-per-node",
-    "gpus": "--gpus",
+    "gpus": "--gpus", "dp_shard": "--dp-shard", "recompute_every": "--recompute-every",
 }  # fmt: skip
 
 
@@ -46,10 +50,16 @@ def tensor_parallel_problem(
     names: Mapping[str, str] = CLI_NAMES,
 ) -> str | None:  # fmt: skip
     """Why ``tp`` cannot split this model (None when it can)."""
-    for field, size in (("heads", shape.heads), ("kv_heads", shape.kv_head_count),
-                        ("ffn", shape.ffn_size)):  # fmt: skip
+    widths = [("heads", shape.heads), ("ffn", shape.ffn_size)]
+    if shape.dense_ffn is not None and shape.experts > 1:
+        widths.append(("ffn", shape.dense_ffn))
+    for field, size in widths:
         if size % tp:
             return f"{names['tp']} {tp} does not divide {names[field]} {size}"
+    kv = shape.kv_head_count
+    if shape.mla is None and kv % tp and tp % kv:
+        return (f"{names['tp']} {tp} neither divides {names['kv_heads']} {kv} nor is a multiple "
+                "of it (key-value heads are split, or replicated, whole)")  # fmt: skip
     if gpus_per_node is not None and tp > gpus_per_node:
         return (f"{names['tp']} {tp} is more than {names['gpus_per_node']} {gpus_per_node}: "
                 "tensor parallelism stays inside a node")  # fmt: skip
@@ -57,9 +67,9 @@ def tensor_parallel_problem(
 
 
 def pipeline_problem(shape: TransformerShape, pp: int, names: Mapping[str, str] = CLI_NAMES):
-    """Why ``pp`` equal stages are impossible (None when they are)."""
-    if shape.layers % pp:
-        return f"{names['pp']} {pp} does not divide {names['layers']} {shape.layers}"
+    """Why ``pp`` stages are impossible (None when they are): more stages than layers."""
+    if pp > shape.layers:
+        return f"{names['pp']} {pp} is more than {names['layers']} {shape.layers}"
     return None
 
 
@@ -80,6 +90,9 @@ def interleave_problem(shape: TransformerShape, pp: int, interleave: int, micro_
     flag = names["interleave"]
     if pp == 1:
         return f"{flag} {interleave} needs {names['pp']} > 1"
+    if shape.layers % pp:
+        return (f"{flag} {interleave} needs equal stages: {names['pp']} {pp} does not divide "
+                f"{names['layers']} {shape.layers}")  # fmt: skip
     if (shape.layers // pp) % interleave:
         return f"{flag} {interleave} does not divide the {shape.layers // pp} layers per stage"
     if micro_batches % pp:
@@ -130,6 +143,8 @@ def checked_layout(
     ep: int = 1,
     gpus_per_node: int | None = None,
     names: Mapping[str, str] = CLI_NAMES,
+    recompute_every: int = 1,
+    dp_shard: int = 0,
 ) -> Layout:
     """The Layout, or LayoutError naming the first flag that breaks a rule of the module
     docstring. ``gpus_per_node=None`` lets tensor parallelism cross nodes."""
@@ -156,12 +171,26 @@ def checked_layout(
         or interleave_problem(shape, pp, interleave, m, names)
         or context_parallel_problem(shape, cp, tp, sequence_parallel, names)
         or expert_parallel_problem(shape, ep, dp, cp, names)
+        or _fsdp_problem(dp, cp, zero, dp_shard, recompute, recompute_every, names)
     )
     if problem:
         raise LayoutError(problem)
     return Layout(
         tp=tp, pp=pp, dp=dp, global_batch=global_batch, micro_batch=micro_batch,
         interleave=interleave, zero=zero, sequence_parallel=sequence_parallel,  # type: ignore[arg-type]
-        recompute=recompute, cp=cp, ep=ep,
+        recompute=recompute, cp=cp, ep=ep, recompute_every=recompute_every, dp_shard=dp_shard,
         schedule="interleaved" if interleave > 1 else "1f1b",
     )  # fmt: skip
+
+
+def _fsdp_problem(dp: int, cp: int, zero: int, dp_shard: int, recompute: str, every: int,
+                  names: Mapping[str, str]) -> str | None:  # fmt: skip
+    if dp_shard and zero != 3:
+        return f"{names.get('dp_shard', '--dp-shard')} shards ZeRO-3/FSDP weights: needs --zero 3"
+    if dp_shard and (dp * cp) % dp_shard:
+        return (f"{names.get('dp_shard', '--dp-shard')} {dp_shard} does not divide "
+                f"{names['dp']} x {names['cp']} = {dp * cp}")  # fmt: skip
+    if every > 1 and recompute != "full":
+        return (f"{names.get('recompute_every', '--recompute-every')} {every} checkpoints every "
+                "k-th layer: needs --recompute full")  # fmt: skip
+    return None

@@ -1,61 +1,100 @@
-"""Memory per GPU for training: model states (weights, gradients, optimizer) and activations.
+"""Memory per GPU for training, split the way ``--json``'s ``memory_breakdown_bytes`` shows it:
+parameters, gradients, optimizer states, activations, communication buffers, runtime overhead.
+The six parts sum exactly to ``total`` (= ``memory_per_gpu_bytes``), which ``fits`` compares with
+the GPU's usable memory (costmodels/llm/runtime_memory.py: the nominal size less what the driver
+keeps).
 
-Model states. Mixed-precision Adam keeps 16 bytes per parameter: 2 (fp16/bf16 weights) +
-2 (gradients) + 12 (fp32 master weights, momentum and variance; K = 12), Rajbhandari et al.,
-"ZeRO: Memory Optimizations Toward Training Trillion Parameter Models", SC'20.
-Plain fp32 Adam keeps 4 + 4 + 8. The parameters of the most loaded pipeline stage are split
-over ``tp`` (every tensor divided by tp; Megatron replicates the norms, < 0.1 % of a layer), then
-ZeRO shards over the ``dp`` ranks: stage 1 the optimizer states, stage 2 also the gradients,
-stage 3 also the weights (down to (2 + 2 + K) Psi / N_d bytes, as the ZeRO paper states).
+Model states per parameter of the most loaded stage's shard (split over TP, experts over EP;
+costmodels/llm/communication.stage_parameters_per_gpu), by framework:
 
-Activations, bytes per layer (Korthikanti et al., "Reducing Activation Recomputation in Large
-Transformer Models", 2022, Table 2; s sequence, b micro-batch, h hidden, a heads, t = tp):
+- ``mixed`` (Rajbhandari et al., "ZeRO", SC'20, K = 12: 2 + 2 + 12 bytes; Megatron-DeepSpeed,
+  the ``megatron-legacy`` kernels, and the default when no framework is named);
+- ``megatron`` (Megatron-Core): bf16 weights 2, fp32 main-gradient buffer 4 (gradients are
+  accumulated and reduced in fp32), fp32 master weights and Adam moments 12; the distributed
+  optimizer (ZeRO-1) shards the 12 over the data-parallel ranks: 6 + 12/d bytes, as Megatron's
+  distributed-optimizer documentation tabulates; FP8 (Transformer Engine) adds an fp8 copy of
+  every linear weight and of its transpose (2 bytes);
+- ``pytorch`` / ``pytorch-compile`` (torchtitan, FSDP2): fp32 sharded weights 4, fp32 gradients
+  4 and Adam moments 8 (FSDP2 casts to bf16 only the gathered copy, counted as a buffer);
+- ``fp32``: 4 + 4 + 8 without mixed precision.
 
-    no parallelism                 sbh (34 + 5as/h)
-    tensor parallel                sbh (10 + 24/t + 5as/(ht))
-    tensor + sequence parallel     sbh/t (34 + 5as/h)
-    selective recompute            the 5as/h terms vanish
-    full recompute                 2 sbh (the layer input; / t when sequence parallel shards it)
+ZeRO shards over the ranks holding the same weights (dp x cp, or HSDP's shard group; experts
+over their cp x dp / ep replicas): stage 1 the optimizer states, 2 also the gradients, 3 also
+the weights (down to (2 + 2 + K) Psi / N_d bytes, as the ZeRO paper states).
 
-The 34 is 18 + 4 ffn/h for ffn = 4h (Megatron-LM's theoretical_memory_usage.py generalises it so;
-we do the same; SwiGLU and grouped-query attention store somewhat different tensors, which
-neither models). 10 of the 34 (norm inputs, dropout masks, the inputs of the first
-linears) are replicated over tp unless sequence parallelism shards them. Context parallelism
-divides the sequence each GPU holds (s -> s/cp, scores a (s/cp) s b).
-
-The first pipeline stage holds the most: its l/pp layers for every micro-batch in flight,
-pp of them with 1F1B (Korthikanti Eq. 5; min(pp, m) when there are fewer micro-batches,
-as Megatron-LM discounts), all m with GPipe, and with the interleaved schedule of v virtual
-stages pp x (1 + (pp - 1)/(pp v)) (the factor in Megatron-LM's theoretical_memory_usage.py,
-citing Korthikanti Table 2). Left out: the embedding/output-layer activations (< 0.01 % for 22B,
-Korthikanti section 4.3), the one layer rematerialised during a backward under full recompute,
-allocator fragmentation and communication buffers (what ``reserve_fraction`` in ``fits`` is for).
+Activations and the peak's working set: costmodels/llm/activations.py (flash attention stores
+O(s), Korthikanti's s^2 scores only without it). The first stage holds the most activations, the
+last the logits; the busier of the two is reported. Communication buffers and runtime overhead:
+costmodels/llm/runtime_memory.py. Without a ``framework`` (the legacy analytic call)
+only states and activations are counted (the Korthikanti / ZeRO formulas the tests type).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from costmodels.hardware import GPU
-from costmodels.llm.model_size import mlp_parameters, stage_parameters
+from costmodels.llm.activations import stored_activation_bytes, working_set_bytes
+from costmodels.llm.layer_kinds import stage_sizes
+from costmodels.llm.linear_shapes import layer_linears, local_weights
+from costmodels.llm.model_size import local_layer_parameters, stage_parameters
+from costmodels.llm.runtime_memory import (
+    CUDA_CONTEXT_BYTES,
+    NCCL_COMM_BYTES,
+    communicators,
+    usable_bytes,
+)
 from costmodels.llm.shapes import Layout, TransformerShape
+
+if TYPE_CHECKING:
+    from costmodels.llm.recipe import TrainingRecipe
 
 # bytes per parameter: (weights, gradients, optimizer states)
 BYTES_PER_PARAM: dict[str, tuple[int, int, int]] = {
     "mixed": (2, 2, 12),  # ZeRO paper section 3.1, K = 12 for mixed-precision Adam
     "fp32": (4, 4, 8),  # fp32 weights and gradients, Adam momentum and variance
+    "megatron": (2, 4, 12),  # Megatron-Core: fp32 main grads (module docstring)
+    "fsdp2": (4, 4, 8),  # torchtitan / FSDP2: fp32 sharded weights
 }
+BREAKDOWN_PARTS = ("parameters", "gradients", "optimizer_states", "activations",
+                   "communication_buffers", "runtime_overhead")  # fmt: skip
 
 
 @dataclass(frozen=True)
 class MemoryBreakdown:
-    """Bytes one GPU holds at its peak (the first pipeline stage's GPUs)."""
+    """Bytes one GPU holds at its peak (the busiest stage's GPUs)."""
 
-    weights: float
+    parameters: float
     gradients: float
-    optimizer: float
+    optimizer_states: float
     activations: float
-    total: float
+    communication_buffers: float = 0.0
+    runtime_overhead: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return sum(self.as_dict().values())
+
+    @property
+    def weights(self) -> float:  # the names of issue 5's breakdown
+        return self.parameters
+
+    @property
+    def optimizer(self) -> float:
+        return self.optimizer_states
+
+    def as_dict(self) -> dict[str, float]:
+        return {name: float(getattr(self, name)) for name in BREAKDOWN_PARTS}
+
+
+def state_precision(framework: str | None) -> str:
+    """The BYTES_PER_PARAM row a framework keeps its model states in."""
+    if framework == "megatron":
+        return "megatron"
+    if framework in ("pytorch", "pytorch-compile"):
+        return "fsdp2"
+    return "mixed"
 
 
 def model_state_bytes(
@@ -66,14 +105,13 @@ def model_state_bytes(
         raise ValueError(f"precision must be one of {sorted(BYTES_PER_PARAM)}, got {precision!r}")
     w_bytes, g_bytes, o_bytes = BYTES_PER_PARAM[precision]
     dense, expert = _stage_split(shape, layout)
-    # ZeRO shards dense state over the DP ranks and an expert's state over its replicas: the
-    # cp x dp ranks that hold the same weights, divided by the EP degree (costmodels/llm/
-    # communication.py's "edp" group).
+    shard = layout.shard_group if layout.zero == 3 else layout.dp * layout.cp
+    shard = layout.dp if layout.zero < 3 else shard
     replicas = max(1.0, layout.cp * layout.dp / layout.ep)
 
     def sharded(bytes_each: float, stage: int) -> float:
         on = layout.zero >= stage
-        return dense * bytes_each / (layout.dp if on else 1) + expert * bytes_each / (
+        return dense * bytes_each / (shard if on else 1) + expert * bytes_each / (
             replicas if on else 1
         )
 
@@ -81,69 +119,103 @@ def model_state_bytes(
 
 
 def _stage_split(shape: TransformerShape, layout: Layout) -> tuple[float, float]:
-    """(dense, expert) parameters on one GPU of the most loaded stage: the stage's parameters
-    over TP, with the experts' MLPs also split over EP (each EP rank holds experts / ep)."""
-    params = stage_parameters(shape, layout.pp) / layout.tp
-    if shape.experts == 1:
-        return params, 0.0
-    expert = -(-shape.layers // layout.pp) * mlp_parameters(shape) * shape.experts / layout.tp
-    return params - expert, expert / layout.ep
+    """(dense, expert) parameters on one GPU of the most loaded stage."""
+    from costmodels.llm.communication import stage_parameters_per_gpu
+
+    if shape.experts == 1 and shape.mla is None and shape.kv_head_count >= layout.tp:
+        return stage_parameters(shape, layout.pp) / layout.tp, 0.0  # the issue-5 count
+    return stage_parameters_per_gpu(shape, layout)
 
 
-def activation_bytes_per_layer(shape: TransformerShape, layout: Layout) -> float:
-    """One layer's stored activations for one micro-batch on one GPU (Korthikanti Table 2)."""
-    t = layout.tp
-    s_local = shape.seq_len / layout.cp
-    sbh = s_local * layout.micro_batch * shape.hidden
-    if layout.recompute == "full":
-        return 2 * sbh / (t if layout.sequence_parallel else 1)
-    constant = 18 + 4 * shape.ffn_size / shape.hidden  # 34 for ffn = 4h
-    if layout.sequence_parallel:
-        linear = sbh * constant / t
-    else:
-        linear = sbh * (10 + (constant - 10) / t)
-    if layout.recompute == "selective":
-        return linear
-    # 5 a s^2 b: QK^T and softmax output (2 bytes each), dropout mask (1), dropout output (2).
-    scores = 5 * shape.heads * s_local * shape.seq_len * layout.micro_batch / t
-    return linear + scores
+def activation_bytes(shape: TransformerShape, layout: Layout,
+                     framework: str = "megatron-legacy") -> float:  # fmt: skip
+    """Activations a first-stage GPU stores (costmodels/llm/activations.py)."""
+    return stored_activation_bytes(shape, layout, framework,
+                                   range(stage_sizes(shape.layers, layout.pp)[0]))  # fmt: skip
 
 
-def micro_batches_in_flight(layout: Layout) -> float:
-    """Micro-batches whose activations the first pipeline stage holds at its peak."""
-    pp, m = layout.pp, layout.micro_batches
-    if layout.schedule == "gpipe":
-        return float(m)  # all forwards run before the first backward
-    if layout.schedule == "interleaved" or layout.interleave > 1:
-        return pp * (1 + (pp - 1) / (pp * layout.interleave))
-    return float(min(pp, m))  # 1F1B: pp in flight when the pipeline is full
-
-
-def activation_bytes(shape: TransformerShape, layout: Layout) -> float:
-    """Activations a first-stage GPU stores: per layer x l/pp layers x micro-batches in flight."""
-    layers_per_stage = -(-shape.layers // layout.pp)
-    per_layer = activation_bytes_per_layer(shape, layout)
-    return per_layer * layers_per_stage * micro_batches_in_flight(layout)
+def _buffers(shape: TransformerShape, layout: Layout, framework: str, recipe: TrainingRecipe,
+             grad_bytes: float, param_bytes: float, last: bool) -> float:  # fmt: skip
+    """Framework communication buffers (runtime_memory.py docstring) and NCCL's own."""
+    t, sp = layout.tp, layout.sequence_parallel
+    tokens = layout.micro_batch * shape.seq_len / layout.cp
+    total = 0.0
+    if layout.zero == 3:
+        moe = shape.experts > 1
+        block = sum(local_layer_parameters(shape, moe, t, layout.ep))
+        layers = stage_sizes(shape.layers, layout.pp)[0]
+        gathered = layers if not recipe.reshard_after_forward else min(layers, 1 + recipe.prefetch)
+        total += gathered * block * param_bytes + 2 * block * (2 + grad_bytes)
+        root = shape.vocab * shape.hidden / t * (2 if last and layout.pp == 1 else 1)
+        total += root * param_bytes
+    if t > 1 and sp:
+        total += 2 * tokens * shape.hidden * 2.0  # the all-gathered input and its gradient
+    if layout.pp > 1:
+        total += 2 * tokens * shape.hidden * 2.0 / (t if sp else 1)
+    if shape.experts > 1 and layout.ep > 1:
+        total += 2 * tokens * shape.top_k * shape.hidden * 2.0
+    dp_groups = (layout.shard_group, layout.dp * layout.cp // layout.shard_group) \
+        if layout.zero == 3 else (layout.dp * layout.cp,)  # fmt: skip
+    total += NCCL_COMM_BYTES * communicators(t, layout.pp, layout.cp, layout.ep, dp_groups)
+    return total
 
 
 def memory_per_gpu(
-    shape: TransformerShape, layout: Layout, precision: str = "mixed"
+    shape: TransformerShape,
+    layout: Layout,
+    precision: str = "mixed",
+    *,
+    framework: str | None = None,
+    step_precision: str = "bf16",
+    recipe: TrainingRecipe | None = None,
+    fragmentation: float = 0.0,
+    grad_bytes: float = 4.0,
+    param_bytes: float = 2.0,
 ) -> MemoryBreakdown:
-    """Peak training memory of one GPU, in bytes, split by what holds it."""
-    weights, gradients, optimizer = model_state_bytes(shape, layout, precision)
-    activations = activation_bytes(shape, layout)
-    return MemoryBreakdown(
-        weights=weights,
-        gradients=gradients,
-        optimizer=optimizer,
-        activations=activations,
-        total=weights + gradients + optimizer + activations,
-    )
+    """Peak training memory of one GPU, in bytes, split by what holds it (module docstring).
+
+    ``framework`` None: model states in ``precision`` and the stored activations only (the
+    analytic formulas); otherwise states in the framework's precision, activations with the
+    working set, buffers and runtime overhead (``fragmentation``: the allocator's reserve as a
+    share of the dynamic memory; ``grad_bytes`` / ``param_bytes``: the reduce and gather element
+    sizes of ZeRO-3, costmodels/llm/communication.wire_bytes)."""
+    if framework is None:
+        weights, gradients, optimizer = model_state_bytes(shape, layout, precision)
+        return MemoryBreakdown(weights, gradients, optimizer, activation_bytes(shape, layout))
+    from costmodels.llm.recipe import DEFAULT_RECIPE
+
+    recipe = recipe or DEFAULT_RECIPE
+    weights, gradients, optimizer = model_state_bytes(shape, layout, state_precision(framework))
+    if step_precision == "fp8" and framework == "megatron":  # TE's fp8 weight + transpose
+        linears = layer_linears(shape, 1, layout.tp, layout.ep, shape.experts > 1)
+        per_layer = local_weights([x for x in linears if x.fp8])
+        weights += 2.0 * per_layer * stage_sizes(shape.layers, layout.pp)[0]
+    sizes = stage_sizes(shape.layers, layout.pp)
+    first = stored_activation_bytes(shape, layout, framework, range(sizes[0]))
+    first += working_set_bytes(shape, layout, framework, last_stage=layout.pp == 1)
+    if layout.pp > 1:  # the last stage: one micro-batch in flight, and the logits
+        start = sum(sizes[:-1])
+        last_layout_acts = stored_activation_bytes(shape, layout, framework,
+                                                   range(start, shape.layers))  # fmt: skip
+        last_layout_acts /= max(1.0, min(layout.pp, layout.micro_batches))
+        last = last_layout_acts + working_set_bytes(shape, layout, framework, last_stage=True)
+        first = max(first, last)
+    buffers = _buffers(shape, layout, framework, recipe, grad_bytes, param_bytes, layout.pp == 1)
+    runtime = CUDA_CONTEXT_BYTES + fragmentation * (first + buffers)
+    return MemoryBreakdown(weights, gradients, optimizer, first, buffers, runtime)
 
 
-def fits(breakdown: MemoryBreakdown, gpu: GPU, reserve_fraction: float = 0.1) -> bool:
-    """Whether the breakdown fits in the GPU's memory less a reserve (CUDA context, allocator
-    fragmentation, communication buffers; 10 % by default, a rule of thumb, not a measurement)."""
+def usable_memory_bytes(gpu: GPU) -> float:
+    """What a training process can allocate on ``gpu`` (runtime_memory.VISIBLE_FRACTION)."""
+    return usable_bytes(gpu.memory_bytes)
+
+
+def fits(breakdown: MemoryBreakdown, gpu: GPU, reserve_fraction: float | None = None) -> bool:
+    """Whether the breakdown fits in the GPU's usable memory. ``reserve_fraction`` keeps that
+    share of the nominal memory free instead (the legacy rule of thumb: 10 % for CUDA context,
+    fragmentation and buffers when the breakdown does not count them)."""
+    if reserve_fraction is None:
+        return breakdown.total <= usable_memory_bytes(gpu)
     if not 0 <= reserve_fraction < 1:
         raise ValueError(f"reserve_fraction must be in [0, 1), got {reserve_fraction}")
     return breakdown.total <= gpu.memory_bytes * (1 - reserve_fraction)

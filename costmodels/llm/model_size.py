@@ -19,12 +19,29 @@ The output head is tied to the input embedding when ``tied_embeddings`` (counted
 PyTorch's ``named_parameters`` does) and is a second V x h matrix otherwise. These counts agree
 exactly with costmodels/workloads (the Hugging Face tensor lists); tests hold them together.
 
-MoE (``experts > 1``): every layer's MLP is replicated per expert and gains an h x E router;
-Megatron-LM's theoretical_memory_usage.py counts experts the same way (router aside).
+MoE (``experts > 1``): a MoE layer's MLP is replicated per expert and gains an h x E router,
+plus ``shared_experts`` MLPs of the same width every token runs; Megatron-LM's
+theoretical_memory_usage.py counts experts the same way (router aside). Which layers are MoE,
+the width of dense layers, the head width and MLA follow costmodels/llm/layer_kinds.py.
+MLA (DeepSeek-V2, arXiv:2405.04434, Sec. 2.1): q_a (h x q_lora) + its RMSNorm + q_b (q_lora x
+heads (nope + rope)), kv_a (h x (kv_lora + rope)) + its RMSNorm, kv_b (kv_lora x heads (nope +
+v)) and o (heads v x h); DeepSeek-V3 comes out at 671.0B parameters, the technical report's
+"671B total parameters" (arXiv:2412.19437, abstract; its multi-token-prediction module aside).
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+from costmodels.llm.layer_kinds import (
+    dense_ffn,
+    is_moe,
+    model_counts,
+    query_width,
+    stage_counts,
+    value_width,
+)
+from costmodels.llm.layer_kinds import head_dim as head_dim
 from costmodels.llm.shapes import TransformerShape
 
 
@@ -35,22 +52,27 @@ def is_gpt_style(shape: TransformerShape) -> bool:
     return not shape.gated_mlp
 
 
-def head_dim(shape: TransformerShape) -> int:
-    return shape.hidden // shape.heads
-
-
 def attention_parameters(shape: TransformerShape) -> int:
-    """q, k, v and output projections (with biases for GPT style)."""
-    h = shape.hidden
-    kv_width = shape.kv_head_count * head_dim(shape)  # = h without grouped-query attention
-    weights = h * h + 2 * h * kv_width + h * h  # q, k, v, o
-    biases = (h + 2 * kv_width + h) if is_gpt_style(shape) else 0
+    """q, k, v and output projections (with biases for GPT style); MLA's five matrices and its
+    two latent RMSNorms (module docstring)."""
+    h, m = shape.hidden, shape.mla
+    if m is not None:
+        q = h * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * query_width(shape) \
+            if m.q_lora_rank else h * query_width(shape)  # fmt: skip
+        kv = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank
+        kv += m.kv_lora_rank * shape.heads * (m.qk_nope_head_dim + m.v_head_dim)
+        return q + kv + value_width(shape) * h
+    q = shape.heads * head_dim(shape)
+    kv = shape.kv_head_count * head_dim(shape)  # = h without grouped-query attention
+    weights = h * q + 2 * h * kv + q * h  # q, k, v, o
+    biases = (q + 2 * kv + h) if is_gpt_style(shape) else 0
     return weights + biases
 
 
-def mlp_parameters(shape: TransformerShape) -> int:
-    """One MLP (one expert): two matrices (GELU) or three (SwiGLU), biases for GPT style."""
-    h, f = shape.hidden, shape.ffn_size
+def mlp_parameters(shape: TransformerShape, width: int | None = None) -> int:
+    """One MLP (one expert by default: ``ffn``): two matrices (GELU) or three (SwiGLU), biases
+    for GPT style."""
+    h, f = shape.hidden, shape.ffn_size if width is None else width
     matrices = 3 if shape.gated_mlp else 2
     biases = (f + h) if is_gpt_style(shape) else 0
     return matrices * h * f + biases
@@ -61,11 +83,22 @@ def norm_parameters(shape: TransformerShape) -> int:
     return 2 * shape.hidden if is_gpt_style(shape) else shape.hidden
 
 
+@lru_cache(maxsize=4096)
+def layer_split(shape: TransformerShape, moe: bool) -> tuple[int, int]:
+    """(dense, routed-expert) parameters of one dense (``moe=False``) or MoE layer: the dense
+    part is attention, norms, and the dense MLP or the router and shared experts."""
+    base = attention_parameters(shape) + 2 * norm_parameters(shape)
+    if not moe:
+        return base + mlp_parameters(shape, dense_ffn(shape)), 0
+    expert = mlp_parameters(shape)
+    router = shape.hidden * shape.experts
+    return base + router + shape.shared_experts * expert, shape.experts * expert
+
+
 def parameters_per_layer(shape: TransformerShape) -> int:
-    """Parameters of one transformer block: attention + MLP(s) + two norms (+ MoE router)."""
-    mlp = mlp_parameters(shape) * shape.experts
-    router = shape.hidden * shape.experts if shape.experts > 1 else 0
-    return attention_parameters(shape) + mlp + router + 2 * norm_parameters(shape)
+    """Parameters of one transformer block: attention + MLP(s) + two norms (+ MoE router); a
+    MoE layer when the model has experts."""
+    return sum(layer_split(shape, is_moe(shape)))
 
 
 def embedding_parameters(shape: TransformerShape) -> int:
@@ -76,30 +109,70 @@ def embedding_parameters(shape: TransformerShape) -> int:
     return token + positions + head
 
 
+def _layers_parameters(shape: TransformerShape, dense_layers: int, moe_layers: int) -> int:
+    return dense_layers * sum(layer_split(shape, False)) + moe_layers * sum(
+        layer_split(shape, True)
+    )
+
+
+@lru_cache(maxsize=4096)
 def parameter_count(shape: TransformerShape) -> int:
     """Total trainable parameters: layers, embeddings, output head and the final norm."""
+    counts = model_counts(shape)
     return (
-        shape.layers * parameters_per_layer(shape)
+        _layers_parameters(shape, counts.dense, counts.moe)
         + embedding_parameters(shape)
         + norm_parameters(shape)
     )
 
 
+def active_parameter_count(shape: TransformerShape) -> int:
+    """Parameters one token runs through (MoE: top_k of the routed experts), embeddings in."""
+    counts = model_counts(shape)
+    routed = counts.moe * (shape.experts - shape.top_k) * mlp_parameters(shape)
+    return parameter_count(shape) - routed
+
+
+@lru_cache(maxsize=4096)
 def stage_parameters(shape: TransformerShape, pp: int) -> int:
     """Parameters on the most loaded pipeline stage (before tensor-parallel splitting).
 
-    Layers are spread as evenly as possible (the largest stage holds ceil(l / pp)). The first
-    stage also holds the token (and position) embedding; the last holds the final norm and the
-    output head, which for tied embeddings and pp > 1 is a second copy of the embedding kept in
-    sync by an all-reduce (Megatron-LM, as in its theoretical_memory_usage.py).
+    Stage sizes follow costmodels/llm/layer_kinds.stage_sizes (equal when pp divides the
+    layers). The first stage also holds the token (and position) embedding; the last holds the
+    final norm and the output head, which for tied embeddings and pp > 1 is a second copy of
+    the embedding kept in sync by an all-reduce (Megatron-LM, as in its
+    theoretical_memory_usage.py).
     """
     if pp < 1:
         raise ValueError(f"pp must be >= 1, got {pp}")
-    layers = -(-shape.layers // pp) * parameters_per_layer(shape)
+    stages = [_layers_parameters(shape, c.dense, c.moe) for c in stage_counts(shape, pp)]
     if pp == 1:
-        return layers + embedding_parameters(shape) + norm_parameters(shape)
+        return stages[0] + embedding_parameters(shape) + norm_parameters(shape)
     token = shape.vocab * shape.hidden
     positions = shape.seq_len * shape.hidden if is_gpt_style(shape) else 0
-    first = layers + token + positions
-    last = layers + token + norm_parameters(shape)
-    return max(first, last)
+    stages[0] += token + positions
+    stages[-1] += token + norm_parameters(shape)
+    return max(stages)
+
+
+@lru_cache(maxsize=4096)
+def local_layer_parameters(shape: TransformerShape, moe: bool, tp: int, ep: int = 1) -> tuple[
+        float, float]:  # fmt: skip
+    """(dense, routed-expert) parameters of one layer on one GPU of a TP (x EP) group.
+
+    Everything is split over tp except what every TP rank keeps whole: key/value projections of
+    heads that tp exceeds (kv_heads < tp: each rank holds one kv head, costmodels/llm/
+    linear_shapes.py) and MLA's latent down projections with their norms (q_a, kv_a). Routed
+    experts are split over tp x ep."""
+    dense, expert = layer_split(shape, moe)
+    h, m = shape.hidden, shape.mla
+    if m is not None:
+        whole = h * m.q_lora_rank + m.q_lora_rank if m.q_lora_rank else 0
+        whole += h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank
+        return (dense - whole) / tp + whole, expert / (tp * ep)
+    if shape.kv_head_count >= tp:
+        return dense / tp, expert / (tp * ep)
+    kv = 2 * h * shape.kv_head_count * head_dim(shape)  # k and v weights
+    kv += 2 * shape.kv_head_count * head_dim(shape) if is_gpt_style(shape) else 0
+    local_kv = kv / shape.kv_head_count  # one key-value head per rank
+    return (dense - kv) / tp + local_kv, expert / (tp * ep)

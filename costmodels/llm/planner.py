@@ -10,7 +10,12 @@ group; with dp = 1 every stage is the same layout); sequence parallelism only wh
 
 Nothing is pruned by heuristics other than these rules and memory: every candidate is predicted
 with ``costmodels.llm.step.predict_step``, those whose memory does not fit are dropped, and the
-rest are sorted by iteration time (then memory, then fewer model-parallel ranks).
+rest are sorted by the pessimistic end of their expected error band, iteration time x (1 +
+expected_error_pct / 100) (then memory, then fewer model-parallel ranks): a layout that rests
+on a mechanism no validation covers (``unvalidated_mechanisms``, costmodels/llm/error_bands.py)
+carries the widest band and cannot win on an unproven speed-up alone; it is flagged in the
+output, not hidden. Recomputation modes default to the framework's: none, selective and full
+for Megatron, none, op (torchtitan's per-op policy) and full for PyTorch.
 
 Bounded work (issue 14): divisors come from the prime factorisation (trial division up to sqrt n,
 so O(sqrt n) instead of O(n)); GPU counts and layers are checked against costmodels.limits; and
@@ -38,6 +43,14 @@ from costmodels.llm.step import StepPrediction, predict_step
 
 DEFAULT_MICRO_BATCHES = (1, 2, 4, 8)
 ALL_RECOMPUTE: tuple[Recompute, ...] = ("none", "selective", "full")
+PYTORCH_RECOMPUTE: tuple[Recompute, ...] = ("none", "op", "full")
+
+
+def default_recompute_modes(framework: str) -> tuple[Recompute, ...]:
+    """The recomputation modes a framework offers (module docstring)."""
+    return PYTORCH_RECOMPUTE if framework.startswith("pytorch") else ALL_RECOMPUTE
+
+
 MAX_PLAN_LAYOUTS = 20_000  # a few seconds of predict_step (about 0.1 ms each when measured)
 MAX_DIVISOR_INPUT = 10**12  # trial division to sqrt(n) = 1e6 steps, well under a second
 
@@ -157,9 +170,14 @@ def bounded_layouts(
     return found
 
 
+def pessimistic_time(prediction: StepPrediction) -> float:
+    """The slow end of a prediction's expected error band (module docstring)."""
+    return prediction.iteration_time_s * (1 + prediction.expected_error_pct / 100)
+
+
 def _rank_key(c: PlanCandidate) -> tuple[float, float, int]:
     return (
-        c.prediction.iteration_time_s,
+        pessimistic_time(c.prediction),
         c.prediction.memory_per_gpu_bytes,
         c.layout.tp * c.layout.pp,
     )
@@ -179,6 +197,11 @@ def plan(
     ``enumerate_layouts``); ``step_options`` go to every predict_step call (precision,
     framework, calibration)."""
     options = step_options or {}
+    if "recompute" not in choices:
+        choices = {
+            **choices,
+            "recompute": default_recompute_modes(options.get("framework", "megatron")),
+        }
     fitting = []
     for layout in bounded_layouts(shape, gpus, cluster, global_batch, limit, **choices):
         prediction = predict_step(shape, layout, cluster, **options)

@@ -34,7 +34,7 @@ def tensor_peak_flops(gpu: GPU, dtype: str) -> float:
     bf16 falls back to fp16 on chips without bf16 tensor cores (Volta, Turing: their mixed
     precision is fp16). fp8 on a chip without fp8 tensor cores is an error, not a silent bf16.
     """
-    if dtype == "fp8":
+    if dtype.startswith("fp8"):  # "fp8", or "fp8-<recipe>" (costmodels/llm/fp8_recipes.py)
         if gpu.fp8_tflops is None:
             raise ValueError(f"precision 'fp8' needs fp8 tensor cores; {gpu.name} has none")
         return gpu.fp8_tflops * 1e12

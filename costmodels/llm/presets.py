@@ -1,5 +1,5 @@
-"""Named transformers (``--model``): GPT-3, Llama 2/3/3.1, Mixtral, a DeepSeek-V3-style MoE, Qwen
-2.5 and Megatron-LM's weak-scaling models, every number with where it was read.
+"""Named transformers (``--model``): GPT-3, Llama 2/3/3.1/3.2, Mixtral, DeepSeek-V3, Qwen 2.5 and
+Megatron-LM's weak-scaling models, every number with where it was read.
 
 Sources (repository paths name the commit that was read):
 
@@ -21,17 +21,22 @@ Sources (repository paths name the commit that was read):
   context 32,768, untied). Mixtral 8x22B: scaleapi/llm-engine test_llm_use_cases.py @28edd64a
   (56 layers, 6144, 48 heads, 8 KV heads, intermediate 16,384, 8 experts, 2 per token,
   vocabulary 32,000, context 65,536; no tie key, and MixtralConfig's default is untied).
-- DeepSeek-V3-style MoE: the DeepSeek-V3 architecture keys as copied in volcengine/verl
+- DeepSeek-V3: the DeepSeek-V3 architecture keys as copied in volcengine/verl
   tests/utils/test_flops_counter.py @013146cf (config of DeepSeek-Prover-V2-671B: 61 layers,
-  hidden 7168, 128 heads, moe_intermediate_size 2048, 256 routed + 1 shared expert, 8 routed per
-  token, vocabulary 129,280); 4K pre-training sequences: DeepSeek-AI, "DeepSeek-V3 Technical
-  Report", arXiv:2412.19437, §4.2. TransformerShape cannot hold MLA, the shared expert or the 3
-  dense leading layers, so this is an approximation ("-style"): attention as 128 full heads of
-  7168 / 128; every layer MoE with the 256 routed experts, the shared expert's compute counted
-  as a 9th expert each token runs (top_k = 8 + 1) and its parameters (one expert in 257) left
-  out, so that expert parallelism can divide the 256 experts. Parameters come out 5 % above the
-  report's 671B (the dense layers counted as MoE), active parameters near its 37B; the EP
-  all-to-all carries 9 instead of 8 copies of each token (+12 %).
+  hidden 7168, 128 heads, the first 3 layers dense with intermediate 18,432, the others 256
+  routed experts of moe_intermediate_size 2048 and 1 shared expert, 8 routed per token, MLA with
+  q_lora_rank 1536, kv_lora_rank 512, qk_rope 64, qk_nope 128, v 128, vocabulary 129,280);
+  4K pre-training sequences: DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437,
+  §4.2, which also states the node-limited routing ("each token will be ensured to be sent to
+  at most 4 nodes"; config.json ``n_group`` 8, ``topk_group`` 4). 671.0B parameters (the report's
+  671B; the multi-token-prediction module is left out).
+  "DeepSeek-V3-style MoE" (the approximation this preset replaced) is an alias.
+- Llama 3.2 3B: meta-llama/Llama-3.2-3B's config as written out in LocalResearchGroup/
+  llm-foundry llmfoundry/models/llama/config.py (28 layers, 3072, 24 heads, 8 KV heads,
+  intermediate 8192, vocabulary 128,256, tied embeddings); the 8,192-token pre-training context
+  of the Llama 3.2 family (rope_scaling.original_max_position_embeddings of the Llama-3.2-1B
+  config copied in kevinstephano/thunder_model_blocks hf_llama/llama_config.py). The shape
+  assumed for the Ultra-Scale Playbook's "3B model" (costmodels/llm/dev_runs.py).
 - Qwen 2.5 7B: volcengine/verl test_flops_counter.py @013146cf (Qwen2.5-7B-Instruct: 28 layers,
   3584, 28 heads, 4 KV heads, intermediate 18,944, vocabulary 152,064). Qwen 2.5 72B: the Qwen2
   72B config.json in scaleapi/llm-engine @28edd64a (80 layers, 8192, 64 heads, 8 KV heads,
@@ -49,7 +54,7 @@ from dataclasses import dataclass, replace
 from costmodels.llm.megatron_table import SEQ_LEN as MEGATRON_SEQ
 from costmodels.llm.megatron_table import TABLE_1
 from costmodels.llm.megatron_table import VOCAB as MEGATRON_VOCAB
-from costmodels.llm.shapes import TransformerShape
+from costmodels.llm.shapes import LatentAttention, TransformerShape
 from costmodels.workloads.gpt import GPT2_VOCAB
 from costmodels.workloads.llama import LLAMA_CONFIGS
 
@@ -85,6 +90,9 @@ _GPT3_ROWS = (
     ("175B", "175.0B", 96, 12_288, 96, ""),
 )
 
+DEEPSEEK_MLA = LatentAttention(
+    kv_lora_rank=512, qk_rope_head_dim=64, qk_nope_head_dim=128, v_head_dim=128, q_lora_rank=1536
+)
 _LLAMA2_CONFIG = "config.json copy in scaleapi/llm-engine test_llm_use_cases.py @28edd64a"
 _LLAMA3_CONFIG = "Llama 3.1 config.json copies in mlc-ai/mlc-llm model_preset.py @79d603f0"
 _MLC = "mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @79d603f0"
@@ -107,6 +115,11 @@ def _presets() -> list[ModelPreset]:
     for size in ("7B", "13B", "70B"):
         out.append(ModelPreset(f"Llama 2 {size}", _llama(f"Llama 2 {size}", 4096),
                                f"Touvron et al. 2023; context 4096: {_LLAMA2_CONFIG}"))  # fmt: skip
+    out.append(ModelPreset("Llama 3.2 3B", _shape(28, 3072, 24, 8192, ffn=8192, vocab=128_256,
+                           kv_heads=8, gated_mlp=True, tied_embeddings=True),
+                           "meta-llama/Llama-3.2-3B config in LocalResearchGroup/llm-foundry "
+                           "llmfoundry/models/llama/config.py; context: Llama-3.2-1B config in "
+                           "kevinstephano/thunder_model_blocks", ("llama3.2-3b",)))  # fmt: skip
     for size in ("8B", "70B", "405B"):
         out.append(ModelPreset(f"Llama 3.1 {size}", _llama(f"Llama 3 {size}", 8192),
                                f"Llama Team 2024, arXiv:2407.21783, Table 3; {_LLAMA3_CONFIG}",
@@ -117,10 +130,11 @@ def _presets() -> list[ModelPreset]:
                     kv_heads=8, experts=8, top_k=2, **moe), f"Mixtral-8x7B-v0.1 in {_MLC}"),
         ModelPreset("Mixtral 8x22B", _shape(56, 6144, 48, 65_536, ffn=16_384, vocab=32_000,
                     kv_heads=8, experts=8, top_k=2, **moe), f"Mixtral 8x22B config in {_SCALE}"),
-        ModelPreset("DeepSeek-V3-style MoE", _shape(61, 7168, 128, 4096, ffn=2048,
-                    vocab=129_280, kv_heads=128, experts=256, top_k=9, **moe),
-                    f"DeepSeek-V3 keys in {_VERL}; arXiv:2412.19437 §4.2; approximations in "
-                    "costmodels/llm/presets.py", ("deepseek-v3", "deepseek v3")),
+        ModelPreset("DeepSeek-V3", _shape(61, 7168, 128, 4096, ffn=2048, vocab=129_280,
+                    kv_heads=128, experts=256, top_k=8, shared_experts=1, first_dense_layers=3,
+                    dense_ffn=18_432, mla=DEEPSEEK_MLA, node_limit=4, **moe),
+                    f"DeepSeek-V3 keys in {_VERL}; arXiv:2412.19437 §4.2",
+                    ("deepseek-v3", "deepseek v3", "DeepSeek-V3-style MoE")),
         ModelPreset("Qwen 2.5 7B", _shape(28, 3584, 28, 32_768, ffn=18_944, vocab=152_064,
                     kv_heads=4, **moe), f"Qwen2.5-7B-Instruct keys in {_VERL}", ("qwen2.5-7b",)),
         ModelPreset("Qwen 2.5 72B", _shape(80, 8192, 64, 32_768, ffn=29_568, vocab=152_064,

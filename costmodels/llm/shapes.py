@@ -12,7 +12,35 @@ from typing import Literal
 
 from costmodels.hardware import GPU
 
-Recompute = Literal["none", "selective", "full"]
+# none: keep every activation; selective: Megatron's attention-core recomputation (Korthikanti et
+# al. 2022); op: torchtitan's per-op selective checkpointing (costmodels/llm/activations.py);
+# full: every layer's forward re-run from its input (every ``recompute_every``-th layer only,
+# torchtitan's per-layer selective checkpointing)
+Recompute = Literal["none", "selective", "op", "full"]
+RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "op", "full")
+
+
+@dataclass(frozen=True)
+class LatentAttention:
+    """DeepSeek's multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, Sec. 2.1; V3,
+    arXiv:2412.19437, Sec. 2.1): queries through a rank-``q_lora_rank`` projection (0: none),
+    keys and values through one shared latent of ``kv_lora_rank`` plus a decoupled rotary key of
+    ``qk_rope_head_dim``; the cache keeps only those two per token and layer. Heads score with
+    ``qk_nope_head_dim + qk_rope_head_dim`` and return ``v_head_dim`` values. Read by the serving
+    model (costmodels.serving) and the training model (costmodels/llm/linear_shapes.py)."""
+
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+    qk_nope_head_dim: int
+    v_head_dim: int
+    q_lora_rank: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"LatentAttention.{name} must be >= 1, got {getattr(self, name)}")
+        if self.q_lora_rank < 0:
+            raise ValueError(f"LatentAttention.q_lora_rank must be >= 0, got {self.q_lora_rank}")
 
 
 @dataclass(frozen=True)
@@ -30,11 +58,30 @@ class TransformerShape:
     tied_embeddings: bool = True  # GPT ties input and output embeddings; Llama does not
     experts: int = 1  # MoE: experts per MoE layer (1 = dense)
     top_k: int = 1  # experts each token is routed to
+    # Optional refinements (issue 29 for serving, issue 26 for training: costmodels/llm/
+    # layer_kinds.py reads them); their defaults leave every shape as it was.
+    head_dim: int | None = None  # per-head width when it is not hidden / heads (Qwen3)
+    mla: LatentAttention | None = None  # DeepSeek multi-head latent attention
+    shared_experts: int = 0  # experts every token runs besides its top_k routed ones
+    moe_layer_step: int = 1  # layer i is MoE when (i + 1) % step == 0 (Llama 4 Maverick: 2)
+    first_dense_layers: int = 0  # leading dense layers of a MoE model (DeepSeek-V3: 3)
+    dense_ffn: int | None = None  # FFN width of a MoE model's dense layers (default: ffn)
+    # a token's routed experts lie on at most this many nodes (DeepSeek-V3's node-limited
+    # routing, M = 4; costmodels/llm/moe_dispatch.py); 0 = no limit (issue 26)
+    node_limit: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("layers", "hidden", "heads", "seq_len", "vocab", "experts", "top_k"):
+        for name in ("layers", "hidden", "heads", "seq_len", "vocab", "experts", "top_k",
+                     "moe_layer_step"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"TransformerShape.{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("head_dim", "dense_ffn"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"TransformerShape.{name} must be >= 1 or None, got {value}")
+        if self.shared_experts < 0 or self.first_dense_layers < 0 or self.node_limit < 0:
+            raise ValueError("TransformerShape.shared_experts, first_dense_layers and node_limit "
+                             "must be >= 0")  # fmt: skip
         if self.hidden % self.heads:
             raise ValueError(f"hidden {self.hidden} is not divisible by heads {self.heads}")
         if self.kv_heads is not None and self.heads % self.kv_heads:
@@ -65,9 +112,15 @@ class Layout:
     cp: int = 1  # context parallel
     ep: int = 1  # expert parallel (inside the DP group)
     schedule: Literal["gpipe", "1f1b", "interleaved"] = "1f1b"
+    # with recompute="full": checkpoint every k-th layer only (torchtitan selective_ac_option=k)
+    recompute_every: int = 1
+    # ZeRO-3 / FSDP: ranks each parameter is sharded over (HSDP: shard inside groups of this
+    # size, replicate across the dp / dp_shard groups); 0 = all dp x cp ranks (full shard)
+    dp_shard: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("tp", "pp", "dp", "global_batch", "micro_batch", "interleave", "cp", "ep"):
+        for name in ("tp", "pp", "dp", "global_batch", "micro_batch", "interleave", "cp", "ep",
+                     "recompute_every"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"Layout.{name} must be >= 1, got {getattr(self, name)}")
         if self.global_batch % (self.dp * self.micro_batch):
@@ -77,8 +130,12 @@ class Layout:
             )
         if self.zero not in (0, 1, 2, 3):
             raise ValueError(f"Layout.zero must be 0-3, got {self.zero}")
-        if self.recompute not in ("none", "selective", "full"):
-            raise ValueError(f"Layout.recompute must be none|selective|full: {self.recompute!r}")
+        if self.recompute not in RECOMPUTE_MODES:
+            raise ValueError(f"Layout.recompute must be one of {'|'.join(RECOMPUTE_MODES)}: "
+                             f"{self.recompute!r}")  # fmt: skip
+        if self.dp_shard < 0 or (self.dp_shard and (self.dp * self.cp) % self.dp_shard):
+            raise ValueError(f"Layout.dp_shard {self.dp_shard} must divide dp x cp = "
+                             f"{self.dp * self.cp} (0 = shard over all of them)")  # fmt: skip
 
     @property
     def gpus(self) -> int:
@@ -88,6 +145,11 @@ class Layout:
     def micro_batches(self) -> int:
         """Micro-batches per pipeline per step (m)."""
         return self.global_batch // (self.dp * self.micro_batch)
+
+    @property
+    def shard_group(self) -> int:
+        """Ranks a ZeRO-3/FSDP parameter is sharded over (dp x cp unless HSDP narrows it)."""
+        return self.dp_shard or self.dp * self.cp
 
 
 @dataclass(frozen=True)
@@ -100,6 +162,7 @@ class LLMCluster:
     inter_bandwidth_Bps: float  # per GPU, per direction (its share of the node's NICs)
     intra_latency_s: float = 2e-6
     inter_latency_s: float = 5e-6
+    power_cap_w: float | None = None  # board power limit in W (costmodels/llm/power.py)
 
     def __post_init__(self) -> None:
         if self.gpus_per_node < 1:
@@ -107,3 +170,5 @@ class LLMCluster:
         for name in ("intra_bandwidth_Bps", "inter_bandwidth_Bps"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"LLMCluster.{name} must be positive")
+        if self.power_cap_w is not None and not 0 < self.power_cap_w < float("inf"):
+            raise ValueError(f"LLMCluster.power_cap_w must be positive, got {self.power_cap_w}")

@@ -8,16 +8,25 @@ and the pipeline schedule:
    from their shape (gemm.py), flash attention at a share of peak, memory-bound kernels as
    bytes over achievable HBM bandwidth, each with a launch gap. Full recomputation re-runs a
    layer's forward kernels before its backward; selective re-runs the attention core.
-2. A stage is its l/p layers; the first adds the embedding, the last the final norm, logit
-   layer and loss (edge_ops.py). Per micro-batch it also pays its exposed tensor-, pipeline-,
-   context- and expert-parallel communication (communication.py, priced with NCCL's algorithms
-   and protocols through nccl_groups.py; ``_communication`` below) and a host-side overhead.
+2. A stage is its layers (uneven stages, dense and MoE layers: layer_kinds.py, stage_times.py);
+   the first adds the embedding, the last the final norm, logit layer and loss (edge_ops.py).
+   Per micro-batch it also pays its exposed tensor-, pipeline-, context- and expert-parallel
+   communication (communication.py, priced with NCCL's algorithms and protocols through
+   nccl_groups.py; asynchronous TP hides part of TP's, async_tp.py), under ZeRO-3 / FSDP what
+   the per-block gathers and reductions of fsdp.py leave exposed, and a host-side overhead.
 3. The pipeline (Narayanan et al., SC'21, §2.2, generalised to unequal stages): with S_i one
    micro-batch through stage i and v model chunks per GPU,
    T_pipe = m max_i S_i + (sum_i S_i - max_i S_i) / v, which is (m + (p-1)/v) S for equal
    stages (the paper's Eq. 1) and m S for p = 1.
-4. After the flush: the exposed data-parallel reduction (ZeRO gathers), the optimizer step
-   (edge_ops.optimizer_kernel; fp8 adds the per-step weight casts) and a per-step overhead.
+4. After the flush: the exposed data-parallel reduction (ZeRO-1/2 gathers unless overlapped
+   with the next forward, dp_exposure.py), the optimizer step (edge_ops.optimizer_kernel; fp8
+   adds the per-step weight casts) and a per-step overhead.
+
+Framework knobs (reduce dtype, FSDP resharding and prefetch, fp8 recipe, async TP, ...) come in
+a TrainingRecipe (recipe.py); a power cap on the cluster slows the tensor-core kernels
+(power.py). Memory is memory.py's breakdown; ``expected_error_pct`` and
+``unvalidated_mechanisms`` come from the validation sets of the prediction's regime
+(error_bands.py).
 
 ``compute_breakdown_s`` splits iteration_time_s exactly (up to float rounding) into: ``gemm``,
 ``attention``, ``memory_bound`` (m x the slowest stage's kernels of each kind),
@@ -35,6 +44,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from costmodels.llm.async_tp import exposed_tp_seconds
 from costmodels.llm.communication import (
     CommBreakdown,
     communication_breakdown,
@@ -43,16 +53,22 @@ from costmodels.llm.communication import (
 )
 from costmodels.llm.compute import flops_per_step
 from costmodels.llm.constants import StepConstants, default_constants
+from costmodels.llm.dp_exposure import fsdp_stages, zero12_exposed
 from costmodels.llm.edge_ops import optimizer_kernel
+from costmodels.llm.error_bands import expected_error
 from costmodels.llm.frameworks import LOSS_SCALE_BYTES, get_kernel_set
-from costmodels.llm.kernel_time import Seconds, edge_times, kernel_seconds, layer_times
+from costmodels.llm.kernel_time import kernel_seconds
 from costmodels.llm.kernels import memory_kernel
+from costmodels.llm.layer_kinds import stage_sizes
 from costmodels.llm.layer_ops import LayerShard, weight_cast_bytes
-from costmodels.llm.memory import fits, memory_per_gpu
+from costmodels.llm.memory import fits, memory_per_gpu, usable_memory_bytes
 from costmodels.llm.operator_table import OperatorTable
 from costmodels.llm.pipeline import bubble_fraction
+from costmodels.llm.power import clock_factor
 from costmodels.llm.precision import check_precision, linear_gemm_dtype, tensor_peak_flops
+from costmodels.llm.recipe import DEFAULT_RECIPE, TrainingRecipe
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
+from costmodels.llm.stage_times import StageTimes, stage_times
 
 if TYPE_CHECKING:
     from costmodels.llm.step_calibration import StepCalibration
@@ -65,7 +81,10 @@ BREAKDOWN_KEYS = ("gemm", "attention", "memory_bound", "optimizer", "communicati
 class StepPrediction:
     """One optimizer step, SI units. ``*_comm_s`` are per-step seconds of each dimension's
     communication on one GPU of the busiest stage (before overlap); ``exposed_comm_s`` is what
-    adds to the step after overlap (= compute_breakdown_s["communication_exposed"])."""
+    adds to the step after overlap (= compute_breakdown_s["communication_exposed"]).
+    ``memory_breakdown_bytes`` sums exactly to ``memory_per_gpu_bytes``; ``fits`` compares it
+    with ``usable_memory_bytes`` (the GPU's memory less ``memory_reserve_bytes`` the driver
+    keeps)."""
 
     iteration_time_s: float
     compute_s: float  # the slowest stage's kernel time over the step (GEMM + attention + other)
@@ -83,6 +102,11 @@ class StepPrediction:
     exposed_comm_s: float
     tokens_per_s_per_gpu: float
     compute_breakdown_s: dict[str, float]
+    memory_breakdown_bytes: dict[str, float]
+    usable_memory_bytes: float
+    memory_reserve_bytes: float
+    expected_error_pct: float
+    unvalidated_mechanisms: tuple[str, ...]
 
 
 def _normalised(layout: Layout) -> Layout:
@@ -97,48 +121,58 @@ def _shard(shape: TransformerShape, layout: Layout) -> LayerShard:
                       layout.sequence_parallel, layout.ep)  # fmt: skip
 
 
-def _communication(
-    shape: TransformerShape,
-    layout: Layout,
-    cluster: LLMCluster,
-    precision: str,
-    framework: str,
-    t_f: float,
-    t_b: float,
-) -> CommBreakdown:
-    """Per-step communication of the busiest stage (NCCL collectives: llm/nccl_groups.py)."""
-    wire = wire_bytes(precision, framework, layout.zero)
-    return communication_breakdown(
-        shape, layout, cluster, fwd_s_per_microbatch=t_f, bwd_s_per_microbatch=t_b,
-        grad_bytes=wire.grad_reduce, param_bytes=wire.param_gather,
-        overlap_dp=get_kernel_set(framework).overlap_dp,
-    )  # fmt: skip
-
-
-def _optimizer_s(
-    shape: TransformerShape,
-    layout: Layout,
-    cluster: LLMCluster,
-    precision: str,
-    framework: str,
-    constants: StepConstants,
-    table: OperatorTable | None,
-) -> float:
+def _optimizer_s(shape: TransformerShape, layout: Layout, cluster: LLMCluster, precision: str,
+                 framework: str, constants: StepConstants, table: OperatorTable | None,
+                 recipe: TrainingRecipe) -> float:  # fmt: skip
     dense, expert = stage_parameters_per_gpu(shape, layout)
     params = dense + expert
     if layout.zero >= 1:  # the distributed optimizer updates 1/dp of the shard (ZeRO-1)
         params /= layout.dp * layout.cp
     kernel_set = get_kernel_set(framework)
-    layers = shape.layers / layout.pp
+    layers = max(stage_sizes(shape.layers, layout.pp))
     opt = optimizer_kernel(params, layers, shape.gated_mlp, kernel_set)
     if precision == "fp16":
         opt = memory_kernel(opt.name, opt.bytes + LOSS_SCALE_BYTES * params, opt.launches + 1)
     seconds = kernel_seconds(opt, cluster.gpu, constants, table)
-    casts = weight_cast_bytes(shape, _shard(shape, layout), precision) * layers
+    casts = (
+        weight_cast_bytes(
+            shape,
+            _shard(shape, layout),
+            precision,
+            fp8_recipe=recipe.fp8_recipe,
+            framework=framework,
+        )
+        * layers
+    )
     if casts:
         seconds += kernel_seconds(memory_kernel("fp8-weight-cast", casts, launches=int(layers)),
                                   cluster.gpu, constants, table)  # fmt: skip
     return seconds
+
+
+def _tp_exposed_per_mb(
+    stages: StageTimes,
+    comm: CommBreakdown,
+    layout: Layout,
+    recipe: TrainingRecipe,
+    constants: StepConstants,
+) -> tuple[float, float]:
+    """(exposed TP seconds per micro-batch on the critical stage, hidden TP per step)."""
+    layers = stages.counts[stages.critical].total
+    if not layers or comm.tp == 0:
+        return 0.0, 0.0
+    per_layer = comm.tp / (layout.micro_batches * layers)
+    if not recipe.async_tp:
+        return comm.tp / layout.micro_batches, 0.0
+    exposed = 0.0
+    counts = stages.counts[stages.critical]
+    for moe, n in ((False, counts.dense), (True, counts.moe)):
+        if n:
+            raw = stages.kinds[moe].raw
+            exposed += n * exposed_tp_seconds(per_layer, raw.tp_overlap_gemm_s, layout.tp,
+                                              raw.tp_chunked_extra_s,
+                                              constants.overlap_interference)  # fmt: skip
+    return exposed, max(0.0, comm.tp - layout.micro_batches * exposed)
 
 
 def predict_step(
@@ -151,76 +185,79 @@ def predict_step(
     calibration: StepCalibration | None = None,
     constants: StepConstants | None = None,
     operator_table: OperatorTable | None = None,
+    recipe: TrainingRecipe | None = None,
 ) -> StepPrediction:
     """Predict time, memory and utilisation of one training step (see the module docstring).
 
     ``framework`` also accepts ``"megatron-legacy"`` (Megatron-LM/DeepSpeed without flash
     attention, the kernels of the validation data). ``constants`` defaults to the fitted set;
     ``operator_table`` (costmodels.llm.operator_table.load_operator_table) replaces the modelled
-    kernel rates by measured ones; ``calibration`` scales them as fitted on one measured step.
+    kernel rates by measured ones; ``calibration`` scales them as fitted on one measured step;
+    ``recipe`` sets the framework knobs (costmodels/llm/recipe.py).
     """
     check_precision(precision)
     kernel_set = get_kernel_set(framework)
+    recipe = recipe or DEFAULT_RECIPE
     gpu = cluster.gpu
     peak = tensor_peak_flops(gpu, linear_gemm_dtype(precision))  # also rejects fp8 w/o support
     layout = _normalised(layout)
     constants = constants or default_constants()
+    clock = clock_factor(gpu.name, cluster.power_cap_w) * constants.tensor_rate(gpu.name)
     n, m, pp = layout.gpus, layout.micro_batches, layout.pp
     v = layout.interleave if layout.schedule == "interleaved" else 1
-    gemm_scale = calibration.gemm_scale if calibration else 1.0
     overhead_scale = calibration.overhead_scale if calibration else 1.0
 
-    def calibrated(s: Seconds) -> Seconds:
-        return Seconds(s.gemm * gemm_scale, s.attention * gemm_scale,
-                       s.memory_bound * overhead_scale, s.idle * overhead_scale)  # fmt: skip
-
-    shard = _shard(shape, layout)
-    lt = layer_times(shape, shard, gpu, precision, kernel_set.name, constants, operator_table)
-    emb_f, emb_b, head_f, head_b = edge_times(shape, shard, gpu, kernel_set.name, constants,
-                                              operator_table)  # fmt: skip
-    recompute = {"none": Seconds(), "selective": lt.attention_forward, "full": lt.forward}
-    per_layer_f = calibrated(lt.forward)
-    per_layer_b = calibrated(lt.backward + recompute[layout.recompute])
-
-    # Stages: layers spread as evenly as possible, embedding first, head last.
-    base, extra = divmod(shape.layers, pp)
-    stages_f, stages_b = [], []
-    for i in range(pp):
-        layers = base + (1 if i < extra else 0)
-        f, b = per_layer_f.scaled(layers), per_layer_b.scaled(layers)
-        if i == 0:
-            f, b = f + calibrated(emb_f), b + calibrated(emb_b)
-        if i == pp - 1:
-            f, b = f + calibrated(head_f), b + calibrated(head_b)
-        stages_f.append(f)
-        stages_b.append(b)
-    critical = max(range(pp), key=lambda i: stages_f[i].total + stages_b[i].total)
-    t_f, t_b = stages_f[critical].total, stages_b[critical].total
-
-    comm = _communication(shape, layout, cluster, precision, kernel_set.name, t_f, t_b)
-    comm_mb = (comm.tp + comm.pp + comm.ep + comm.exposed_of("cp")) / m
+    stages = stage_times(shape, layout, _shard(shape, layout), gpu, precision, kernel_set.name,
+                         constants, operator_table, fp8_recipe=recipe.fp8_recipe, clock=clock,
+                         calibration=calibration)  # fmt: skip
+    critical = stages.critical
+    t_f, t_b = stages.forward[critical].total, stages.backward[critical].total
+    wire = wire_bytes(precision, kernel_set.name, layout.zero, recipe)
+    comm = communication_breakdown(
+        shape, layout, cluster, fwd_s_per_microbatch=t_f, bwd_s_per_microbatch=t_b,
+        grad_bytes=wire.grad_reduce, param_bytes=wire.param_gather,
+        overlap_dp=kernel_set.overlap_dp, layers=stages.counts[critical],
+        gathers_per_microbatch=2 if recipe.reshard_after_forward else 1,
+        dispatch_bytes=1.0 if recipe.dispatches_fp8(precision) else 2.0,
+    )  # fmt: skip
+    tp_mb, tp_hidden = _tp_exposed_per_mb(stages, comm, layout, recipe, constants)
+    comm_mb = tp_mb + (comm.pp + comm.ep + comm.exposed_of("cp")) / m
     host_mb = constants.microbatch_overhead_s * overhead_scale
-    per_mb = [stages_f[i].total + stages_b[i].total + comm_mb + host_mb for i in range(pp)]
+    fsdp = fsdp_stages(shape, layout, cluster, stages, wire, recipe) if layout.zero == 3 else None
+    per_mb = [stages.total(i) + comm_mb + host_mb + (fsdp.exposed_per_microbatch[i] if fsdp
+                                                     else 0.0) for i in range(pp)]  # fmt: skip
     fill_drain = (sum(per_mb) - per_mb[critical]) / v
-    dp_exposed = comm.exposed_of("dp")
+    if fsdp is not None:
+        dp_mb, dp_hidden = fsdp.exposed_per_microbatch[critical], fsdp.hidden_per_step
+        dp_after = 0.0
+    else:
+        dp_mb = 0.0
+        dp_after, dp_hidden = zero12_exposed(comm, t_f, recipe.overlaps_param_gather(
+            kernel_set.name) and layout.zero in (1, 2))  # fmt: skip
+    interference = constants.overlap_interference * (dp_hidden + tp_hidden)
     optimizer = _optimizer_s(shape, layout, cluster, precision, kernel_set.name, constants,
-                             operator_table) * overhead_scale  # fmt: skip
+                             operator_table, recipe) * overhead_scale  # fmt: skip
     step_host = constants.step_overhead_s * overhead_scale
 
-    kernels = stages_f[critical] + stages_b[critical]
+    kernels = stages.forward[critical] + stages.backward[critical]
+    exposed = m * (comm_mb + dp_mb) + dp_after + interference
     breakdown = {
         "gemm": m * kernels.gemm,
         "attention": m * kernels.attention,
         "memory_bound": m * kernels.memory_bound,
         "optimizer": optimizer,
-        "communication_exposed": m * comm_mb + dp_exposed,
+        "communication_exposed": exposed,
         "bubble": fill_drain + m * (host_mb + kernels.idle) + step_host,
     }
     total = sum(breakdown.values())
 
-    flops = flops_per_step(shape, layout.global_batch, layout.recompute)
-    memory = memory_per_gpu(shape, layout)
+    flops = flops_per_step(shape, layout.global_batch, layout.recompute, layout.recompute_every)
+    memory = memory_per_gpu(shape, layout, framework=kernel_set.name, step_precision=precision,
+                            recipe=recipe, fragmentation=constants.allocator_fragmentation,
+                            grad_bytes=wire.grad_reduce, param_bytes=wire.param_gather)  # fmt: skip
     schedule = layout.schedule if pp > 1 or v > 1 else "1f1b"
+    usable = usable_memory_bytes(gpu)
+    band, unvalidated = expected_error(shape, layout, cluster, precision, kernel_set.name, recipe)
     return StepPrediction(
         iteration_time_s=total,
         compute_s=m * kernels.busy,
@@ -238,4 +275,9 @@ def predict_step(
         exposed_comm_s=breakdown["communication_exposed"],
         tokens_per_s_per_gpu=layout.global_batch * shape.seq_len / (total * n),
         compute_breakdown_s=breakdown,
+        memory_breakdown_bytes=memory.as_dict(),
+        usable_memory_bytes=usable,
+        memory_reserve_bytes=gpu.memory_bytes - usable,
+        expected_error_pct=band,
+        unvalidated_mechanisms=unvalidated,
     )

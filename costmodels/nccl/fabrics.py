@@ -108,6 +108,13 @@ FABRICS: dict[str, IntraFabric] = {
     "A100 80GB SXM": _nvswitch(3, "ampere", 12, False, 8, _NVLINK_GENS),
     "H100 SXM": _nvswitch(4, "hopper", 18, True, 8, _NVLINK_GENS + "; " + _NVLS),
     "H200 SXM": _nvswitch(4, "hopper", 18, True, 8, _NVLINK_GENS + "; " + _NVLS),
+    # issue 26 variants: the H100 board with 96 GB and the H20 keep 18 NVLink 4 links; the H800
+    # has 8 (400 GB/s bidirectional, costmodels.hardware.gpus), which NCCL's per-link figure
+    # puts at 8 x 20.6 = 164.8 GB/s, near DeepSeek-V3's "NVLink (160 GB/s)" (arXiv:2412.19437)
+    "H100 SXM 96GB": _nvswitch(4, "hopper", 18, True, 8, _NVLINK_GENS + "; " + _NVLS),
+    "H20": _nvswitch(4, "hopper", 18, True, 8, _NVLINK_GENS + "; " + _NVLS),
+    "H800 SXM": _nvswitch(4, "hopper", 8, True, 8,
+                          "H800: 400 GB/s NVLink bidirectional = 8 links of 50 GB/s; " + _NVLS),
     "B200": _nvswitch(5, "blackwell", 18, True, 8, _NVLINK_GENS + "; " + _NVLS),
     "GB200": IntraFabric(
         name="GB200 NVL72: NVLink 5 switch trays (18 links x 40.1 GB/s, up to 72 GPUs)",
@@ -149,6 +156,8 @@ _NOT_MODELLED = {
     "mi300x": "AMD MI300X GPUs talk over Infinity Fabric (xGMI) links and use RCCL, not NCCL; "
     "this model has no xGMI fabric. Give the intra-node bandwidth explicitly (--intra) to use "
     "NCCL's algorithms as an approximation",
+    "mi325x": "AMD MI325X GPUs talk over Infinity Fabric (xGMI) links and use RCCL, not NCCL; "
+    "this model has no xGMI fabric (the intra-node link falls back to its nominal rate)",
 }
 
 

@@ -40,10 +40,15 @@ def test_a_valid_layout_passes() -> None:
     [
         (LLAMA_7B, dict(tp=3), "--tp 3 does not divide --heads 32"),
         (LLAMA_7B, dict(tp=1000), "--tp 1000 does not divide --heads 32"),
-        (GQA, dict(tp=16), "--tp 16 does not divide --kv-heads 8"),
+        (TransformerShape(32, 4096, 32, 4096, ffn=14336, kv_heads=8, gated_mlp=True), dict(tp=32),
+         "--tp 32 is more than --gpus-per-node 8"),  # replicated kv heads are fine, nodes not
+        (TransformerShape(32, 4800, 24, 4096, ffn=14400, kv_heads=6, gated_mlp=True),
+         dict(tp=4), "--tp 4 neither divides --kv-heads 6 nor is a multiple of it"),
         (TransformerShape(2, 512, 8, 64, ffn=1004), dict(tp=8), "--tp 8 does not divide --ffn"),
         (LLAMA_7B, dict(tp=16), "--tp 16 is more than --gpus-per-node 8"),
-        (LLAMA_7B, dict(pp=5), "--pp 5 does not divide --layers 32"),
+        (LLAMA_7B, dict(tp=1, pp=64, dp=1), "--pp 64 is more than --layers 32"),
+        (LLAMA_7B, dict(pp=5, dp=1, interleave=2, global_batch=10),
+         "--interleave 2 needs equal stages: --pp 5 does not divide --layers 32"),
         (LLAMA_7B, dict(global_batch=63), "--global-batch 63 is not a multiple of --dp x"),
         (LLAMA_7B, dict(pp=1, interleave=2), "--interleave 2 needs --pp > 1"),
         (LLAMA_7B, dict(interleave=3), "--interleave 3 does not divide the 8 layers per stage"),
@@ -104,10 +109,14 @@ def brute_force(shape, gpus, per_node, batch, cps, eps) -> set[tuple]:
         if gpus % (tp * pp * cp):
             continue
         dp = gpus // (tp * pp * cp)
-        kv = shape.kv_head_count
-        if shape.heads % tp or kv % tp or shape.ffn_size % tp or tp > per_node:
+        kv = shape.kv_head_count  # tp divides the kv heads or replicates each (issue 26)
+        if shape.heads % tp or (kv % tp and tp % kv) or shape.ffn_size % tp or tp > per_node:
             continue
-        if shape.layers % pp or (shape.layers // pp) % v or batch % (dp * mb):
+        if pp > shape.layers or batch % (dp * mb):  # uneven stages are allowed (issue 26)
+            continue
+        if v > 1 and (shape.layers % pp or (shape.layers // pp) % v):
+            continue
+        if v > 1 and v > shape.layers // pp:
             continue
         if v > 1 and (pp == 1 or (batch // (dp * mb)) % pp):
             continue

@@ -48,11 +48,12 @@ def test_llama2_presets_equal_the_tensor_lists(size: str) -> None:
 
 def test_moe_presets_match_published_totals() -> None:
     """Mixtral paper (Jiang et al. 2024, arXiv:2401.04088): 47B total (46.7B), 13B active;
-    Mistral AI's 8x22B announcement: 141B total, 39B active; DeepSeek-V3 report: 671B / 37B
-    (the -style preset counts its 3 dense layers as MoE, hence +5 %)."""
+    Mistral AI's 8x22B announcement: 141B total, 39B active; DeepSeek-V3 report: "671B total
+    parameters, of which 37B are activated for each token" (MLA, 3 dense layers, 1 shared
+    expert: within 1.5 %)."""
     for name, total, active, rel in (("Mixtral 8x7B", 46.7e9, 12.9e9, 0.01),
                                      ("Mixtral 8x22B", 141e9, 39e9, 0.01),
-                                     ("DeepSeek-V3-style MoE", 671e9, 37e9, 0.06)):  # fmt: skip
+                                     ("DeepSeek-V3", 671e9, 37e9, 0.015)):  # fmt: skip
         shape = get_preset(name).shape
         assert parameter_count(shape) == pytest.approx(total, rel=rel), name
         assert parameter_count(replace(shape, experts=shape.top_k)) == pytest.approx(
@@ -100,14 +101,15 @@ QWEN25_7B = {"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 3584,
              "num_key_value_heads": 4, "max_position_embeddings": 32768}  # fmt: skip
 # DeepSeek-V3 architecture (DeepSeek-Prover-V2-671B) keys, same verl file; the verl copy has no
 # context keys, so max_position_embeddings / rope_scaling are those of deepseek_v2_lite in the
-# mlc-llm file below (163840, yarn from 4096), which DeepSeek's configs share.
+# mlc-llm file below (163840, yarn from 4096), which DeepSeek's configs share; n_group and
+# topk_group as in deepseek-ai/DeepSeek-V3's config.json (copies found with the search tool).
 DEEPSEEK_V3 = {"model_type": "deepseek_v3", "hidden_size": 7168, "vocab_size": 129280,
                "moe_intermediate_size": 2048, "num_hidden_layers": 61,
                "first_k_dense_replace": 3, "num_attention_heads": 128, "n_routed_experts": 256,
                "num_experts_per_tok": 8, "n_shared_experts": 1, "kv_lora_rank": 512,
                "qk_rope_head_dim": 64, "v_head_dim": 128, "intermediate_size": 18432,
                "qk_nope_head_dim": 128, "q_lora_rank": 1536,
-               "max_position_embeddings": 163840,
+               "max_position_embeddings": 163840, "n_group": 8, "topk_group": 4,
                "rope_scaling": {"original_max_position_embeddings": 4096,
                                 "type": "yarn"}}  # fmt: skip
 # GPT-2 (gpt2) and RedPajama-INCITE 3B (GPT-NeoX), both in the mlc-llm file
@@ -137,7 +139,8 @@ def write(tmp_path: Path, config: object, name: str = "config.json") -> Path:
         (QWEN25_7B, dict(layers=28, hidden=3584, heads=28, kv_heads=4, ffn=18944, vocab=152064,
                          seq_len=32768, gated_mlp=True, tied_embeddings=False)),
         (DEEPSEEK_V3, dict(layers=61, hidden=7168, heads=128, kv_heads=128, ffn=2048,
-                           vocab=129280, seq_len=4096, experts=256, top_k=9)),
+                           vocab=129280, seq_len=4096, experts=256, top_k=8, shared_experts=1,
+                           first_dense_layers=3, dense_ffn=18432, node_limit=4)),
         (GPT2, dict(layers=12, hidden=768, heads=12, ffn=3072, vocab=50257, seq_len=1024,
                     gated_mlp=False, tied_embeddings=True)),
         (NEOX, dict(layers=32, hidden=2560, heads=32, ffn=10240, vocab=50432, seq_len=2048,
@@ -154,9 +157,40 @@ def test_real_configs_import(tmp_path: Path, config: dict, expected: dict) -> No
 def test_real_configs_equal_the_presets(tmp_path: Path) -> None:
     for config, name in ((LLAMA2_7B, "Llama 2 7B"), (LLAMA31_8B, "Llama 3.1 8B"),
                          (MIXTRAL, "Mixtral 8x7B"), (QWEN25_7B, "Qwen 2.5 7B"),
-                         (DEEPSEEK_V3, "DeepSeek-V3-style MoE")):  # fmt: skip
+                         (DEEPSEEK_V3, "DeepSeek-V3")):  # fmt: skip
         path = write(tmp_path, config)
         assert resolve_shape(hf_config=str(path)).shape == get_preset(name).shape, name
+
+
+def test_head_width_moe_pattern_and_mla_are_read(tmp_path: Path) -> None:
+    """Issue 26: head_dim (Qwen3), the MoE pattern and shared experts (Llama 4, DeepSeek-V3) and
+    MLA come out as the TransformerShape fields costmodels/llm/layer_kinds.py reads."""
+    qwen3 = {
+        **LLAMA2_7B,
+        "model_type": "qwen3",
+        "architectures": ["Qwen3ForCausalLM"],
+        "hidden_size": 5120,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+    }  # Qwen3-32B's widths: 64 x 128 = 8192 != 5120
+    shape = resolve_shape(hf_config=str(write(tmp_path, qwen3))).shape
+    assert (shape.head_dim, shape.kv_heads) == (128, 8)
+    llama4 = {"model_type": "llama4", "text_config": {
+        **LLAMA2_7B, "model_type": "llama4_text", "num_local_experts": 128,
+        "num_experts_per_tok": 1, "intermediate_size": 8192, "intermediate_size_mlp": 16384,
+        "interleave_moe_layer_step": 2}}  # fmt: skip
+    shape = resolve_shape(hf_config=str(write(tmp_path, llama4))).shape
+    assert (shape.experts, shape.top_k, shape.shared_experts, shape.moe_layer_step) == (
+        128,
+        1,
+        1,
+        2,
+    )
+    assert (shape.ffn, shape.dense_ffn) == (8192, 16384)
+    deepseek = resolve_shape(hf_config=str(write(tmp_path, DEEPSEEK_V3))).shape
+    assert deepseek.mla is not None and deepseek.mla.kv_lora_rank == 512
+    assert deepseek.mla.q_lora_rank == 1536 and deepseek.node_limit == 4
 
 
 def test_flags_override_a_config(tmp_path: Path) -> None:
@@ -175,7 +209,9 @@ def test_flags_override_a_config(tmp_path: Path) -> None:
         ({**LLAMA2_7B, "num_hidden_layers": 10**12}, "10,000"),
         ({k: v for k, v in LLAMA2_7B.items() if k != "vocab_size"}, "key 'vocab_size' is missing"),
         ({**LLAMA2_7B, "model_type": "bert", "architectures": ["BertModel"]}, "not supported"),
-        ({**LLAMA2_7B, "head_dim": 256}, "key 'head_dim'"),
+        ({**LLAMA2_7B, "head_dim": "wide"}, "key 'head_dim'"),
+        ({**LLAMA2_7B, "model_type": "qwen3_moe", "num_experts": 8, "num_experts_per_tok": 2,
+          "moe_intermediate_size": 768, "mlp_only_layers": [0]}, "key 'mlp_only_layers'"),
         ({**LLAMA2_7B, "tie_word_embeddings": "no"}, "key 'tie_word_embeddings'"),
         ({**LLAMA2_7B, "num_key_value_heads": 5}, "'num_key_value_heads' 5 does not divide"),
         ([1, 2], "holds a JSON list"),

@@ -110,7 +110,9 @@ def test_defaults_best_layout_is_the_planners_and_priced_by_predict_step() -> No
         at.caption[0].value
     )
     assert len(layouts_table(at)) == 15
-    assert list(layouts_table(at)["step time (s)"]) == sorted(layouts_table(at)["step time (s)"])
+    table = layouts_table(at)  # ranked by the slow end of the error band (issue 26)
+    slow_end = list(table["step time (s)"] * (1 + table["expected error (± %)"] / 100))
+    assert slow_end == sorted(slow_end)
     assert at.query_params["model"] == ["Llama 2 7B"] or at.query_params["model"] == "Llama 2 7B"
 
 

@@ -41,3 +41,27 @@ def test_step_row_and_claims(text: str) -> None:
     assert gemm == pytest.approx(g.hand_gemm_flops(), rel=1e-12)
     bf16 = predict_step(g.shape(), g.STEP_LAYOUT, g.cluster())
     assert step.iteration_time_s < bf16.iteration_time_s < 2 * step.iteration_time_s
+
+
+def test_fsdp_and_memory_sections_are_the_models(text: str, capsys) -> None:
+    """Issue 26: the FSDP2 overlap table and the memory worked example are computed by the
+    model, and the commands the guide prints reproduce them."""
+    import json
+
+    from commatlas.cli import main
+    from commatlas.docs_site.guides import llm_step_fsdp_memory as fm
+
+    steps = fm.fsdp_steps()
+    rates = [steps[n].tokens_per_s_per_gpu for n in fm.FSDP_GPUS]
+    assert rates == sorted(rates, reverse=True)  # ZeRO-3 at a fixed batch: falling per GPU
+    assert "| 64 | 4 |" in text and f"{steps[64].tokens_per_s_per_gpu:.0f} |" in text
+    run, step = fm.memory_run()
+    assert f"Total {step.memory_per_gpu_bytes / 2**30:.2f} GiB" in text
+    assert sum(step.memory_breakdown_bytes.values()) == pytest.approx(step.memory_per_gpu_bytes)
+    lines = fm.reproduce_lines()
+    for line, want in ((lines[0], steps[64]), (lines[1], step)):
+        command = shlex.split(re.search(r"`commatlas ([^`]+)`", line).group(1))
+        assert main(command) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["iteration_time_s"] == pytest.approx(want.iteration_time_s, rel=1e-9)
+        assert out["memory_breakdown_bytes"] == pytest.approx(want.memory_breakdown_bytes)

@@ -167,7 +167,11 @@ def test_measured_step_ranks_plan_llm(capsys) -> None:
         (["--gpu", "abacus"], "--gpu"),
         (["--heads", "100"], "--heads"),
         (["--global-batch", "63", "--dp", "2"], "--global-batch"),
-        (["--pp", "7"], "--pp 7 does not divide --layers 96"),
+        (["--pp", "200", "--dp", "1", "--tp", "1"], "--pp 200 is more than --layers 96"),
+        (["--pp", "7", "--interleave", "2"], "--interleave 2 needs equal stages"),
+        (["--dp-shard", "2"], "--dp-shard shards ZeRO-3/FSDP weights: needs --zero 3"),
+        (["--recompute-every", "2", "--recompute", "op"], "--recompute-every 2 checkpoints"),
+        (["--power-cap", "50"], "--power-cap 50 W is at or below"),
         (["--interleave", "5"], "--interleave"),
         (["--tp", "3", "--heads", "32", "--hidden", "4096"], "--tp 3 does not divide --heads 32"),
         (["--tp", "1000"], "--tp 1000 does not divide --heads 96"),
@@ -195,7 +199,8 @@ def test_predict_llm_bad_input_names_the_flag(capsys, change, words) -> None:
      ["--layers", "1000000000000"], ["--hidden", "1000000000000"], ["--seq-len", "0"],
      ["--measured-step", "-1"], ["--measured-step", "nan"], ["--gpu", ""],
      ["--precision", "int4"], ["--framework", "jax"], ["--hf-config", "x.json", "--model", "a"],
-     ["--tied-embeddings", "--untied-embeddings"]],
+     ["--tied-embeddings", "--untied-embeddings"], ["--fp8-recipe", "sideways"],
+     ["--reduce-dtype", "fp8"], ["--prefetch", "99"], ["--power-cap", "-5"]],
 )  # fmt: skip
 def test_argparse_errors_exit_2(capsys, change) -> None:
     argv = GPT3[:8] + ["--global-batch", "64", "--tp", "8", "--pp", "8", "--dp", "1"] + change
@@ -286,7 +291,8 @@ def test_mfu_is_a_percentage_in_text_json_and_the_plan_table(capsys) -> None:
             "2048", "--global-batch", "512", "--gpus", "64", "--top", "2"]  # fmt: skip
     assert main(plan) == 0
     header, first = capsys.readouterr().out.splitlines()[:2]
-    assert header.endswith("MFU %")
+    assert "MFU %" in header and header.endswith("± %")  # then the expected error band
     assert main([*plan, "--json"]) == 0
     best = json.loads(capsys.readouterr().out)[0]
-    assert first.split()[-1] == f"{best['mfu_pct']:.1f}"
+    row = first.split()  # rank, 10 layout columns, iter s, mem GiB, MFU %, ± %, any flags
+    assert (row[13], row[14]) == (f"{best['mfu_pct']:.1f}", f"{best['expected_error_pct']:.0f}")

@@ -11,9 +11,16 @@ import json
 
 from commatlas.docs_site import Files
 from commatlas.docs_site.guides import _common as c
+from commatlas.docs_site.guides import llm_step_fsdp_memory as fm
 from costmodels.hardware import get_gpu
 from costmodels.llm.constants import DATA as CONSTANTS_FILE
-from costmodels.llm.constants import FITTED, default_constants
+from costmodels.llm.constants import (
+    FITTED,
+    FITTED_MEMORY,
+    FITTED_PYTORCH,
+    PYTORCH_DATA,
+    default_constants,
+)
 from costmodels.llm.frameworks import get_kernel_set
 from costmodels.llm.kernel_time import kernel_seconds, layer_times
 from costmodels.llm.layer_ops import LayerShard, layer_kernels
@@ -92,11 +99,15 @@ def step_rows() -> list[list[str]]:
 
 
 def constant_rows() -> list[list[str]]:
-    record = json.loads(CONSTANTS_FILE.read_text())
+    hopper = json.loads(PYTORCH_DATA.read_text())
     constants = default_constants()
-    return [[name, f"{getattr(constants, name):.4g}"] for name in FITTED] + [
-        ["fitted on", record["fitted_on"]["vtrain"] + "; " + record["fitted_on"]["narayanan"]]
-    ]
+    a100 = "vTrain dev rows with row_in_source // 2 even and Narayanan Table 1"
+    pytorch = "torchtitan vanilla-TP rows, nanotron TP 2/8/32 (fit split of dev_runs.py)"
+    rows = [[name, f"{getattr(constants, name):.4g}", a100] for name in FITTED]
+    rows += [[name, f"{getattr(constants, name):.4g}", pytorch] for name in FITTED_PYTORCH]
+    rows += [[name, f"{getattr(constants, name):.4g}", hopper["fitted_on"]["memory"]]
+             for name in FITTED_MEMORY]  # fmt: skip
+    return rows
 
 
 def page_text(tax: Taxonomy) -> str:
@@ -161,14 +172,19 @@ def page_text(tax: Taxonomy) -> str:
         f"{fp8.iteration_time_s:.3g} s, less than the 2x of its GEMM peak because attention, "
         "the element-wise kernels and the casts stay.",
         "",
+        *fm.fsdp_section(),
+        *fm.memory_section(),
         "## The fitted constants",
         "",
-        f"{len(FITTED)} constants are fitted (least squares on the log of predicted over "
-        "measured time) "
-        "on dev data only; everything else is a datasheet number, a published measurement or "
-        "a hand count:",
+        f"{len(FITTED) + len(FITTED_PYTORCH) + len(FITTED_MEMORY)} constants are fitted "
+        "(least squares on the log of predicted over measured time; the allocator reserve on "
+        "reported memory) on dev data only; everything else is a datasheet number, a published "
+        "measurement or a hand count. The Hopper / PyTorch ones leave the A100 ones untouched; "
+        "`hopper_tensor_rate` is the share of the modelled tensor-core rate Hopper GPUs "
+        "sustained in those runs, which no Megatron-on-Hopper dev run separates from the "
+        "PyTorch stacks themselves:",
         "",
-        *c.table(["constant", "value"], constant_rows()),
+        *c.table(["constant", "value", "fitted on"], constant_rows()),
         f"On the vTrain single-node rows the model is within {errors['vtrain_all_mape']:.1f} % "
         f"on average ({errors['vtrain_held_out_mape']:.1f} % on the half it was not fitted "
         f"on); on Megatron-LM's published table within {errors['narayanan_mape']:.1f} % "
@@ -195,7 +211,9 @@ def reproduce_lines() -> list[str]:
         "- In Python: `costmodels.llm.layer_ops.layer_kernels` lists a layer's kernels, "
         "`costmodels.llm.step.predict_step(shape, layout, cluster, precision=..., "
         "framework=...)` prices a step.",
-        "- The constants: `python benchmarks/llm_step_fit.py`; the accuracy figures: "
+        *fm.reproduce_lines(),
+        "- The constants: `python benchmarks/llm_step_fit.py` (`--family pytorch` for the "
+        "Hopper / PyTorch ones); the accuracy figures and error bands: "
         "`python benchmarks/llm_step_accuracy.py`.",
     ]
 

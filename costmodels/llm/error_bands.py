@@ -1,0 +1,112 @@
+"""How far off a prediction is expected to be: an error band from the validation sets that cover
+its regime, and the mechanisms no validation covers.
+
+A prediction rests on mechanisms (``mechanisms``): the kernel set, the GPU generation, the
+precision and fp8 recipe, the ZeRO stage, pipeline / interleaving, tensor parallelism inside or
+across nodes, sequence, context and expert parallelism, MLA, the recomputation mode, async TP, a
+power cap, more than one node. Each dev family (costmodels/llm/dev_runs.py: vTrain single-node,
+Narayanan Table 1, Korthikanti Table 5, torchtitan async-TP, torchtitan H200 FSDP, nanotron TP
+scaling) exercises a set of them. ``benchmarks/llm_step_accuracy.py --write-bands`` predicts every
+dev row and stores, per mechanism, the 90th percentile of |predicted / measured - 1| over the
+rows that use it (costmodels/data/llm-error-bands.json, with the rows' provenance).
+
+A prediction's ``expected_error_pct`` is the widest band among its mechanisms. A mechanism no
+dev row uses is listed in ``unvalidated_mechanisms`` and widens the band to
+``UNVALIDATED_FACTOR`` x the widest band of any mechanism (the planner ranks by the pessimistic
+end of the band, so such layouts are flagged and pay for it rather than silently winning).
+Only dev data enters the bands; the data kept for independent checks is not read.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from costmodels.llm.gpu_arch import gpu_arch
+
+if TYPE_CHECKING:
+    from costmodels.llm.recipe import TrainingRecipe
+    from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
+
+BANDS = Path(__file__).resolve().parents[1] / "data" / "llm-error-bands.json"
+UNVALIDATED_FACTOR = 2.0
+FALLBACK_BAND_PCT = 50.0  # when no band file is shipped (before the first --write-bands)
+
+
+@lru_cache(maxsize=4096)
+def mechanisms(
+    shape: TransformerShape,
+    layout: Layout,
+    cluster: LLMCluster,
+    precision: str,
+    framework: str,
+    recipe: TrainingRecipe | None = None,
+) -> tuple[str, ...]:
+    """The mechanisms a prediction rests on (module docstring), as short names."""
+    from costmodels.llm.fp8_recipes import default_recipe
+
+    out = [f"kernels:{framework}", f"gpu:{gpu_arch(cluster.gpu.name)}"]
+    if precision == "fp8":
+        name = recipe.fp8_recipe if recipe and recipe.fp8_recipe else default_recipe(framework)
+        out.append(f"fp8:{name}")
+    else:
+        out.append(f"precision:{precision}")
+    out.append(f"zero:{layout.zero}")
+    if layout.zero == 3 and layout.dp_shard and layout.dp_shard < layout.dp * layout.cp:
+        out.append("hsdp")
+    if layout.pp > 1:
+        out.append("pipeline")
+    if layout.interleave > 1:
+        out.append("interleaved")
+    if layout.tp > 1:
+        out.append("tp-across-nodes" if layout.tp > cluster.gpus_per_node else "tp")
+    if layout.sequence_parallel:
+        out.append("sequence-parallel")
+    if layout.cp > 1:
+        out.append("context-parallel")
+    if shape.experts > 1:
+        out.append("moe")
+    if layout.ep > 1:
+        out.append("expert-parallel")
+    if shape.mla is not None:
+        out.append("mla")
+    out.append(f"recompute:{layout.recompute}")
+    if recipe is not None and recipe.async_tp and layout.tp > 1:
+        out.append("async-tp")
+    if cluster.power_cap_w is not None:
+        out.append("power-cap")
+    if layout.gpus > cluster.gpus_per_node:
+        out.append("multi-node")
+    return tuple(out)
+
+
+@cache
+def load_bands(path: Path = BANDS) -> dict[str, float]:
+    """{mechanism: band in percent} from the shipped file (empty when absent)."""
+    if not path.exists():
+        return {}
+    record = json.loads(path.read_text())
+    return {name: float(entry["p90_abs_error_pct"]) for name, entry in record["bands"].items()}
+
+
+def expected_error(
+    shape: TransformerShape,
+    layout: Layout,
+    cluster: LLMCluster,
+    precision: str,
+    framework: str,
+    recipe: TrainingRecipe | None = None,
+    bands: dict[str, float] | None = None,
+) -> tuple[float, tuple[str, ...]]:
+    """(expected error in percent, the mechanisms no validation covers)."""
+    bands = load_bands() if bands is None else bands
+    used = mechanisms(shape, layout, cluster, precision, framework, recipe)
+    if not bands:
+        return FALLBACK_BAND_PCT, used
+    missing = tuple(name for name in used if name not in bands)
+    widest = max(bands.values())
+    if missing:
+        return UNVALIDATED_FACTOR * widest, missing
+    return max(bands[name] for name in used), ()

@@ -1,0 +1,120 @@
+"""Which layers of a model are dense and which are mixture-of-experts, how wide a head is, and
+which layers each pipeline stage holds (the training model's reading of a TransformerShape).
+
+* Head width: ``head_dim`` when set (Qwen3: 128 although Qwen3-32B's hidden / heads is 80), else
+  hidden / heads. Queries are ``heads x head_dim`` wide, keys and values ``kv_heads x head_dim``;
+  MLA (DeepSeek-V2/V3) scores with ``qk_nope + qk_rope`` and returns ``v_head_dim`` per head.
+* MoE pattern (the rule costmodels.serving.layers states for issue 29, kept identical here):
+  layer i (from 0) runs experts when the model has experts, ``i >= first_dense_layers`` and
+  ``(i + 1) % moe_layer_step == 0``. DeepSeek-V3 (``first_k_dense_replace`` 3): layers 3-60 of
+  61; Llama 4 Maverick (``interleave_moe_layer_step`` 2): every second layer. A MoE model's dense
+  layers use ``dense_ffn`` (DeepSeek-V3 18,432) when set.
+* Pipeline stages. Equal stages when pp divides the layers. Otherwise each stage gets
+  ceil(l / pp) layers and the missing ones are taken one each from the first stage, the last,
+  the second, the second-to-last, ... : the stages at the ends also hold the embedding and the
+  output layer. Llama 3 405B (126 layers on 16 stages) is trained exactly so: "we reduce one
+  Transformer layer each from the first and the last stages" (Llama Team, "The Llama 3 Herd of
+  Models", arXiv:2407.21783, Sec. 3.3.2), i.e. 7 + 14 x 8 + 7. Megatron-LM offers the same
+  through ``--decoder-first-pipeline-num-layers`` / ``--decoder-last-pipeline-num-layers``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+from costmodels.llm.shapes import TransformerShape
+
+
+def head_dim(shape: TransformerShape) -> int:
+    """Width of one query/key/value head (``head_dim`` when set, else hidden / heads)."""
+    return shape.head_dim if shape.head_dim is not None else shape.hidden // shape.heads
+
+
+def query_width(shape: TransformerShape) -> int:
+    """Width of all query heads together (the attention output projection's input for MHA)."""
+    if shape.mla is not None:
+        return shape.heads * (shape.mla.qk_nope_head_dim + shape.mla.qk_rope_head_dim)
+    return shape.heads * head_dim(shape)
+
+
+def value_width(shape: TransformerShape) -> int:
+    """Width of all value heads together: the attention output before its projection."""
+    if shape.mla is not None:
+        return shape.heads * shape.mla.v_head_dim
+    return shape.heads * head_dim(shape)
+
+
+def kv_width(shape: TransformerShape) -> int:
+    """Width of the key (= value) projection: kv_heads x head_dim (MLA: its per-head keys)."""
+    if shape.mla is not None:
+        return shape.heads * (shape.mla.qk_nope_head_dim + shape.mla.qk_rope_head_dim)
+    return shape.kv_head_count * head_dim(shape)
+
+
+def is_moe(shape: TransformerShape) -> bool:
+    return shape.experts > 1
+
+
+def is_moe_layer(shape: TransformerShape, index: int) -> bool:
+    """Whether layer ``index`` (from 0) runs experts (module docstring)."""
+    if not is_moe(shape) or index < shape.first_dense_layers:
+        return False
+    return (index + 1) % shape.moe_layer_step == 0
+
+
+def dense_ffn(shape: TransformerShape) -> int:
+    """FFN width of a dense layer (a MoE model's dense layers may differ from its experts)."""
+    if is_moe(shape) and shape.dense_ffn is not None:
+        return shape.dense_ffn
+    return shape.ffn_size
+
+
+@dataclass(frozen=True)
+class LayerCounts:
+    """Layers of a range (a stage, the model) by kind."""
+
+    dense: int
+    moe: int
+
+    @property
+    def total(self) -> int:
+        return self.dense + self.moe
+
+
+def counts_of(shape: TransformerShape, indices: range) -> LayerCounts:
+    moe = sum(1 for i in indices if is_moe_layer(shape, i))
+    return LayerCounts(len(indices) - moe, moe)
+
+
+def model_counts(shape: TransformerShape) -> LayerCounts:
+    return counts_of(shape, range(shape.layers))
+
+
+@lru_cache(maxsize=4096)
+def stage_sizes(layers: int, pp: int) -> tuple[int, ...]:
+    """Layers per pipeline stage (module docstring): equal when pp divides ``layers``, else
+    ceil(layers / pp) with one fewer on the first, last, second, second-to-last ... stage."""
+    if pp < 1 or pp > layers:
+        raise ValueError(f"pp must be between 1 and the {layers} layers, got {pp}")
+    per = math.ceil(layers / pp)
+    sizes = [per] * pp
+    order = [i for pair in zip(range(pp), range(pp - 1, -1, -1), strict=True) for i in pair]
+    seen: list[int] = []
+    for stage in order:
+        if stage not in seen:
+            seen.append(stage)
+    for stage in seen[: per * pp - layers]:
+        sizes[stage] -= 1
+    return tuple(sizes)
+
+
+@lru_cache(maxsize=1024)
+def stage_counts(shape: TransformerShape, pp: int) -> tuple[LayerCounts, ...]:
+    """Each stage's dense and MoE layers (consecutive layers, sizes from ``stage_sizes``)."""
+    out, start = [], 0
+    for size in stage_sizes(shape.layers, pp):
+        out.append(counts_of(shape, range(start, start + size)))
+        start += size
+    return tuple(out)

@@ -1,0 +1,79 @@
+"""How a framework runs the step beyond its kernels: the knobs of FSDP2 / ZeRO, float8 and tensor
+parallelism that ``predict_step`` reads (``recipe=``; the CLI flags of the same names).
+
+Defaults are what each framework does out of the box, with where that was read:
+
+- ``reduce_dtype``: the data-parallel gradient reduction's element type. torchtitan's FSDP2
+  ``MixedPrecisionPolicy(reduce_dtype=float32)`` ("mixed_precision_reduce = float32",
+  torchtitan config) and Megatron-LM's ``accumulate_allreduce_grads_in_fp32`` for bf16 reduce in
+  fp32; fp16 Megatron and Megatron-LM before that rule in 16 bits (costmodels/llm/frameworks.py
+  ``grad_reduce_bytes_bf16``). ``"bf16"`` halves the bytes.
+- ``reshard_after_forward``: FSDP2 frees a block's gathered weights after its forward and
+  gathers them again for the backward (True, torchtitan's default except for the last block,
+  which "FSDP would prefetch immediately"); False keeps them (ZeRO-2-like memory, no backward
+  all-gather).
+- ``prefetch``: all-gathers in flight ahead of the block computing (FSDP2 issues the next
+  block's all-gather while the current one runs: 1).
+- ``overlap_param_gather``: Megatron's distributed optimizer (ZeRO-1) all-gathers the updated
+  weights during the next step's forward (``--overlap-param-gather``, on in Megatron-Core/NeMo
+  recipes) instead of after the optimizer; default on for ``megatron``, off for the others.
+- ``fp8_recipe``: costmodels/llm/fp8_recipes.py (None: the framework's default).
+- ``async_tp``: asynchronous tensor parallelism (costmodels/llm/async_tp.py; torchtitan
+  ``--parallelism.enable_async_tensor_parallel``).
+- ``fp8_param_gather``: weights gathered in fp8 under ZeRO-3/FSDP with FP8 training (torchao
+  ``enable_fsdp_float8_all_gather``, TE/Megatron ``--fp8-param-gather``). None: on for Megatron
+  (TE keeps fp8 weights), off for PyTorch (torchtitan's default ``false``).
+- ``moe_dispatch_fp8``: the expert-parallel dispatch carries fp8 activations (DeepSeek-V3,
+  arXiv:2412.19437, Sec. 3.3: "we quantize the activation before MoE up-projections into FP8 and
+  then apply dispatch components"; the combine stays BF16). None: on with the blockwise recipe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from costmodels.llm.fp8_recipes import FP8_RECIPES
+
+REDUCE_DTYPES = ("fp32", "bf16")
+
+
+@dataclass(frozen=True)
+class TrainingRecipe:
+    """The framework knobs of one step (module docstring); None = the framework's default."""
+
+    reduce_dtype: str | None = None
+    reshard_after_forward: bool = True
+    prefetch: int = 1
+    overlap_param_gather: bool | None = None
+    fp8_recipe: str | None = None
+    async_tp: bool = False
+    fp8_param_gather: bool | None = None
+    moe_dispatch_fp8: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.reduce_dtype is not None and self.reduce_dtype not in REDUCE_DTYPES:
+            raise ValueError(f"reduce dtype must be one of {', '.join(REDUCE_DTYPES)}, got "
+                             f"{self.reduce_dtype!r}")  # fmt: skip
+        if self.fp8_recipe is not None and self.fp8_recipe not in FP8_RECIPES:
+            raise ValueError(f"fp8 recipe must be one of {', '.join(FP8_RECIPES)}, got "
+                             f"{self.fp8_recipe!r}")  # fmt: skip
+        if not 0 <= self.prefetch <= 8:
+            raise ValueError(f"prefetch must be 0-8 blocks, got {self.prefetch}")
+
+    def overlaps_param_gather(self, framework: str) -> bool:
+        if self.overlap_param_gather is not None:
+            return self.overlap_param_gather
+        return framework == "megatron"
+
+    def gathers_fp8(self, framework: str) -> bool:
+        if self.fp8_param_gather is not None:
+            return self.fp8_param_gather
+        return framework.startswith("megatron")
+
+    def dispatches_fp8(self, precision: str) -> bool:
+        if self.moe_dispatch_fp8 is not None:
+            return self.moe_dispatch_fp8 and precision == "fp8"
+        return precision == "fp8" and self.fp8_recipe == "blockwise"
+
+
+DEFAULT_RECIPE = TrainingRecipe()
