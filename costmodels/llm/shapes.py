@@ -16,6 +16,29 @@ Recompute = Literal["none", "selective", "full"]
 
 
 @dataclass(frozen=True)
+class LatentAttention:
+    """DeepSeek's multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, Sec. 2.1; V3,
+    arXiv:2412.19437, Sec. 2.1): queries through a rank-``q_lora_rank`` projection (0: none),
+    keys and values through one shared latent of ``kv_lora_rank`` plus a decoupled rotary key of
+    ``qk_rope_head_dim``; the cache keeps only those two per token and layer. Heads score with
+    ``qk_nope_head_dim + qk_rope_head_dim`` and return ``v_head_dim`` values. Read by the serving
+    model (costmodels.serving); the training model does not use it."""
+
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+    qk_nope_head_dim: int
+    v_head_dim: int
+    q_lora_rank: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"LatentAttention.{name} must be >= 1, got {getattr(self, name)}")
+        if self.q_lora_rank < 0:
+            raise ValueError(f"LatentAttention.q_lora_rank must be >= 0, got {self.q_lora_rank}")
+
+
+@dataclass(frozen=True)
 class TransformerShape:
     """A decoder-only transformer (GPT or Llama style)."""
 
@@ -30,11 +53,26 @@ class TransformerShape:
     tied_embeddings: bool = True  # GPT ties input and output embeddings; Llama does not
     experts: int = 1  # MoE: experts per MoE layer (1 = dense)
     top_k: int = 1  # experts each token is routed to
+    # Optional refinements read by the serving model (costmodels.serving); the training model
+    # ignores them, so their defaults leave every shape as it was (issue 29).
+    head_dim: int | None = None  # per-head width when it is not hidden / heads (Qwen3)
+    mla: LatentAttention | None = None  # DeepSeek multi-head latent attention
+    shared_experts: int = 0  # experts every token runs besides its top_k routed ones
+    moe_layer_step: int = 1  # layer i is MoE when (i + 1) % step == 0 (Llama 4 Maverick: 2)
+    first_dense_layers: int = 0  # leading dense layers of a MoE model (DeepSeek-V3: 3)
+    dense_ffn: int | None = None  # FFN width of a MoE model's dense layers (default: ffn)
 
     def __post_init__(self) -> None:
-        for name in ("layers", "hidden", "heads", "seq_len", "vocab", "experts", "top_k"):
+        for name in ("layers", "hidden", "heads", "seq_len", "vocab", "experts", "top_k",
+                     "moe_layer_step"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"TransformerShape.{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("head_dim", "dense_ffn"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"TransformerShape.{name} must be >= 1 or None, got {value}")
+        if self.shared_experts < 0 or self.first_dense_layers < 0:
+            raise ValueError("TransformerShape.shared_experts and first_dense_layers must be >= 0")
         if self.hidden % self.heads:
             raise ValueError(f"hidden {self.hidden} is not divisible by heads {self.heads}")
         if self.kv_heads is not None and self.heads % self.kv_heads:

@@ -36,7 +36,7 @@ from costmodels.llm.gemm import (
 )
 from costmodels.llm.kernel_time import hbm_bandwidth
 from costmodels.llm.kernels import GemmShape
-from costmodels.llm.precision import tensor_peak_flops
+from costmodels.serving.precision import peak_flops
 
 K_SLICE = 256  # shortest K range one split-K block works on (estimate)
 
@@ -80,7 +80,7 @@ def serving_gemm_terms(shape: GemmShape, gpu: GPU, dtype: str,
     _, utilisation, splits = best_tile(shape, sms)
     efficiency = (asymptotic_fraction(gpu, constants.gemm_k_half) * constants.gemm_sustained
                   * utilisation * k_ramp(shape.k, constants.gemm_k_half))  # fmt: skip
-    compute = shape.flops / (tensor_peak_flops(gpu, dtype) * efficiency)
+    compute = shape.flops / (peak_flops(gpu, dtype) * efficiency)
     partials = 8.0 * shape.m * shape.n * shape.batch * splits if splits > 1 else 0.0
     return compute, (shape.bytes + partials) / hbm_bandwidth(gpu, constants, None)
 
