@@ -126,7 +126,8 @@ GPUS: dict[str, GPU] = {
             fp8_tflops=2614.9, nvlink_Bps=448e9, sm_count=304),
         GPU("L40S", 362.05, 362.05, 91.6, 48, 864e9,
             "NVIDIA L40/L40S datasheet table as listed on mullet.se (L40S: BF16/FP16 tensor "
-            "362.05 dense (362.1 to one decimal), 733 with sparsity; FP8 733 dense, 1,466 with sparsity; FP32 91.6; "
+            "362.05 dense (362.1 to one decimal), 733 with sparsity; FP8 733 dense, 1,466 with "
+            "sparsity; FP32 91.6; "
             "48 GB GDDR6, 864 GB/s; PCIe Gen4 x16, no NVLink); omegaco.ae L40S page (the same "
             "sparse figures); 142 SMs (m.reach.dog L40S specification list: 'SM Count 142'). "
             "GDDR6 'GB' stored as GiB like the other presets (an estimate of the usable size).",
@@ -135,7 +136,8 @@ GPUS: dict[str, GPU] = {
             "NVIDIA RTX PRO 6000 Blackwell (GB202, 188 SMs; the Workstation, Max-Q and Server "
             "editions share the core configuration): hmc-tech.com 'RTX PRO 6000 Blackwell' "
             "(dense BF16/FP16 tensor 503.8 TFLOPS, FP8 1.01 PFLOPS, FP4 2.02 PFLOPS, 4.03 with "
-            "sparsity, i.e. FP8 1,010 TFLOPS dense; FP32 125.95); gpu.name (96 GB GDDR7 on 512 bits, 1,792 GB/s, PCIe Gen 5); "
+            "sparsity, i.e. FP8 1,010 TFLOPS dense; FP32 125.95); gpu.name (96 GB GDDR7 on 512 "
+            "bits, 1,792 GB/s, PCIe Gen 5); "
             "188 SMs (topcpu.net GTC 2025 report). PCIe only, no NVLink. The Server Edition's "
             "clocks may differ from the workstation card these figures describe (estimate).",
             fp8_tflops=1010.0, sm_count=188, fp4_tflops=2020.0),

@@ -113,9 +113,11 @@ def _mlp(shape: TransformerShape, layout: ServingLayout, work: Work, total_token
     shared: list[Kernel] = []
     if shape.shared_experts:
         fs = shape.shared_experts * shape.ffn_size // layout.tp
-        shared = [gemm_kernel("shared-in", "gemm", GemmShape(t, gate * fs, h, 1, wb, ACT), dtype),
-                  memory_kernel("activation", act_bytes * t * fs),
-                  gemm_kernel("shared-out", "gemm", GemmShape(t, h, fs, 1, wb, ACT), dtype)]  # fmt: skip
+        shared = [
+            gemm_kernel("shared-in", "gemm", GemmShape(t, gate * fs, h, 1, wb, ACT), dtype),
+            memory_kernel("activation", act_bytes * t * fs),
+            gemm_kernel("shared-out", "gemm", GemmShape(t, h, fs, 1, wb, ACT), dtype),
+        ]
     return shared + [
         gemm_kernel("router", "gemm", GemmShape(t, shape.experts, h), "bf16"),
         memory_kernel("topk-softmax", 4.0 * t * shape.experts),
@@ -163,7 +165,7 @@ def layer_kernels(shape: TransformerShape, layout: ServingLayout, work: Work,
     if not shape.gated_mlp:  # the two residual adds GPT-style blocks run on their own
         out.append(memory_kernel("residual-add", 6.0 * t * h * 2, launches=2))
     out += _mlp(shape, layout, work, total_tokens or t, dtype, wb, moe)
-    if dtype in ("fp8", "fp4"):  # quantise the inputs of attention-out and MLP-out (read 2, write 1)
+    if dtype in ("fp8", "fp4"):  # quantise attention-out's and MLP-out's inputs (read 2, write 1)
         f_local = dense_ffn(shape) // tp if not moe else 0
         out.append(memory_kernel(f"{dtype}-quantize", 3.0 * t * (q + f_local), launches=2))
     return tuple(out)

@@ -54,8 +54,12 @@ def mla_projections(shape: TransformerShape, t: int, tp: int, dtype: str,
         gemm_kernel("kv-a", "gemm", GemmShape(t, latent, h, 1, wb, ACT), dtype),
         memory_kernel("kv-norm", 4.0 * t * m.kv_lora_rank),
         memory_kernel("rotary", 4.0 * t * (heads + 1) * m.qk_rope_head_dim),
-        gemm_kernel("kv-b", "gemm", GemmShape(t, heads * (m.qk_nope_head_dim + m.v_head_dim),
-                                              m.kv_lora_rank, 1, wb, ACT), dtype),  # fmt: skip
+        gemm_kernel(
+            "kv-b",
+            "gemm",
+            GemmShape(t, heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank, 1, wb, ACT),
+            dtype,
+        ),  # fmt: skip
     ]
     out = [gemm_kernel("attention-out", "gemm",
                        GemmShape(t, h, heads * m.v_head_dim, 1, wb, ACT), dtype)]  # fmt: skip
@@ -80,6 +84,14 @@ def mla_attention(shape: TransformerShape, seqs: int, q_len: int, kv_len: int, t
     cache = seqs * kv_len * latent * kv_bytes
     q_and_o = seqs * heads * (latent + m.kv_lora_rank) * ACT
     blocks = seqs * math.ceil(heads / HEADS_PER_BLOCK) * math.ceil(kv_len / DECODE_PARTITION)
-    decode = Kernel("decode-attention", "attention", flops, cache + q_and_o, flash="fwd",
-                    flash_blocks=blocks, launches=2 if kv_len > DECODE_PARTITION else 1)  # fmt: skip
+    launches = 2 if kv_len > DECODE_PARTITION else 1
+    decode = Kernel(
+        "decode-attention",
+        "attention",
+        flops,
+        cache + q_and_o,
+        flash="fwd",
+        flash_blocks=blocks,
+        launches=launches,
+    )
     return [decode, write]
