@@ -43,35 +43,44 @@ def main() -> int:
     started = time.perf_counter()
     results = []
     if not args.quiet:
-        print(f"{'model':26} {'prec':4} {'gpu':9} tp {'ISL/OSL':>11} {'measured':>9} "
-              f"{'engine':>9} {'err':>7} {'static':>9} {'err':>7}")  # fmt: skip
+        print(
+            f"{'model':26} {'prec':4} {'gpu':9} tp {'ISL/OSL':>11} {'measured':>9} "
+            f"{'engine':>9} {'err':>7} {'static':>9} {'err':>7}"
+        )
     for row in rows:
         cluster, engine = dev_cluster(row.gpu), dev_engine(row)
-        requests = make_requests(row.requests, prompt_len=row.input_len,
-                                 output_len=row.output_len)  # fmt: skip
+        requests = make_requests(row.requests, prompt_len=row.input_len, output_len=row.output_len)
         sim = simulate_serving(row.shape, row.layout, cluster, requests, engine)
-        static = static_tokens_per_s(row.shape, row.layout, cluster, row.input_len,
-                                     row.output_len, engine.max_num_seqs)  # fmt: skip
+        static = static_tokens_per_s(
+            row.shape, row.layout, cluster, row.input_len, row.output_len, engine.max_num_seqs
+        )
         e_engine = sim.output_tokens_per_s / row.measured_tokens_per_s - 1
         e_static = static / row.measured_tokens_per_s - 1
         results.append((row, e_engine, e_static))
         if not args.quiet:
-            print(f"{row.model:26} {row.precision:4} {row.gpu:9} {row.tp:2} "
-                  f"{row.input_len:>5}/{row.output_len:<5} {row.measured_tokens_per_s:9.0f} "
-                  f"{sim.output_tokens_per_s:9.0f} {100 * e_engine:+6.1f}% {static:9.0f} "
-                  f"{100 * e_static:+6.1f}%")  # fmt: skip
+            print(
+                f"{row.model:26} {row.precision:4} {row.gpu:9} {row.tp:2} "
+                f"{row.input_len:>5}/{row.output_len:<5} {row.measured_tokens_per_s:9.0f} "
+                f"{sim.output_tokens_per_s:9.0f} {100 * e_engine:+6.1f}% {static:9.0f} "
+                f"{100 * e_static:+6.1f}%"
+            )
     elapsed = time.perf_counter() - started
     short = [r for r in results if (r[0].input_len, r[0].output_len) == (128, 128)]
-    print(f"\n{len(results)} runs in {elapsed:.0f} s. Mean |error| (engine model vs static-batch "
-          "baseline):")  # fmt: skip
-    print(f"  all runs      {mape([r[1] for r in results]):5.1f}%  vs {mape([r[2] for r in results]):5.1f}%")
-    print(f"  128/128 runs  {mape([r[1] for r in short]):5.1f}%  vs {mape([r[2] for r in short]):5.1f}%")
+    print(
+        f"\n{len(results)} runs in {elapsed:.0f} s. Mean |error| (engine model vs static-batch "
+        "baseline):"
+    )
+    for label, members in (("all runs", results), ("128/128 runs", short)):
+        engine_err, static_err = mape([m[1] for m in members]), mape([m[2] for m in members])
+        print(f"  {label:13} {engine_err:5.1f}%  vs {static_err:5.1f}%")
     groups: dict[tuple[str, str, str], list] = defaultdict(list)
     for r in results:
         groups[(r[0].model, r[0].precision, r[0].gpu)].append(r)
     for (model, precision, gpu), members in groups.items():
-        print(f"  {model} {precision} {gpu} ({len(members)} runs): "
-              f"{mape([m[1] for m in members]):.1f}% vs {mape([m[2] for m in members]):.1f}%")  # fmt: skip
+        print(
+            f"  {model} {precision} {gpu} ({len(members)} runs): "
+            f"{mape([m[1] for m in members]):.1f}% vs {mape([m[2] for m in members]):.1f}%"
+        )
     return 0
 
 

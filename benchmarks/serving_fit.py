@@ -57,8 +57,11 @@ def main() -> int:
     constants = fit_engine_constants(records)
     price(records, constants)
     every = errors(records, constants)
-    short = [e for r, e in zip(records, every, strict=True)
-             if (r.row.input_len, r.row.output_len) == (128, 128)]  # fmt: skip
+    short = [
+        e
+        for r, e in zip(records, every, strict=True)
+        if (r.row.input_len, r.row.output_len) == (128, 128)
+    ]
     print(f"fit on all {len(records)}: MAPE {mape(every):.1f}% (128/128 rows {mape(short):.1f}%)")
     print(
         f"fit on the even half: {mape(fit_half):.1f}% there, {mape(held_out):.1f}% on the odd half"
@@ -73,12 +76,15 @@ def main() -> int:
         "run-time error for the linear constants (exact on the recorded offline schedules), "
         f"coordinate search over the grid {EFFICIENCY_GRID[0]}-{EFFICIENCY_GRID[-1]} for the "
         "GEMM efficiencies",
-        "errors": {"mape_pct_all": mape(every), "mape_pct_128_128": mape(short),
-                   "mape_pct_even_half_fit": mape(fit_half),
-                   "mape_pct_odd_half_held_out": mape(held_out)},
+        "errors": {
+            "mape_pct_all": mape(every),
+            "mape_pct_128_128": mape(short),
+            "mape_pct_even_half_fit": mape(fit_half),
+            "mape_pct_odd_half_held_out": mape(held_out),
+        },
         "notes": "moe_gemm_efficiency sits at the grid's lower end when it does: the Maverick "
         "runs are slower than the kernels listed explain (see the report)",
-    }  # fmt: skip
+    }
     if args.dry_run:
         print(json_text(record))
     else:

@@ -66,8 +66,9 @@ class AttentionRates:
         launches = 2 if mean > DECODE_PARTITION else 1
         waves = self.waves(seqs * self.head_blocks * partitions)
         flops = self.decode_flops_per_position * context / (self.flash_rate * waves)
-        memory = (self.decode_bytes_per_position * context
-                  + self.decode_bytes_per_seq * seqs) / self.hbm_Bps  # fmt: skip
+        memory = (
+            self.decode_bytes_per_position * context + self.decode_bytes_per_seq * seqs
+        ) / self.hbm_Bps
         return launches * self.gap_s + max(flops, memory)
 
     def prefill_s(self, pairs: float, tokens: float, keys: float, query_blocks: float) -> float:
@@ -77,17 +78,25 @@ class AttentionRates:
             return 0.0
         waves = self.waves(query_blocks * self.heads)
         flops = self.prefill_flops_per_pair * pairs / (self.flash_rate * waves)
-        memory = (self.prefill_bytes_per_token * tokens
-                  + self.prefill_bytes_per_key * keys) / self.hbm_Bps  # fmt: skip
+        memory = (
+            self.prefill_bytes_per_token * tokens + self.prefill_bytes_per_key * keys
+        ) / self.hbm_Bps
         return self.gap_s + max(flops, memory)
 
 
-def attention_rates(shape: TransformerShape, tp: int, kv_bytes: float, gpu: GPU,
-                    constants: StepConstants, gap_s: float) -> AttentionRates:  # fmt: skip
+def attention_rates(
+    shape: TransformerShape,
+    tp: int,
+    kv_bytes: float,
+    gpu: GPU,
+    constants: StepConstants,
+    gap_s: float,
+) -> AttentionRates:
     heads = shape.heads // tp
     hopper = gpu.fp8_tflops is not None
-    fraction = (constants.flash_fwd_fraction_hopper if hopper
-                else constants.flash_fwd_fraction_ampere)  # fmt: skip
+    fraction = (
+        constants.flash_fwd_fraction_hopper if hopper else constants.flash_fwd_fraction_ampere
+    )
     rate = tensor_peak_flops(gpu, "bf16") * fraction
     hbm = gpu.memory_bandwidth_Bps * constants.hbm_efficiency
     cache = kv_elements_per_layer(shape, tp) * kv_bytes
@@ -108,5 +117,17 @@ def attention_rates(shape: TransformerShape, tp: int, kv_bytes: float, gpu: GPU,
         pre_flops = 4.0 * heads * d
         pre_token = 2.0 * heads * d * ACT
         pre_key = float(cache)
-    return AttentionRates(dec_flops, float(cache), dec_seq, blocks, pre_flops, pre_token, pre_key,
-                          heads, rate, hbm, gap_s, gpu.sm_count or DEFAULT_SM_COUNT)  # fmt: skip
+    return AttentionRates(
+        dec_flops,
+        float(cache),
+        dec_seq,
+        blocks,
+        pre_flops,
+        pre_token,
+        pre_key,
+        heads,
+        rate,
+        hbm,
+        gap_s,
+        gpu.sm_count or DEFAULT_SM_COUNT,
+    )

@@ -16,13 +16,20 @@ from costmodels.serving.layout import ServingLayout
 from costmodels.serving.predict import predict_serving
 
 
-def static_tokens_per_s(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster,
-                        prompt_len: int, output_len: int, max_batch: int) -> float:  # fmt: skip
+def static_tokens_per_s(
+    shape: TransformerShape,
+    layout: ServingLayout,
+    cluster: LLMCluster,
+    prompt_len: int,
+    output_len: int,
+    max_batch: int,
+) -> float:
     """Output tokens per second of one instance at the largest batch that fits."""
 
     def fits(batch: int) -> bool:
-        return predict_serving(shape, layout, cluster, batch=batch, prompt_len=prompt_len,
-                               output_len=output_len).fits  # fmt: skip
+        return predict_serving(
+            shape, layout, cluster, batch=batch, prompt_len=prompt_len, output_len=output_len
+        ).fits
 
     low, high = 1, max(1, max_batch)
     while low < high:  # the largest batch that fits (1 if none does)
@@ -31,6 +38,7 @@ def static_tokens_per_s(shape: TransformerShape, layout: ServingLayout, cluster:
             low = mid
         else:
             high = mid - 1
-    p = predict_serving(shape, layout, cluster, batch=low, prompt_len=prompt_len,
-                        output_len=output_len)  # fmt: skip
+    p = predict_serving(
+        shape, layout, cluster, batch=low, prompt_len=prompt_len, output_len=output_len
+    )
     return p.tokens_per_s_per_gpu * layout.gpus

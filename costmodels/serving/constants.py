@@ -39,9 +39,15 @@ from functools import cache
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "serving-constants.json"
-FITTED: tuple[str, ...] = ("kernel_gap_s", "iteration_overhead_s", "sequence_overhead_s",
-                           "moe_token_overhead_s", "fp8_gemm_efficiency", "fp4_gemm_efficiency",
-                           "moe_gemm_efficiency")  # fmt: skip
+FITTED: tuple[str, ...] = (
+    "kernel_gap_s",
+    "iteration_overhead_s",
+    "sequence_overhead_s",
+    "moe_token_overhead_s",
+    "fp8_gemm_efficiency",
+    "fp4_gemm_efficiency",
+    "moe_gemm_efficiency",
+)
 LINEAR: tuple[str, ...] = FITTED[:4]  # the run time is linear in these (fit_constants)
 
 

@@ -92,8 +92,13 @@ class KVPool:
         return self.blocks * self.block_size
 
 
-def kv_pool(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster,
-            engine: EngineConfig, constants: ServingConstants | None = None) -> KVPool:  # fmt: skip
+def kv_pool(
+    shape: TransformerShape,
+    layout: ServingLayout,
+    cluster: LLMCluster,
+    engine: EngineConfig,
+    constants: ServingConstants | None = None,
+) -> KVPool:
     """The paged cache of one instance (module docstring); EngineError when nothing is left."""
     c = constants or serving_constants()
     weights = weight_bytes_per_gpu(shape, layout)

@@ -68,13 +68,21 @@ class RunRecord:
 def record_row(row: DevRow, requests: int | None = None) -> RunRecord:
     """Simulate one dev row (its trtllm-bench settings) and keep its schedule."""
     shape, layout, cluster, engine = row.shape, row.layout, dev_cluster(row.gpu), dev_engine(row)
-    reqs = make_requests(requests or row.requests, prompt_len=row.input_len,
-                         output_len=row.output_len)  # fmt: skip
+    reqs = make_requests(
+        requests or row.requests, prompt_len=row.input_len, output_len=row.output_len
+    )
     cost = iteration_cost(shape, layout, cluster, engine, reqs)
     cost.usage = Usage()
     trace = simulate_engine(reqs, cost, engine, kv_pool(shape, layout, cluster, engine))
-    record = RunRecord(row, cost.usage, trace.launches, trace.iterations, trace.seq_iterations,
-                       trace.moe_token_layers, float(reqs.output.sum()))  # fmt: skip
+    record = RunRecord(
+        row,
+        cost.usage,
+        trace.launches,
+        trace.iterations,
+        trace.seq_iterations,
+        trace.moe_token_layers,
+        float(reqs.output.sum()),
+    )
     record.busy_s = cost.usage.busy_s(cost)
     return record
 
@@ -88,8 +96,7 @@ def price(records: Iterable[RunRecord], constants: ServingConstants) -> None:
         top = engine.max_batched_tokens + engine.max_num_seqs
         key = (row.model, row.precision, row.gpu, row.tp, row.pp, top)
         if key not in tables:
-            tables[key] = IterationCost(row.shape, row.layout, dev_cluster(row.gpu), top,
-                                        constants)  # fmt: skip
+            tables[key] = IterationCost(row.shape, row.layout, dev_cluster(row.gpu), top, constants)
         r.busy_s = r.usage.busy_s(tables[key])
 
 

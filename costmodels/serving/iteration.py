@@ -110,8 +110,9 @@ class Usage:
         w[i - 1] += weight * (1 - share)
         w[i] += weight * share
 
-    def add(self, cost: IterationCost, t: float, sampled: float, attention_s: float,
-            weight: float) -> None:  # fmt: skip
+    def add(
+        self, cost: IterationCost, t: float, sampled: float, attention_s: float, weight: float
+    ) -> None:
         n = cost.layers
         self._add("dense", cost.dense, t, weight * n.dense)
         self._add("moe", cost.moe, t, weight * n.moe)
@@ -134,17 +135,24 @@ class IterationCost:
     launches + overheads``: :meth:`parts` returns the first two, which lets a fit of the engine
     constants re-price a recorded schedule exactly (benchmarks/serving_fit.py)."""
 
-    def __init__(self, shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster,
-                 max_tokens: int, constants: ServingConstants | None = None,
-                 step: StepConstants | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        shape: TransformerShape,
+        layout: ServingLayout,
+        cluster: LLMCluster,
+        max_tokens: int,
+        constants: ServingConstants | None = None,
+        step: StepConstants | None = None,
+    ) -> None:
         self.shape, self.layout, self.cluster = shape, layout, cluster
         self.engine = constants or serving_constants()
         self.step = (step or default_constants()).with_values(kernel_launch_s=0.0)
         self.groups, self.pp = layout.groups, layout.pp
         self.layers = model_layers(shape)
         self.stages = stage_layers(shape, layout.pp)
-        self.rates = attention_rates(shape, layout.tp, float(layout.kv_bytes), cluster.gpu,
-                                     self.step, 0.0)  # fmt: skip
+        self.rates = attention_rates(
+            shape, layout.tp, float(layout.kv_bytes), cluster.gpu, self.step, 0.0
+        )
         top = max(16, math.ceil(max_tokens / self.groups))
         self.dense = Table(lambda t: self._linear(t, False), top) if self.layers.dense else None
         self.moe = Table(lambda t: self._linear(t, True), top) if self.layers.moe else None
@@ -172,8 +180,9 @@ class IterationCost:
         return kernels_time(kernels, self.cluster.gpu, self.step, 0.0, self._gemm_scale).total
 
     def _linear(self, t: int, moe: bool) -> float:
-        kernels = layer_kernels(self.shape, self.layout, Work(t, 1, 1), t * self.groups, moe,
-                                attention=False)  # fmt: skip
+        kernels = layer_kernels(
+            self.shape, self.layout, Work(t, 1, 1), t * self.groups, moe, attention=False
+        )
         busy = self._time(kernels)
         comm = layer_comm(self.shape, self.layout, self.cluster, t, moe)
         return busy + comm.tp + comm.ep
@@ -202,13 +211,18 @@ class IterationCost:
             time += r.decode_s(seqs, context / split)
             launches += 2 if context / b.decode_seqs > DECODE_PARTITION else 1
         if b.prefill_tokens:
-            time += r.prefill_s(b.prefill_pairs / split, b.prefill_tokens / split,
-                                b.prefill_keys / split, b.prefill_blocks / split)  # fmt: skip
+            time += r.prefill_s(
+                b.prefill_pairs / split,
+                b.prefill_tokens / split,
+                b.prefill_keys / split,
+                b.prefill_blocks / split,
+            )
             launches += 1
         return time, launches
 
-    def parts(self, b: Batch, context: float | None = None,
-              weight: float = 1.0) -> tuple[float, int]:  # fmt: skip
+    def parts(
+        self, b: Batch, context: float | None = None, weight: float = 1.0
+    ) -> tuple[float, int]:
         """(gap-free GPU seconds of the forward pass, kernel launches on the critical path);
         ``context`` overrides b.decode_context; ``weight``: how many iterations this evaluation
         stands for in the usage record (:class:`Usage`), when one is kept."""
@@ -219,8 +233,9 @@ class IterationCost:
         t = b.tokens / split
         dense = self.dense(t) if self.dense else 0.0
         moe = self.moe(t) if self.moe else 0.0
-        att, att_launches = self._attention(b, split, b.decode_context if context is None
-                                            else context)  # fmt: skip
+        att, att_launches = self._attention(
+            b, split, b.decode_context if context is None else context
+        )
         sampled = max(1.0, b.sampled / split)
         edges = self.edges(t) + self.logits(sampled)
         n = self.layers
@@ -250,8 +265,11 @@ class IterationCost:
 
     def overhead_s(self, b: Batch) -> float:
         c = self.engine
-        return (c.iteration_overhead_s + c.sequence_overhead_s * b.seqs
-                + c.moe_token_overhead_s * self.moe_token_layers(b))  # fmt: skip
+        return (
+            c.iteration_overhead_s
+            + c.sequence_overhead_s * b.seqs
+            + c.moe_token_overhead_s * self.moe_token_layers(b)
+        )
 
     def seconds(self, b: Batch) -> float:
         return self.gpu_seconds(b) + self.overhead_s(b)

@@ -36,8 +36,9 @@ DECODE_PARTITION = 512  # keys per split of a decode-attention kernel (as for fu
 HEADS_PER_BLOCK = 64  # query heads one FlashMLA thread block serves (estimate)
 
 
-def mla_projections(shape: TransformerShape, t: int, tp: int, dtype: str,
-                    wb: float) -> tuple[list[Kernel], list[Kernel]]:  # fmt: skip
+def mla_projections(
+    shape: TransformerShape, t: int, tp: int, dtype: str, wb: float
+) -> tuple[list[Kernel], list[Kernel]]:
     """(projections before attention, the output projection) for ``t`` new tokens."""
     m = shape.mla
     assert m is not None
@@ -46,8 +47,10 @@ def mla_projections(shape: TransformerShape, t: int, tp: int, dtype: str,
     latent = m.kv_lora_rank + m.qk_rope_head_dim
     before: list[Kernel] = []
     if m.q_lora_rank:
-        before += [gemm_kernel("q-a", "gemm", GemmShape(t, m.q_lora_rank, h, 1, wb, ACT), dtype),
-                   memory_kernel("q-norm", 4.0 * t * m.q_lora_rank)]  # fmt: skip
+        before += [
+            gemm_kernel("q-a", "gemm", GemmShape(t, m.q_lora_rank, h, 1, wb, ACT), dtype),
+            memory_kernel("q-norm", 4.0 * t * m.q_lora_rank),
+        ]
     q_in = m.q_lora_rank or h
     before += [
         gemm_kernel("q-b", "gemm", GemmShape(t, heads * qk, q_in, 1, wb, ACT), dtype),
@@ -59,15 +62,19 @@ def mla_projections(shape: TransformerShape, t: int, tp: int, dtype: str,
             "gemm",
             GemmShape(t, heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank, 1, wb, ACT),
             dtype,
-        ),  # fmt: skip
+        ),
     ]
-    out = [gemm_kernel("attention-out", "gemm",
-                       GemmShape(t, h, heads * m.v_head_dim, 1, wb, ACT), dtype)]  # fmt: skip
+    out = [
+        gemm_kernel(
+            "attention-out", "gemm", GemmShape(t, h, heads * m.v_head_dim, 1, wb, ACT), dtype
+        )
+    ]
     return before, out
 
 
-def mla_attention(shape: TransformerShape, seqs: int, q_len: int, kv_len: int, tp: int,
-                  kv_bytes: float) -> list[Kernel]:  # fmt: skip
+def mla_attention(
+    shape: TransformerShape, seqs: int, q_len: int, kv_len: int, tp: int, kv_bytes: float
+) -> list[Kernel]:
     """The attention core and the cache write of ``seqs`` sequences of ``q_len`` new tokens
     against ``kv_len`` cached positions (decode when ``q_len == 1``)."""
     m = shape.mla

@@ -44,37 +44,101 @@ _DENSE = dict(gated_mlp=True, tied_embeddings=False)
 
 
 def _llama4(experts: int, step: int, context: int) -> TransformerShape:
-    return TransformerShape(48, 5120, 40, context, ffn=8192, vocab=202_048, kv_heads=8,
-                            experts=experts, top_k=1, head_dim=128, shared_experts=1,
-                            moe_layer_step=step, dense_ffn=16_384, **_DENSE)  # fmt: skip
+    return TransformerShape(
+        48,
+        5120,
+        40,
+        context,
+        ffn=8192,
+        vocab=202_048,
+        kv_heads=8,
+        experts=experts,
+        top_k=1,
+        head_dim=128,
+        shared_experts=1,
+        moe_layer_step=step,
+        dense_ffn=16_384,
+        **_DENSE,
+    )
 
 
 def _serving_presets() -> list[ModelPreset]:
     llama70 = PRESETS["Llama 3.1 70B"].shape
-    mla = LatentAttention(kv_lora_rank=512, qk_rope_head_dim=64, qk_nope_head_dim=128,
-                          v_head_dim=128, q_lora_rank=1536)  # fmt: skip
+    mla = LatentAttention(
+        kv_lora_rank=512,
+        qk_rope_head_dim=64,
+        qk_nope_head_dim=128,
+        v_head_dim=128,
+        q_lora_rank=1536,
+    )
     return [
-        ModelPreset("Llama 3.3 70B", llama70, "oumi configs/recipes/llama3_3/README.md "
-                    "(same architecture as Llama 3.1 70B)", ("llama-3.3-70b", "llama3.3-70b")),
-        ModelPreset("Llama 4 Maverick", _llama4(128, 2, 1_048_576),
-                    f"Maverick text config in {_TRT} @b35ac1b6; transformers Llama4TextMoe",
-                    ("llama-4-maverick", "llama-4-maverick-17b-128e")),
-        ModelPreset("Llama 4 Scout", _llama4(16, 1, 10_485_760),
-                    "meta-llama/Llama-4-Scout-17B-16E config.json (as quoted publicly)",
-                    ("llama-4-scout", "llama-4-scout-17b-16e")),
-        ModelPreset("Qwen3 32B", TransformerShape(64, 5120, 64, 40_960, ffn=25_600,
-                    vocab=151_936, kv_heads=8, head_dim=128, **_DENSE), f"Qwen3-32B in {_PROF}",
-                    ("qwen3-32b",)),
-        ModelPreset("Qwen3 30B-A3B", TransformerShape(48, 2048, 32, 40_960, ffn=768,
-                    vocab=151_936, kv_heads=4, head_dim=128, experts=128, top_k=8,
-                    dense_ffn=6144, **_DENSE), f"Qwen3-30B-A3B in {_PROF}",
-                    ("qwen3-30b-a3b",)),
-        ModelPreset("DeepSeek-V3 (MLA)", TransformerShape(61, 7168, 128, 4096, ffn=2048,
-                    vocab=129_280, kv_heads=128, experts=256, top_k=8, shared_experts=1,
-                    first_dense_layers=3, dense_ffn=18_432, mla=mla, **_DENSE),
-                    f"DeepSeek-V3 keys in {_VERL}; arXiv:2412.19437",
-                    ("deepseek-v3-mla", "deepseek-r1", "deepseek r1")),
-    ]  # fmt: skip
+        ModelPreset(
+            "Llama 3.3 70B",
+            llama70,
+            "oumi configs/recipes/llama3_3/README.md (same architecture as Llama 3.1 70B)",
+            ("llama-3.3-70b", "llama3.3-70b"),
+        ),
+        ModelPreset(
+            "Llama 4 Maverick",
+            _llama4(128, 2, 1_048_576),
+            f"Maverick text config in {_TRT} @b35ac1b6; transformers Llama4TextMoe",
+            ("llama-4-maverick", "llama-4-maverick-17b-128e"),
+        ),
+        ModelPreset(
+            "Llama 4 Scout",
+            _llama4(16, 1, 10_485_760),
+            "meta-llama/Llama-4-Scout-17B-16E config.json (as quoted publicly)",
+            ("llama-4-scout", "llama-4-scout-17b-16e"),
+        ),
+        ModelPreset(
+            "Qwen3 32B",
+            TransformerShape(
+                64, 5120, 64, 40_960, ffn=25_600, vocab=151_936, kv_heads=8, head_dim=128, **_DENSE
+            ),
+            f"Qwen3-32B in {_PROF}",
+            ("qwen3-32b",),
+        ),
+        ModelPreset(
+            "Qwen3 30B-A3B",
+            TransformerShape(
+                48,
+                2048,
+                32,
+                40_960,
+                ffn=768,
+                vocab=151_936,
+                kv_heads=4,
+                head_dim=128,
+                experts=128,
+                top_k=8,
+                dense_ffn=6144,
+                **_DENSE,
+            ),
+            f"Qwen3-30B-A3B in {_PROF}",
+            ("qwen3-30b-a3b",),
+        ),
+        ModelPreset(
+            "DeepSeek-V3 (MLA)",
+            TransformerShape(
+                61,
+                7168,
+                128,
+                4096,
+                ffn=2048,
+                vocab=129_280,
+                kv_heads=128,
+                experts=256,
+                top_k=8,
+                shared_experts=1,
+                first_dense_layers=3,
+                dense_ffn=18_432,
+                mla=mla,
+                **_DENSE,
+            ),
+            f"DeepSeek-V3 keys in {_VERL}; arXiv:2412.19437",
+            ("deepseek-v3-mla", "deepseek-r1", "deepseek r1"),
+        ),
+    ]
 
 
 SERVING_PRESETS: dict[str, ModelPreset] = {p.name: p for p in _serving_presets()}
@@ -97,8 +161,9 @@ def serving_preset(name: str) -> ModelPreset:
         return get_preset(name)
     except ValueError:
         shown = name if len(name) <= 40 else name[:40] + "..."
-        raise ValueError(f"unknown model {shown!r}; choose from: "
-                         f"{', '.join(SERVING_MODEL_NAMES)}") from None  # fmt: skip
+        raise ValueError(
+            f"unknown model {shown!r}; choose from: {', '.join(SERVING_MODEL_NAMES)}"
+        ) from None
 
 
 def serving_shape(name: str, seq_len: int | None = None) -> TransformerShape:

@@ -35,6 +35,9 @@ class RequestSet:
     prompt: np.ndarray  # int64 tokens
     output: np.ndarray  # int64 tokens (>= 1)
     prefix_len: int = 0  # shared prompt prefix, tokens
+    # the prompt arrives in the cache with its first token already out (a decode instance of
+    # disaggregated serving receives the prefill instance's KV cache)
+    cached_prompt: bool = False
 
     def __len__(self) -> int:
         return int(self.arrival_s.size)
@@ -48,8 +51,10 @@ def read_lengths(path: str | Path, flag: str) -> np.ndarray:
         line = line.split("#", 1)[0].strip()
         for item in filter(None, _SPLIT.split(line)):
             if not item.isdigit():
-                raise ValueError(f"{flag} {path}: line {number}: {item[:20]!r} is not a "
-                                 "positive whole number of tokens")  # fmt: skip
+                raise ValueError(
+                    f"{flag} {path}: line {number}: {item[:20]!r} is not a "
+                    "positive whole number of tokens"
+                )
             values.append(check_count(int(item), f"{flag} {path}: line {number}", MAX_SEQUENCE))
             if len(values) > MAX_DIST_VALUES:
                 raise ValueError(f"{flag} {path}: more than {MAX_DIST_VALUES:,} lengths")
@@ -58,8 +63,9 @@ def read_lengths(path: str | Path, flag: str) -> np.ndarray:
     return np.asarray(values, dtype=np.int64)
 
 
-def _lengths(fixed: int | None, dist: np.ndarray | None, n: int, rng: np.random.Generator,
-             flag: str) -> np.ndarray:  # fmt: skip
+def _lengths(
+    fixed: int | None, dist: np.ndarray | None, n: int, rng: np.random.Generator, flag: str
+) -> np.ndarray:
     if dist is not None:
         return rng.choice(dist, size=n, replace=True).astype(np.int64)
     if fixed is None:
@@ -67,10 +73,18 @@ def _lengths(fixed: int | None, dist: np.ndarray | None, n: int, rng: np.random.
     return np.full(n, check_count(fixed, flag, MAX_SEQUENCE), dtype=np.int64)
 
 
-def make_requests(n: int, *, mode: str = "offline", rate: float | None = None,
-                  prompt_len: int | None = None, output_len: int | None = None,
-                  prompt_dist: np.ndarray | None = None, output_dist: np.ndarray | None = None,
-                  prefix_len: int = 0, seed: int = 0) -> RequestSet:  # fmt: skip
+def make_requests(
+    n: int,
+    *,
+    mode: str = "offline",
+    rate: float | None = None,
+    prompt_len: int | None = None,
+    output_len: int | None = None,
+    prompt_dist: np.ndarray | None = None,
+    output_dist: np.ndarray | None = None,
+    prefix_len: int = 0,
+    seed: int = 0,
+) -> RequestSet:
     """``n`` requests (module docstring); every problem is one ValueError naming the flag."""
     check_count(n, "--requests", MAX_REQUESTS)
     if mode not in MODES:
@@ -87,8 +101,10 @@ def make_requests(n: int, *, mode: str = "offline", rate: float | None = None,
     prompt = _lengths(prompt_len, prompt_dist, n, rng, "--prompt-len")
     output = _lengths(output_len, output_dist, n, rng, "--output-len")
     if prefix_len < 0 or prefix_len > int(prompt.min()):
-        raise ValueError(f"--prefix-len {prefix_len} must be between 0 and the shortest prompt "
-                         f"({int(prompt.min())} tokens)")  # fmt: skip
+        raise ValueError(
+            f"--prefix-len {prefix_len} must be between 0 and the shortest prompt "
+            f"({int(prompt.min())} tokens)"
+        )
     if int((prompt + output).max()) > MAX_SEQUENCE:
         raise ValueError(f"a prompt plus its output must be at most {MAX_SEQUENCE:,} tokens")
     return RequestSet(arrival, prompt, output, prefix_len)

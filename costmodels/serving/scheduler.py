@@ -57,8 +57,9 @@ class Trace:
 
 
 class _Engine:
-    def __init__(self, requests: RequestSet, cost: IterationCost, engine: EngineConfig,
-                 pool: KVPool) -> None:  # fmt: skip
+    def __init__(
+        self, requests: RequestSet, cost: IterationCost, engine: EngineConfig, pool: KVPool
+    ) -> None:
         self.r, self.cost, self.e, self.pool = requests, cost, engine, pool
         n = len(requests)
         self.first = np.full(n, np.nan)
@@ -66,6 +67,7 @@ class _Engine:
         self.generated = np.zeros(n, dtype=np.int64)
         self.run = Running()
         self.waiting: deque[int] = deque()
+        self.preempted: set[int] = set()
         self.next_arrival = 0
         self.t = 0.0
         self.iterations = self.preemptions = self.peak_running = self.peak_blocks = 0
@@ -83,6 +85,9 @@ class _Engine:
     def _arrive(self) -> None:
         arrival, n = self.r.arrival_s, len(self.r)
         while self.next_arrival < n and arrival[self.next_arrival] <= self.t:
+            if self.r.cached_prompt:  # its first token came out before it arrived
+                self.first[self.next_arrival] = arrival[self.next_arrival]
+                self.generated[self.next_arrival] = 1
             self.waiting.append(self.next_arrival)
             self.next_arrival += 1
 
@@ -98,15 +103,23 @@ class _Engine:
         while self.waiting and len(run) + len(rows) < e.max_num_seqs and budget > 0:
             rid = self.waiting[0]
             gen = int(self.generated[rid])
-            target = int(self.r.prompt[rid]) + gen
+            cached = self.r.cached_prompt and rid not in self.preempted
+            target = int(self.r.prompt[rid]) + (0 if cached else gen)
             shared = self.prefix_blocks if self.prefix_ready else 0
-            start = shared * self.B
+            start = target if cached else shared * self.B
             left = target - start
             if not e.chunked_prefill and left > budget and (busy or chunks):
                 break
             q = min(left, budget) if e.chunked_prefill else left
-            need = (self._full_blocks(rid, shared) if e.policy == "reserve"
-                    else math.ceil((start + q) / self.B) - shared)  # fmt: skip
+            if cached:  # the whole prompt's blocks now, no compute
+                q = 0
+            need = (
+                self._full_blocks(rid, shared)
+                if e.policy == "reserve"
+                else math.ceil((start + q) / self.B) - shared
+            )
+            if cached and e.policy == "live":  # its cache moves in whole
+                need = math.ceil(target / self.B)
             if need > self.free - pending:
                 if not len(run) and not chunks and not rows:
                     raise EngineError(
@@ -115,11 +128,16 @@ class _Engine:
                     )
                 break
             self.waiting.popleft()
-            held = need if e.policy == "reserve" else 0
-            self.free -= held
-            pending += 0 if e.policy == "reserve" else need
+            if e.policy == "reserve" or cached:  # its blocks are taken now
+                held = need
+                self.free -= need
+            else:  # they are taken with the iteration's other blocks (_allocate)
+                held = 0
+                pending += need
+            shared = 0 if cached else shared
             rows.append((rid, target, start, gen, int(self.r.output[rid]), start, held, shared))
-            chunks.append((len(run) + len(rows) - 1, q))
+            if q:
+                chunks.append((len(run) + len(rows) - 1, q))
             budget -= q
         run.extend(rows)
         return budget
@@ -184,6 +202,7 @@ class _Engine:
         rid = int(run.ids[i])
         self.free += int(run.blocks[i])
         self.generated[rid] = run.gen[i]
+        self.preempted.add(rid)
         mask = np.ones(len(run), dtype=bool)
         mask[i] = False
         run.keep(mask)
@@ -241,6 +260,9 @@ class _Engine:
             return 1
         steps = min(int((run.out - run.gen).min()), MAX_WINDOW)
         if e.policy == "live" and steps > 1:  # stop before a step whose blocks are not free
+            room = (run.blocks + run.shared) * self.B - run.cache  # tokens left in held blocks
+            if int(room.min()) + self.B * (self.free // len(run)) >= steps:
+                return steps  # every sequence can take its share of the free blocks
             low, high = 1, steps
             while low < high:
                 mid = (low + high + 1) // 2
@@ -261,8 +283,12 @@ class _Engine:
         if self.e.policy == "live":
             decoding, chunks = self._allocate(decoding, chunks)
         if not decoding.any() and not chunks:
-            raise EngineError("the engine cannot schedule anything (token budget or KV cache "
-                              "too small for one request)")  # fmt: skip
+            if self.r.cached_prompt and len(self.run):  # caches just moved in: decode next
+                return
+            raise EngineError(
+                "the engine cannot schedule anything (token budget or KV cache "
+                "too small for one request)"
+            )
         batch = self._batch(decoding, chunks)
         steps = self._window(decoding, batch) if not chunks else 1
         busy, launches = self.cost.decode_parts(batch, steps)
@@ -300,9 +326,19 @@ def simulate_engine(
     sim = _Engine(requests, cost, engine, pool)
     while _unfinished(sim):
         sim.step()
-    return Trace(sim.first, sim.finish, sim.iterations, sim.preemptions, sim.peak_running,
-                 sim.peak_blocks, sim.t, sim.busy_s, sim.launches, sim.seq_iterations,
-                 sim.moe_token_layers)  # fmt: skip
+    return Trace(
+        sim.first,
+        sim.finish,
+        sim.iterations,
+        sim.preemptions,
+        sim.peak_running,
+        sim.peak_blocks,
+        sim.t,
+        sim.busy_s,
+        sim.launches,
+        sim.seq_iterations,
+        sim.moe_token_layers,
+    )
 
 
 def _unfinished(sim: _Engine) -> bool:

@@ -55,8 +55,14 @@ def _pct(values: np.ndarray, q: float) -> float:
     return float(np.percentile(values, q)) if values.size else 0.0
 
 
-def summarize(requests: RequestSet, trace: Trace, gpus: int, pool_tokens: int, block: int,
-              engine: EngineConfig) -> SimulationResult:  # fmt: skip
+def summarize(
+    requests: RequestSet,
+    trace: Trace,
+    gpus: int,
+    pool_tokens: int,
+    block: int,
+    engine: EngineConfig,
+) -> SimulationResult:
     arrival = requests.arrival_s
     ttft = trace.first_token_s - arrival
     e2e = trace.finish_s - arrival
@@ -66,22 +72,37 @@ def summarize(requests: RequestSet, trace: Trace, gpus: int, pool_tokens: int, b
     tokens = float(requests.output.sum())
     rate = tokens / duration if duration > 0 else 0.0
     return SimulationResult(
-        output_tokens_per_s=rate, output_tokens_per_s_per_gpu=rate / gpus,
-        ttft_p50_s=_pct(ttft, 50), ttft_p90_s=_pct(ttft, 90), ttft_p99_s=_pct(ttft, 99),
-        tpot_p50_s=_pct(tpot, 50), tpot_p99_s=_pct(tpot, 99),
-        e2e_p50_s=_pct(e2e, 50), e2e_p99_s=_pct(e2e, 99),
+        output_tokens_per_s=rate,
+        output_tokens_per_s_per_gpu=rate / gpus,
+        ttft_p50_s=_pct(ttft, 50),
+        ttft_p90_s=_pct(ttft, 90),
+        ttft_p99_s=_pct(ttft, 99),
+        tpot_p50_s=_pct(tpot, 50),
+        tpot_p99_s=_pct(tpot, 99),
+        e2e_p50_s=_pct(e2e, 50),
+        e2e_p99_s=_pct(e2e, 99),
         max_concurrency_in_memory=trace.peak_running,
         requests_per_s=len(requests) / duration if duration > 0 else 0.0,
-        mean_ttft_s=float(ttft.mean()), mean_tpot_s=float(tpot.mean()) if tpot.size else 0.0,
-        duration_s=duration, iterations=trace.iterations, preemptions=trace.preemptions,
-        kv_pool_tokens=pool_tokens, peak_kv_tokens=trace.peak_blocks * block,
-        requests=len(requests), engine=asdict(engine),
-    )  # fmt: skip
+        mean_ttft_s=float(ttft.mean()),
+        mean_tpot_s=float(tpot.mean()) if tpot.size else 0.0,
+        duration_s=duration,
+        iterations=trace.iterations,
+        preemptions=trace.preemptions,
+        kv_pool_tokens=pool_tokens,
+        peak_kv_tokens=trace.peak_blocks * block,
+        requests=len(requests),
+        engine=asdict(engine),
+    )
 
 
-def iteration_cost(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster,
-                   engine: EngineConfig, requests: RequestSet | None = None,
-                   constants: ServingConstants | None = None) -> IterationCost:  # fmt: skip
+def iteration_cost(
+    shape: TransformerShape,
+    layout: ServingLayout,
+    cluster: LLMCluster,
+    engine: EngineConfig,
+    requests: RequestSet | None = None,
+    constants: ServingConstants | None = None,
+) -> IterationCost:
     """The cost model of one deployment, tabulated up to the largest iteration it can run."""
     top = engine.max_batched_tokens
     if requests is not None and not engine.chunked_prefill:
@@ -89,10 +110,15 @@ def iteration_cost(shape: TransformerShape, layout: ServingLayout, cluster: LLMC
     return IterationCost(shape, layout, cluster, top + engine.max_num_seqs, constants)
 
 
-def simulate_serving(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster,
-                     requests: RequestSet, engine: EngineConfig,
-                     constants: ServingConstants | None = None,
-                     cost: IterationCost | None = None) -> SimulationResult:  # fmt: skip
+def simulate_serving(
+    shape: TransformerShape,
+    layout: ServingLayout,
+    cluster: LLMCluster,
+    requests: RequestSet,
+    engine: EngineConfig,
+    constants: ServingConstants | None = None,
+    cost: IterationCost | None = None,
+) -> SimulationResult:
     """Replay ``requests`` on one instance laid out as ``layout`` (module docstring)."""
     check_layout(shape, layout, cluster.gpus_per_node)
     pool = kv_pool(shape, layout, cluster, engine, constants)

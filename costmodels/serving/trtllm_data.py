@@ -39,13 +39,25 @@ from costmodels.serving.presets import serving_shape
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trtllm-v020-serving-dev.csv"
 MODELS = {
-    "Llama-3.3-70B": "Llama 3.3 70B", "Llama-3.1-8B": "Llama 3.1 8B",
-    "Llama-3.1-405B": "Llama 3.1 405B", "Llama-4-Maverick-17B-128E": "Llama 4 Maverick",
-}  # fmt: skip
+    "Llama-3.3-70B": "Llama 3.3 70B",
+    "Llama-3.1-8B": "Llama 3.1 8B",
+    "Llama-3.1-405B": "Llama 3.1 405B",
+    "Llama-4-Maverick-17B-128E": "Llama 4 Maverick",
+}
 PRECISIONS = {"FP8": "fp8", "FP4": "fp4"}
-NUM_REQUESTS = {(128, 128): 30000, (128, 2048): 3000, (128, 4096): 1500, (1000, 2000): 1500,
-                (2048, 128): 3000, (2048, 2048): 1500, (5000, 500): 1500, (1000, 1000): 3000,
-                (500, 2000): 3000, (1024, 2048): 1500, (20000, 2000): 1000}  # fmt: skip
+NUM_REQUESTS = {
+    (128, 128): 30000,
+    (128, 2048): 3000,
+    (128, 4096): 1500,
+    (1000, 2000): 1500,
+    (2048, 128): 3000,
+    (2048, 2048): 1500,
+    (5000, 500): 1500,
+    (1000, 1000): 3000,
+    (500, 2000): 3000,
+    (1024, 2048): 1500,
+    (20000, 2000): 1000,
+}
 BENCH_BYTES = {"fp8": 1.0, "fp4": 0.5}  # trtllm-bench's BYTES_PER_ELEM for its estimate
 KV_FRACTION = 0.95
 BLOCK = 32  # tokens per KV block (estimate: not stated by the document)
@@ -72,15 +84,26 @@ class DevRow:
 
     @property
     def layout(self) -> ServingLayout:
-        return ServingLayout(tp=self.tp, pp=self.pp, precision=PRECISIONS[self.precision],
-                             kv_precision="fp8")  # fmt: skip
+        return ServingLayout(
+            tp=self.tp, pp=self.pp, precision=PRECISIONS[self.precision], kv_precision="fp8"
+        )
 
 
 def read_dev_rows(path: Path = DATA) -> list[DevRow]:
     lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
-    return [DevRow(r["model"], r["precision"], r["gpu"], int(r["tp"]), int(r["pp"]),
-                   int(r["input_len"]), int(r["output_len"]),
-                   float(r["total_output_tok_per_s"])) for r in csv.DictReader(lines)]  # fmt: skip
+    return [
+        DevRow(
+            r["model"],
+            r["precision"],
+            r["gpu"],
+            int(r["tp"]),
+            int(r["pp"]),
+            int(r["input_len"]),
+            int(r["output_len"]),
+            float(r["total_output_tok_per_s"]),
+        )
+        for r in csv.DictReader(lines)
+    ]
 
 
 def dev_cluster(gpu_name: str) -> LLMCluster:
@@ -90,8 +113,9 @@ def dev_cluster(gpu_name: str) -> LLMCluster:
     return LLMCluster(gpu, 8, link.bandwidth_Bps, 50e9, intra_latency_s=link.latency_s)
 
 
-def bench_settings(shape: TransformerShape, layout: ServingLayout, memory_gib: float,
-                   isl: int, osl: int) -> tuple[int, int]:  # fmt: skip
+def bench_settings(
+    shape: TransformerShape, layout: ServingLayout, memory_gib: float, isl: int, osl: int
+) -> tuple[int, int]:
     """(max_batch_size, max_num_tokens) as trtllm-bench picks them (module docstring)."""
     kv_heads = max(layout.tp, shape.kv_head_count)
     gib_per_token = 2 * shape.layers * kv_heads * head_dim(shape) * layout.kv_bytes / 2**30
@@ -118,7 +142,13 @@ def bench_settings(shape: TransformerShape, layout: ServingLayout, memory_gib: f
 
 def dev_engine(row: DevRow) -> EngineConfig:
     gpu = get_gpu(row.gpu)
-    batch, tokens = bench_settings(row.shape, row.layout, gpu.memory_gib, row.input_len,
-                                   row.output_len)  # fmt: skip
-    return EngineConfig(max_num_seqs=batch, max_batched_tokens=tokens, block_size=BLOCK,
-                        chunked_prefill=True, policy="reserve")  # fmt: skip
+    batch, tokens = bench_settings(
+        row.shape, row.layout, gpu.memory_gib, row.input_len, row.output_len
+    )
+    return EngineConfig(
+        max_num_seqs=batch,
+        max_batched_tokens=tokens,
+        block_size=BLOCK,
+        chunked_prefill=True,
+        policy="reserve",
+    )
