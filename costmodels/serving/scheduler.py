@@ -33,10 +33,9 @@ import numpy as np
 
 from costmodels.serving.engine import EngineConfig, EngineError, KVPool
 from costmodels.serving.iteration import Batch, IterationCost
+from costmodels.serving.paged_blocks import PagedBlocks
 from costmodels.serving.requests import RequestSet
 from costmodels.serving.running import Running
-
-MAX_WINDOW = 65_536  # decode iterations advanced at once at most
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ class Trace:
     moe_token_layers: float = 0.0  # tokens x MoE layers on one GPU, summed
 
 
-class _Engine:
+class _Engine(PagedBlocks):
     def __init__(
         self, requests: RequestSet, cost: IterationCost, engine: EngineConfig, pool: KVPool
     ) -> None:
@@ -90,10 +89,6 @@ class _Engine:
                 self.generated[self.next_arrival] = 1
             self.waiting.append(self.next_arrival)
             self.next_arrival += 1
-
-    def _full_blocks(self, rid: int, shared: int) -> int:
-        total = int(self.r.prompt[rid] + self.r.output[rid])
-        return math.ceil(total / self.B) - shared
 
     def _admit(self, budget: int, busy: bool, chunks: list, pending: int) -> int:
         """Admit waiting requests into ``budget`` tokens; ``pending``: blocks the running
@@ -169,46 +164,6 @@ class _Engine:
         decoding = np.concatenate([decoding, np.zeros(len(run) - decoding.size, dtype=bool)])
         return decoding, chunks
 
-    def _wanted(self, decoding: np.ndarray, chunks: list) -> np.ndarray:
-        """Blocks each running sequence must add for this iteration's new tokens."""
-        run = self.run
-        new = decoding.astype(np.int64)
-        for i, q in chunks:
-            new[i] += q
-        want = -(-(run.cache + new) // self.B) - run.shared - run.blocks
-        return np.maximum(want, 0)
-
-    def _pending(self, decoding: np.ndarray, chunks: list) -> int:
-        return int(self._wanted(decoding, chunks).sum())
-
-    def _allocate(self, decoding: np.ndarray, chunks: list) -> tuple[np.ndarray, list]:
-        """``live``: take this iteration's blocks, preempting the newest sequences if needed."""
-        run = self.run
-        while True:
-            want = self._wanted(decoding, chunks)
-            if int(want.sum()) <= self.free:
-                run.blocks += want
-                self.free -= int(want.sum())
-                return decoding, chunks
-            victim = len(run) - 1
-            if victim == 0:
-                raise EngineError("one sequence needs more KV blocks than the cache holds")
-            self._preempt(victim)
-            decoding = decoding[:victim]
-            chunks = [(i, q) for i, q in chunks if i != victim]
-
-    def _preempt(self, i: int) -> None:
-        run = self.run
-        rid = int(run.ids[i])
-        self.free += int(run.blocks[i])
-        self.generated[rid] = run.gen[i]
-        self.preempted.add(rid)
-        mask = np.ones(len(run), dtype=bool)
-        mask[i] = False
-        run.keep(mask)
-        self.waiting.appendleft(rid)
-        self.preemptions += 1
-
     def _batch(self, decoding: np.ndarray, chunks: list) -> Batch:
         run = self.run
         b = Batch()
@@ -245,34 +200,6 @@ class _Engine:
             self.finish[run.ids[ended]] = t
             self.free += int(run.blocks[ended].sum())
             run.keep(~ended)
-
-    def _window(self, decoding: np.ndarray, batch: Batch) -> int:
-        """Decode iterations that can run back to back from now (1 if anything may change)."""
-        run, e = self.run, self.e
-        if len(run) != batch.decode_seqs or batch.decode_seqs > e.max_batched_tokens:
-            return 1
-        admissible = self.waiting and len(run) < e.max_num_seqs
-        if admissible and e.policy == "reserve":
-            rid = self.waiting[0]
-            shared = self.prefix_blocks if self.prefix_ready else 0
-            admissible = self._full_blocks(rid, shared) <= self.free
-        if admissible:
-            return 1
-        steps = min(int((run.out - run.gen).min()), MAX_WINDOW)
-        if e.policy == "live" and steps > 1:  # stop before a step whose blocks are not free
-            room = (run.blocks + run.shared) * self.B - run.cache  # tokens left in held blocks
-            if int(room.min()) + self.B * (self.free // len(run)) >= steps:
-                return steps  # every sequence can take its share of the free blocks
-            low, high = 1, steps
-            while low < high:
-                mid = (low + high + 1) // 2
-                grow = -(-(run.cache + mid) // self.B) - run.shared - run.blocks
-                if int(np.maximum(grow, 0).sum()) <= self.free:
-                    low = mid
-                else:
-                    high = mid - 1
-            steps = low
-        return max(1, steps)
 
     def step(self) -> None:
         self._arrive()
