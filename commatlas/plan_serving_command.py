@@ -44,7 +44,9 @@ SHAPE_KEYS = (
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("plan-serving", help="deployments ranked by rate per GPU under SLOs")
+    parser = sub.add_parser(
+        "plan-serving", help="deployments ranked by request rate per GPU under TTFT/TPOT targets"
+    )
     add_model_flags(parser)
     search = parser.add_argument_group("search")
     search.add_argument(
