@@ -35,8 +35,8 @@ from app_pages.serving_compute import (
 from app_pages.tables import show_table
 from costmodels.formatting import format_bytes, format_number
 from costmodels.hardware import GPUS, LINKS
-from costmodels.serving.presets import SERVING_MODEL_NAMES as MODEL_NAMES
 from costmodels.serving import ServingLayout, predict_serving
+from costmodels.serving.presets import SERVING_MODEL_NAMES as MODEL_NAMES
 
 PRECISIONS = ["bf16", "fp16", "fp8"]
 WEIGHT_PRECISIONS = [*PRECISIONS, "fp4"]  # NVFP4 weights on Blackwell
