@@ -62,9 +62,10 @@ class PagedBlocks:
         run = self.run
         while True:
             want = self._wanted(decoding, chunks)
-            if int(want.sum()) <= self.free:
+            total = int(want.sum())
+            if total <= self.free:
                 run.blocks += want
-                self.free -= int(want.sum())
+                self.free -= total
                 return decoding, chunks
             victim = len(run) - 1
             if victim == 0:

@@ -14,8 +14,9 @@ settings. For each one:
    .simulate, Poisson arrivals, the same seeded request set scaled to each rate) and the largest
    rate whose TTFT p90 and TPOT p99 meet the targets is bracketed from the estimate (steps of
    x1.5 up or x0.6 down) and narrowed by geometric bisection to within about 5 %. The search
-   stops once ``top`` deployments are simulated and no unvisited estimate (x1.5) could beat
-   the worst of them; the rest keep their estimate (``simulated=False``).
+   stops once ``top`` deployments are simulated and no unvisited estimate, scaled by the
+   largest simulated/estimated ratio seen so far (x1.1), could beat the worst of them; the rest
+   keep their estimate (``simulated=False``).
 
 Rates are per instance; per GPU they divide by its GPUs. Replicas scale linearly (each gets
 1/R of the traffic, as a load balancer sends it); with a target rate the plan says how many are
@@ -38,6 +39,7 @@ from costmodels.serving.requests import RequestSet
 from costmodels.serving.simulate import iteration_cost, simulate_serving
 
 BISECTIONS = 3  # geometric halvings of the bracket (a factor 1.5 -> within 5 %)
+MARGIN = 1.1  # how much better than its estimate an unvisited deployment may still turn out
 GROWTHS = 5  # steps up (x1.5) or down (x0.6) from the estimate to bracket the answer
 
 
@@ -228,11 +230,15 @@ def plan_serving(
 
     candidates.sort(key=lambda c: value(c.estimate, c), reverse=True)
     found: list[float] = []
+    ratios: list[float] = []  # simulated rate / estimate, of the deployments simulated so far
     for c in candidates:
-        simulate = len(found) < top or value(1.5 * c.estimate, c) > sorted(found)[-top]
+        margin = MARGIN * max(ratios, default=1.0)
+        simulate = len(found) < top or value(margin * c.estimate, c) > sorted(found)[-top]
         rate, sim = _search(shape, c, engine, requests, slo) if simulate else (c.estimate, None)
         if simulate:
             found.append(value(rate, c))
+            if c.estimate > 0:
+                ratios.append(rate / c.estimate)
         rows.append(_result(c, rate, sim, simulate, output, prices, target_rate))
     key = (
         (lambda r: r.output_tokens_per_dollar or 0.0)

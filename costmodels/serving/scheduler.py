@@ -143,7 +143,7 @@ class _Engine(PagedBlocks):
         e, run = self.e, self.run
         decoding = run.decoding()
         budget = e.max_batched_tokens
-        n_dec = int(decoding.sum())
+        n_dec = int(np.count_nonzero(decoding))
         if n_dec > budget:  # more decodes than the budget: the oldest run
             over = np.flatnonzero(decoding)[budget:]
             decoding[over] = False
@@ -159,7 +159,13 @@ class _Engine(PagedBlocks):
             q = min(left, budget) if e.chunked_prefill else left
             chunks.append((int(i), q))
             budget -= q
-        pending = self._pending(decoding, chunks) if e.policy == "live" else 0
+        pending = 0
+        if e.policy == "live":
+            # an upper bound of this iteration's blocks; when memory is far from full it
+            # decides admission exactly as the exact count would, and costs nothing
+            bound = n_dec + sum(-(-q // self.B) + 1 for _, q in chunks)
+            roomy = self.free >= bound + e.max_batched_tokens // self.B + e.max_num_seqs + 1
+            pending = bound if roomy else self._pending(decoding, chunks)
         self._admit(budget, n_dec > 0, chunks, pending)
         decoding = np.concatenate([decoding, np.zeros(len(run) - decoding.size, dtype=bool)])
         return decoding, chunks
@@ -167,8 +173,8 @@ class _Engine(PagedBlocks):
     def _batch(self, decoding: np.ndarray, chunks: list) -> Batch:
         run = self.run
         b = Batch()
-        b.decode_seqs = int(decoding.sum())
-        b.decode_context = float((run.cache[decoding] + 1).sum())
+        b.decode_seqs = int(np.count_nonzero(decoding))
+        b.decode_context = float(run.cache[decoding].sum()) + b.decode_seqs
         for i, q in chunks:
             p = float(run.done[i])
             b.prefill_tokens += q
