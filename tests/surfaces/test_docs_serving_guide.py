@@ -48,8 +48,8 @@ def test_guide_commands_run(text: str, capsys) -> None:
 
 def test_engine_sections(text: str, capsys) -> None:  # noqa: ANN001
     """The 128/128 rows: the engine model within 15 % of each measured run, the static batch
-    below it and at least twice as far off; live paged memory holds more requests than whole reservation; the plan's
-    rows meet the targets and its command runs."""
+    below it and at least twice as far off; live paged memory holds more requests than whole
+    reservation; the plan's rows meet the targets and its command runs."""
     section = text[text.index("## Continuous batching") :]
     rows = [line.split(" | ") for line in section.splitlines() if re.match(r"\| \d \|", line)]
     assert len(rows) == 4
