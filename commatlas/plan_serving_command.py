@@ -28,6 +28,9 @@ from costmodels.safe_output import json_text
 
 PRECISIONS = ("bf16", "fp16", "fp8", "fp4")
 KV = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "fp4": "fp8"}  # the cache of each precision
+MAX_TOP = 50  # deployments simulated at least (each ~10 simulations)
+MAX_PLAN_REQUESTS = 5000  # requests per simulation of a plan
+MAX_DEPLOYMENTS = 2000
 INTER_Bps = 25e9  # per GPU between nodes: predict-serving's --inter default (one 200G NIC)
 SHAPE_KEYS = (
     "layers",
@@ -111,11 +114,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     slo.add_argument(
         "--top",
-        type=int_list(1, 1000, 1),
+        type=int_list(1, MAX_TOP, 1),
         default=(10,),
         help="deployments simulated and shown (default 10)",
     )
-    add_request_flags(parser, default_requests=1000)
+    add_request_flags(parser, default_requests=1000, max_requests=MAX_PLAN_REQUESTS)
     add_engine_flags(parser)
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=plan_serving_command)
@@ -160,6 +163,12 @@ def _deployments(args: argparse.Namespace) -> list[Any]:
                     if ep > 1 and ep % tp:
                         continue
                     for precision in args.precision:
+                        if len(out) >= MAX_DEPLOYMENTS:
+                            raise ValueError(
+                                f"more than {MAX_DEPLOYMENTS:,} deployments to "
+                                "try: narrow --gpus, --tp, --pp, --ep or "
+                                "--precision"
+                            )
                         out.append(
                             Deployment(gpu, ServingLayout(tp, pp, ep, precision, KV[precision]))
                         )

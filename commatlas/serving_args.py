@@ -17,18 +17,20 @@ from typing import Any
 from commatlas.cli_types import bounded_int, nonempty
 from costmodels.limits import MAX_BATCH, MAX_SEQUENCE
 
-MAX_REQUESTS = 1_000_000
+MAX_REQUESTS = 100_000  # costmodels.serving.requests.MAX_REQUESTS
 MAX_TOKEN_BUDGET = 2**20
 
 
 def add_request_flags(
-    parser: argparse.ArgumentParser, default_requests: int, lengths_required: bool = True
+    parser: argparse.ArgumentParser,
+    default_requests: int,
+    max_requests: int = MAX_REQUESTS,
 ) -> None:
     group = parser.add_argument_group("requests")
     length = bounded_int(1, MAX_SEQUENCE)
     group.add_argument(
         "--requests",
-        type=bounded_int(1, MAX_REQUESTS),
+        type=bounded_int(1, max_requests),
         default=default_requests,
         help=f"requests simulated (default {default_requests:,})",
     )
@@ -58,7 +60,6 @@ def add_request_flags(
         default=0,
         help="seed of the arrivals and length draws",
     )
-    parser.set_defaults(lengths_required=lengths_required)
 
 
 def add_engine_flags(parser: argparse.ArgumentParser) -> None:

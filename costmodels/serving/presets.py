@@ -12,8 +12,10 @@ some layers, shared experts, latent attention), every number with where it was r
   Llama4TextMoe builds ``shared_expert = Llama4TextMLP(config)``). Untied, as Llama 4 Scout's
   config.json says. 400.7B parameters by this count (Meta: 400B).
 - Llama 4 Scout (17B active, 16 experts): the same text config with 16 experts on every layer
-  (``interleave_moe_layer_step`` 1) and context 10,485,760 (meta-llama/Llama-4-Scout-17B-16E
-  config.json as quoted in a vLLM issue and in volcengine-style parser tests found by search).
+  (``interleave_moe_layer_step`` 1) and context 10,485,760: meta-llama/Llama-4-Scout-17B-16E's
+  config.json as quoted in public code and a vLLM bug report found by search (not read from
+  Hugging Face itself; the numbers agree across those copies). 107.8B parameters by this count
+  (Meta: 109B, with the vision encoder).
 - Qwen3-32B and Qwen3-30B-A3B: citsjtu2020/LLM-Prof sglang/Model_Config.md @8434c8d1 (the
   config.json files: 32B 64 layers, 5,120, 64 heads of 128 (hidden / heads = 80), 8 KV heads,
   FFN 25,600; 30B-A3B 48 layers, 2,048, 32 heads of 128, 4 KV heads, 128 experts of 768, 8 per

@@ -24,7 +24,7 @@ import numpy as np
 from costmodels.limits import MAX_SEQUENCE, check_count, read_text_bounded
 
 MODES: tuple[str, ...] = ("offline", "server")
-MAX_REQUESTS = 1_000_000
+MAX_REQUESTS = 100_000  # a simulation of this many takes tens of seconds at most
 MAX_DIST_VALUES = 100_000
 _SPLIT = re.compile(r"[\s,;]+")
 

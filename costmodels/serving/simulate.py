@@ -95,6 +95,22 @@ def summarize(
     )
 
 
+MAX_STEPS = 5_000_000  # scheduler steps one simulation may take (a few minutes at most)
+
+
+def check_work(requests: RequestSet, engine: EngineConfig) -> None:
+    """ValueError naming the flags when a simulation would take too long: every prompt needs
+    ceil(prompt / token budget) prefill iterations of its own at worst, and arrivals and
+    completions cut decode stretches about three times per request."""
+    chunks = -(-requests.prompt // engine.max_batched_tokens)
+    steps = int(chunks.sum()) + 3 * len(requests)
+    if steps > MAX_STEPS:
+        raise ValueError(
+            f"this simulation would take about {steps:,} engine steps (at most {MAX_STEPS:,}): "
+            "fewer --requests, shorter prompts or a larger --max-batched-tokens"
+        )
+
+
 def iteration_cost(
     shape: TransformerShape,
     layout: ServingLayout,
@@ -121,6 +137,7 @@ def simulate_serving(
 ) -> SimulationResult:
     """Replay ``requests`` on one instance laid out as ``layout`` (module docstring)."""
     check_layout(shape, layout, cluster.gpus_per_node)
+    check_work(requests, engine)
     pool = kv_pool(shape, layout, cluster, engine, constants)
     cost = cost or iteration_cost(shape, layout, cluster, engine, requests, constants)
     trace = simulate_engine(requests, cost, engine, pool)

@@ -151,3 +151,18 @@ def test_plan_bad_input(capsys, extra: list[str], words: str) -> None:  # noqa: 
     code, out, err = run(capsys, *PLAN, *extra)
     assert code == 2 and not out and words in err
     assert err.startswith("commatlas plan-serving: ") and len(err.strip().splitlines()) == 1
+
+
+def test_work_is_bounded_before_it_starts(capsys) -> None:  # noqa: ANN001
+    """Absurd but valid sizes are refused at once, naming what to change, never run for hours."""
+    code, _, err = run(capsys, *BASE[:-2], "--requests", "100000", "--mode", "offline",
+                       "--prompt-len", "1000000", "--output-len", "8")  # fmt: skip
+    assert code == 2 and "engine steps" in err and "--max-batched-tokens" in err
+    code, _, err = run(capsys, *PLAN, "--gpus", "h100,h200,b200,gb200,l40s,a100,mi300x", "--tp",
+                       "1,2,4,8,16,32", "--pp", "1,2,4,8,16,32,64", "--precision",
+                       "bf16,fp16,fp8,fp4", "--ep", "1,2,4")  # fmt: skip
+    assert code == 2 and "more than 2,000 deployments" in err
+    for flag, value in (("--top", "51"), ("--requests", "5001")):
+        with pytest.raises(SystemExit):
+            main([*PLAN, flag, value])
+        assert flag in capsys.readouterr().err
