@@ -30,10 +30,11 @@ SIM_COMMAND = (
 )
 
 
-def _cluster(name: str):  # noqa: ANN202
-    from app_pages.serving_compute import cluster_of
+def _cluster(name: str):  # noqa: ANN202 - an LLMCluster
+    """One 8-GPU node of ``name`` (its own NVLink or PCIe): every deployment here is one node."""
+    from costmodels.serving.trtllm_data import dev_cluster
 
-    return cluster_of(name)
+    return dev_cluster(name)
 
 
 def batching_rows() -> list[list[str]]:
