@@ -106,7 +106,10 @@ def mlp_parameters(shape: TransformerShape, width: int) -> int:
 
 
 def norm_parameters(shape: TransformerShape) -> int:
-    return 2 * shape.hidden if shape.gated_mlp else 4 * shape.hidden
+    """The layer's norms: two RMSNorms (LayerNorm weight and bias GPT style), plus MLA's norms
+    of its query and key-value latents."""
+    latent = shape.mla.q_lora_rank + shape.mla.kv_lora_rank if shape.mla is not None else 0
+    return (2 * shape.hidden if shape.gated_mlp else 4 * shape.hidden) + latent
 
 
 @dataclass(frozen=True)
