@@ -19,6 +19,7 @@ MENU = [
     ("compression.py", "Compression break-even", "compression"),
     ("llm_planner.py", "LLM planner", "llm"),
     ("serving.py", "Serving", "serving"),
+    ("serving_plan.py", "Serving capacity", "serving-capacity"),
     ("goodput.py", "Goodput", "goodput"),
     ("stragglers.py", "Stragglers", "stragglers"),
     ("calibrate.py", "Calibrate", "calibrate"),

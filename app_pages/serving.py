@@ -35,10 +35,11 @@ from app_pages.serving_compute import (
 from app_pages.tables import show_table
 from costmodels.formatting import format_bytes, format_number
 from costmodels.hardware import GPUS, LINKS
-from costmodels.llm.presets import MODEL_NAMES
 from costmodels.serving import ServingLayout, predict_serving
+from costmodels.serving.presets import SERVING_MODEL_NAMES as MODEL_NAMES
 
 PRECISIONS = ["bf16", "fp16", "fp8"]
+WEIGHT_PRECISIONS = [*PRECISIONS, "fp4"]  # NVFP4 weights on Blackwell
 TRANSFER_LINKS = ["nvlink", *LINKS]
 MAX_TOKENS = 1_048_576
 FIELDS = [
@@ -47,7 +48,7 @@ FIELDS = [
     Field("sv_tp", 8, int_between(1, 8)),
     Field("sv_pp", 1, int_between(1, 64)),
     Field("sv_ep", 1, int_between(1, 1024)),
-    Field("sv_prec", "bf16", choice(PRECISIONS)),
+    Field("sv_prec", "bf16", choice(WEIGHT_PRECISIONS)),
     Field("sv_kv", "bf16", choice(PRECISIONS)),
     Field("sv_batch", 16, int_between(1, 4096)),
     Field("sv_prompt", 1024, int_between(1, MAX_TOKENS)),
@@ -82,7 +83,7 @@ def sidebar() -> list[str]:
         key="sv_ep",
         help="MoE only; a multiple of TP: EP/TP attention groups share the experts",
     )
-    bar.selectbox("Weights", PRECISIONS, key="sv_prec")
+    bar.selectbox("Weights", WEIGHT_PRECISIONS, key="sv_prec")
     bar.selectbox("KV cache", PRECISIONS, key="sv_kv")
     bar.number_input("Decode batch (sequences)", 1, 4096, step=1, key="sv_batch")
     bar.number_input("Prompt tokens", 1, MAX_TOKENS, step=1, key="sv_prompt")

@@ -14,9 +14,9 @@ import pandas as pd
 from app_pages.charts import LEGEND, log_axis
 from costmodels.hardware import get_gpu
 from costmodels.llm.intra_link import gpu_intra_link
-from costmodels.llm.presets import preset_shape
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving import Pools, ServingLayout, ServingPrediction, predict_serving
+from costmodels.serving.presets import serving_shape
 from costmodels.serving.transfer import transfer_link
 
 SWEEP = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -34,7 +34,7 @@ def cluster_of(gpu_name: str) -> LLMCluster:
 
 
 def shape_of(model: str, prompt_len: int, output_len: int) -> TransformerShape:
-    return preset_shape(model, prompt_len + output_len)
+    return serving_shape(model, prompt_len + output_len)
 
 
 def pools_of(state: Any, layout: ServingLayout, gpu_name: str) -> Pools | None:

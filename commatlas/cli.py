@@ -52,6 +52,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "predict-serving": (
         "commatlas.serving_command", "add_parsers", "predict LLM serving: TTFT, TPOT, KV cache"
     ),
+    "plan-serving": (
+        "commatlas.plan_serving_command", "add_parsers",
+        "deployments ranked by request rate per GPU under TTFT/TPOT targets",
+    ),
     "predict-goodput": (
         "commatlas.goodput_command", "add_parsers",
         "expected goodput of a training job under failures and checkpoints",

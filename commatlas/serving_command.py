@@ -8,6 +8,17 @@ sequence is the prompt plus the output, so there is no ``--seq-len``), ``--gpu``
 ``memory_per_gpu_bytes`` and the rest of costmodels.serving.ServingPrediction, plus what was
 assumed (model, shape, gpu, layout, request, cluster). Bad input exits 2 with one line naming
 the flag; the work lives in costmodels.serving.
+
+Issue 29 adds the engine: ``--mode offline|server [--rate R] --requests N`` (lengths fixed or
+``--prompt-dist``/``--output-dist`` files) with the engine flags of commatlas.serving_args
+simulates requests through continuous batching and paged KV memory
+(costmodels.serving.simulate); ``--batch`` is then optional (the engine decides; the static
+answers above are given at ``--batch``, default 1: a single request). JSON adds
+``output_tokens_per_s``, ``output_tokens_per_s_per_gpu``, ``ttft_p50_s``, ``ttft_p90_s``,
+``ttft_p99_s``, ``tpot_p50_s``, ``tpot_p99_s``, ``e2e_p50_s``, ``e2e_p99_s``,
+``max_concurrency_in_memory`` and a ``simulation`` object (engine, iterations, preemptions, KV
+pool, assumptions); with ``--disaggregated`` the prefill and decode pools are simulated with the
+same requests (costmodels.serving.disaggregated) under ``pools_simulation``.
 """
 
 from __future__ import annotations
@@ -17,12 +28,14 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from commatlas.cli_types import bounded_int, nonempty
+from commatlas.cli_types import bounded_int, nonempty, positive_float
 from commatlas.llm_args import add_cluster_flags, add_model_flags
 from commatlas.llm_commands import cluster_and_source
-from costmodels.limits import MAX_BATCH, MAX_GPUS, MAX_SEQUENCE
-from costmodels.llm.precision import PRECISIONS
+from commatlas.serving_args import add_engine_flags, add_request_flags
+from costmodels.limits import MAX_BATCH, MAX_GPUS
 from costmodels.safe_output import json_text
+
+PRECISIONS = ("bf16", "fp16", "fp8", "fp4")  # costmodels.serving.precision.SERVING_PRECISIONS
 
 SHAPE_KEYS = ("layers", "hidden", "heads", "ffn", "vocab", "kv_heads", "gated_mlp",
               "tied_embeddings", "experts", "top_k")  # fmt: skip
@@ -39,7 +52,7 @@ def add_serving_flags(parser: argparse.ArgumentParser) -> None:
         "--precision",
         choices=PRECISIONS,
         default="bf16",
-        help="weights and GEMMs (fp8: 1-byte weights at the fp8 peak)",
+        help="weights and GEMMs (fp8: 1-byte weights at the fp8 peak; fp4: NVFP4, Blackwell)",
     )
     cluster.add_argument(
         "--kv-precision",
@@ -56,12 +69,16 @@ def add_serving_flags(parser: argparse.ArgumentParser) -> None:
     layout.add_argument("--ep", type=count, default=1,
                         help="expert-parallel degree (MoE; a multiple of --tp: ep/tp attention "
                         "groups share the experts)")  # fmt: skip
-    layout.add_argument(
-        "--batch", type=bounded_int(1, MAX_BATCH), required=True, help="sequences decoded together"
-    )
-    length = bounded_int(1, MAX_SEQUENCE)
-    layout.add_argument("--prompt-len", type=length, required=True, help="prompt tokens")
-    layout.add_argument("--output-len", type=length, required=True, help="generated tokens")
+    layout.add_argument("--batch", type=bounded_int(1, MAX_BATCH),
+                        help="sequences decoded together (required without --mode; with it, "
+                        "the static answers' batch, default 1)")  # fmt: skip
+    sim = parser.add_argument_group("request simulation (continuous batching)")
+    sim.add_argument("--mode", choices=("offline", "server"),
+                     help="simulate requests: all at once (offline) or Poisson arrivals at "
+                     "--rate (server)")  # fmt: skip
+    sim.add_argument("--rate", type=positive_float, help="requests per second (--mode server)")
+    add_request_flags(parser, default_requests=1000)
+    add_engine_flags(parser)
     pools = parser.add_argument_group("disaggregated prefill and decode")
     pools.add_argument(
         "--disaggregated",
@@ -99,40 +116,88 @@ def _pools(args: argparse.Namespace, gpus: int, gpu: Any) -> Any:
     return Pools(args.prefill_gpus or gpus, args.decode_gpus or gpus, link, args.transfer_mode)
 
 
+def _check_request_flags(args: argparse.Namespace) -> None:
+    if args.mode is None:
+        extra = [flag for flag, value in (("--rate", args.rate),
+                 ("--prompt-dist", args.prompt_dist), ("--output-dist", args.output_dist))
+                 if value is not None]  # fmt: skip
+        if extra:
+            raise ValueError(f"{extra[0]} needs --mode (offline or server)")
+        for flag, value in (("--batch", args.batch), ("--prompt-len", args.prompt_len),
+                            ("--output-len", args.output_len)):  # fmt: skip
+            if value is None:
+                raise ValueError(f"{flag} is required (or give --mode to simulate requests)")
+    elif args.mode == "server" and args.rate is None:
+        raise ValueError("--mode server needs --rate R (requests per second)")
+
+
 def predict_serving_command(args: argparse.Namespace) -> int:
-    from costmodels.llm.shape_inputs import SHAPE_FLAGS, resolve_shape
+    from commatlas.serving_args import mean_lengths, request_set
+    from costmodels.llm.shape_inputs import SHAPE_FLAGS
     from costmodels.serving import ServingLayout, predict_serving
+    from costmodels.serving.precision import check_gpu_supports
+    from costmodels.serving.shape_inputs import resolve_serving_shape
 
     try:
+        _check_request_flags(args)
+        requests = request_set(args, args.mode, args.rate) if args.mode else None
+        prompt_len, output_len = (mean_lengths(requests) if requests is not None
+                                  else (args.prompt_len, args.output_len))  # fmt: skip
+        longest = (int((requests.prompt + requests.output).max()) if requests is not None
+                   else prompt_len + output_len)  # fmt: skip
         overrides = {key: getattr(args, key) for key in SHAPE_KEYS}
-        overrides["seq_len"] = args.prompt_len + args.output_len
+        overrides["seq_len"] = longest
         names = {**SHAPE_FLAGS, "seq_len": "--prompt-len + --output-len"}
-        resolved = resolve_shape(model=args.model, hf_config=args.hf_config, overrides=overrides,
-                                 names=names)  # fmt: skip
+        resolved = resolve_serving_shape(model=args.model, hf_config=args.hf_config,
+                                         overrides=overrides, names=names)  # fmt: skip
         cluster, intra_source = cluster_and_source(args)
-        if args.precision == "fp8" and cluster.gpu.fp8_tflops is None:
-            raise ValueError(f"--precision fp8: the {cluster.gpu.name} has no fp8 tensor cores")
+        check_gpu_supports(cluster.gpu, args.precision)
         layout = ServingLayout(args.tp, args.pp, args.ep, args.precision, args.kv_precision,
                                not args.eager)  # fmt: skip
+        pools = _pools(args, layout.gpus, cluster.gpu)
         prediction = predict_serving(
-            resolved.shape, layout, cluster, batch=args.batch, prompt_len=args.prompt_len,
-            output_len=args.output_len, pools=_pools(args, layout.gpus, cluster.gpu),
+            resolved.shape, layout, cluster, batch=args.batch or 1, prompt_len=prompt_len,
+            output_len=output_len, pools=pools,
         )  # fmt: skip
+        simulated = (_simulate(args, resolved.shape, layout, cluster, requests, pools)
+                     if requests is not None else {})  # fmt: skip
     except ValueError as exc:  # ShapeError, ServingLayoutError, UnitParseError, ConfigError ...
         print(f"commatlas predict-serving: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
-    out = {**asdict(prediction), "model": resolved.source, "shape": asdict(resolved.shape),
+    out = {**asdict(prediction), **simulated, "model": resolved.source,
+           "shape": asdict(resolved.shape),
            "gpu": {"name": cluster.gpu.name, "memory_bandwidth_Bps":
                    cluster.gpu.memory_bandwidth_Bps, "memory_bytes": cluster.gpu.memory_bytes},
            "layout": asdict(layout) | {"gpus": layout.gpus},
-           "request": {"batch": args.batch, "prompt_len": args.prompt_len,
-                       "output_len": args.output_len},
+           "request": {"batch": args.batch or 1, "prompt_len": prompt_len,
+                       "output_len": output_len, "mode": args.mode},
            "cluster": {"gpus_per_node": cluster.gpus_per_node,
                        "intra_bandwidth_Bps": cluster.intra_bandwidth_Bps,
                        "intra_source": intra_source,
                        "inter_bandwidth_Bps": cluster.inter_bandwidth_Bps}}  # fmt: skip
     print(json_text(out) if args.json else _text(out))
     return 0
+
+
+def _simulate(args: argparse.Namespace, shape: Any, layout: Any, cluster: Any, requests: Any,
+              pools: Any) -> dict[str, Any]:  # fmt: skip
+    """The simulation's JSON keys (module docstring)."""
+    from commatlas.serving_args import engine_config
+    from costmodels.serving.simulate import simulate_serving
+
+    engine = engine_config(args)
+    result = asdict(simulate_serving(shape, layout, cluster, requests, engine))
+    keys = ("output_tokens_per_s", "output_tokens_per_s_per_gpu", "ttft_p50_s", "ttft_p90_s",
+            "ttft_p99_s", "tpot_p50_s", "tpot_p99_s", "e2e_p50_s", "e2e_p99_s",
+            "max_concurrency_in_memory")  # fmt: skip
+    out: dict[str, Any] = {key: result.pop(key) for key in keys}
+    out["simulation"] = {**result, "mode": args.mode, "rate": args.rate, "seed": args.seed}
+    if pools is not None:
+        from costmodels.serving.disaggregated import simulate_pools
+
+        out["pools_simulation"] = asdict(simulate_pools(shape, layout, cluster, requests, engine,
+                                                        pools))  # fmt: skip
+    return out
 
 
 def _text(out: dict[str, Any]) -> str:
@@ -142,7 +207,8 @@ def _text(out: dict[str, Any]) -> str:
         f"(TP {out['layout']['tp']}, PP {out['layout']['pp']}, EP {out['layout']['ep']}), "
         f"{out['layout']['precision']} weights, {out['layout']['kv_precision']} KV cache",
         f"time to first token        {out['ttft_s'] * ms:.4g} ms",
-        f"time per output token      {out['tpot_s'] * ms:.4g} ms (batch {out['request']['batch']})",
+        f"time per output token      {out['tpot_s'] * ms:.4g} ms (static, batch "
+        f"{out['request']['batch']})",
         f"tokens/s per GPU           {out['tokens_per_s_per_gpu']:.4g}",
         f"KV cache per token         {out['kv_cache_bytes_per_token'] / 2**10:.4g} KiB",
         f"memory per GPU             {out['memory_per_gpu_bytes'] / 2**30:.4g} GiB"
@@ -155,6 +221,15 @@ def _text(out: dict[str, Any]) -> str:
                      f"{regime['algorithm']}/{regime['protocol']}, "
                      f"{regime['seconds'] * 1e6:.3g} us ({regime['latency_s'] * 1e6:.3g} us "
                      "latency)")  # fmt: skip
+    if "output_tokens_per_s" in out:
+        sim = out["simulation"]
+        lines.append(f"simulated ({out['request']['mode']}, {sim['requests']:,} requests): "
+                     f"{out['output_tokens_per_s']:.4g} output tokens/s "
+                     f"({out['output_tokens_per_s_per_gpu']:.4g} per GPU), TTFT p50/p90/p99 "
+                     f"{out['ttft_p50_s'] * ms:.4g}/{out['ttft_p90_s'] * ms:.4g}/"
+                     f"{out['ttft_p99_s'] * ms:.4g} ms, TPOT p50/p99 {out['tpot_p50_s'] * ms:.4g}/"
+                     f"{out['tpot_p99_s'] * ms:.4g} ms, up to {out['max_concurrency_in_memory']} "
+                     f"sequences in memory, {sim['preemptions']} preemptions")  # fmt: skip
     if out["pools"]:
         lines.append(f"KV transfer                {out['kv_transfer_s'] * ms:.4g} ms "
                      f"({out['kv_transfer_exposed_s'] * ms:.4g} ms exposed); pools sustain "

@@ -111,7 +111,14 @@ def validation_files(tax: object = None) -> dict[str, str]:
         "generated/plots/validation-llm.svg": megatron_plot(),
         "generated/plots/validation-llm-vtrain.svg": _vtrain_plot(),
         **_nccl_files(),
+        **_serving_files(),
     }
+
+
+def _serving_files() -> dict[str, str]:
+    from commatlas.docs_site.validation_serving import PLOT, serving_page, serving_plot
+
+    return {"generated/validation-serving.md": serving_page(), PLOT: serving_plot()}
 
 
 def _nccl_files() -> dict[str, str]:

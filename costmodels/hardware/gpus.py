@@ -35,12 +35,13 @@ class GPU:
     fp8_tflops: float | None = None
     nvlink_Bps: float | None = None
     sm_count: int | None = None
+    fp4_tflops: float | None = None  # dense FP4 (NVFP4) tensor peak, Blackwell and newer
 
     def __post_init__(self) -> None:
         for field in ("fp16_tflops", "fp32_tflops", "memory_gib", "memory_bandwidth_Bps"):
             if not getattr(self, field) > 0:
                 raise ValueError(f"GPU.{field} must be positive, got {getattr(self, field)!r}")
-        for field in ("bf16_tflops", "fp8_tflops", "nvlink_Bps", "sm_count"):
+        for field in ("bf16_tflops", "fp8_tflops", "nvlink_Bps", "sm_count", "fp4_tflops"):
             value = getattr(self, field)
             if value is not None and not value > 0:
                 raise ValueError(f"GPU.{field} must be positive or None, got {value!r}")
@@ -72,6 +73,12 @@ _BLACKWELL = (
     "5,000, FP32 90); verda.com 'GB300 NVL72 architecture' per-GPU table (B200: FP32 0.075 "
     "PFLOPS, 180 GB HBM3E, 7.7 TB/s; NVLink 5 '1.8 TB/s total bandwidth (900 GB/s "
     "unidirectional)'); hmc-tech.com B200 page: 148 SMs"
+)
+_FP4 = (
+    "; dense FP4 (NVFP4) = half of NVIDIA's sparse figure: HGX B200 18 and GB200 NVL72 20 PFLOPS "
+    "FP4 Tensor Core per GPU (NVIDIA's GB200 NVL72 / HGX B200 specification table as reproduced "
+    "on zdszero.github.io Computer/Artificial_Intelligence/Hardware; hmc-tech.com 'B200 vs "
+    "GB200': FP4 9 PFLOPS Tensor, 18 sparse, for B200)"
 )
 
 GPUS: dict[str, GPU] = {
@@ -139,14 +146,14 @@ GPUS: dict[str, GPU] = {
             "sparsity as on H100); compute peaks, SMs and NVLink therefore those of H100 SXM ("
             + _H100 + ")",
             fp8_tflops=1978.9, nvlink_Bps=450e9, sm_count=132),
-        GPU("B200", 2250.0, 2250.0, 75.0, 180, 7.7e12, _BLACKWELL,
-            fp8_tflops=4500.0, nvlink_Bps=900e9, sm_count=148),
+        GPU("B200", 2250.0, 2250.0, 75.0, 180, 7.7e12, _BLACKWELL + _FP4,
+            fp8_tflops=4500.0, nvlink_Bps=900e9, sm_count=148, fp4_tflops=9000.0),
         GPU("GB200", 2500.0, 2500.0, 90.0, 186, 8.0e12,
             "One B200 GPU of a GB200 superchip at 1,200 W: " + _BLACKWELL + "; memory: GB200 "
             "NVL72 'about 13.4 TB of unified GPU memory' for 72 GPUs (aiwiki.ai GB200 NVL72, "
             "citing NVIDIA) = 186 GB each, 8 TB/s per GPU (gpu.blog GB200 NVL72 page; "
-            "glennklockwood.com B200: '8 TB/s (max)')",
-            fp8_tflops=5000.0, nvlink_Bps=900e9, sm_count=148),
+            "glennklockwood.com B200: '8 TB/s (max)')" + _FP4,
+            fp8_tflops=5000.0, nvlink_Bps=900e9, sm_count=148, fp4_tflops=10000.0),
         GPU("MI300X", 1307.4, 1307.4, 163.4, 192, 5.3e12,
             "AMD Instinct MI300X: dense BF16 1,307.4 and FP8 2,614.9 TFLOP/s, 5.3 TB/s HBM3, "
             "192 GB (github.com/alpharomercoma/MI300X-vs-H200 METHODOLOGY.md spec table); "
@@ -155,6 +162,23 @@ GPUS: dict[str, GPU] = {
             "vector rate is half); Infinity Fabric 896 GB/s aggregate (gpu.blog) of 128 GB/s "
             "bidirectional links (emergentmind.com MI300X summary), 448 GB/s each way",
             fp8_tflops=2614.9, nvlink_Bps=448e9, sm_count=304),
+        GPU("L40S", 362.05, 362.05, 91.6, 48, 864e9,
+            "NVIDIA L40/L40S datasheet table as listed on mullet.se (L40S: BF16/FP16 tensor "
+            "362.05 dense (362.1 to one decimal), 733 with sparsity; FP8 733 dense, 1,466 with "
+            "sparsity; FP32 91.6; "
+            "48 GB GDDR6, 864 GB/s; PCIe Gen4 x16, no NVLink); omegaco.ae L40S page (the same "
+            "sparse figures); 142 SMs (m.reach.dog L40S specification list: 'SM Count 142'). "
+            "GDDR6 'GB' stored as GiB like the other presets (an estimate of the usable size).",
+            fp8_tflops=733.0, sm_count=142),
+        GPU("RTX Pro 6000", 503.8, 503.8, 125.95, 96, 1792e9,
+            "NVIDIA RTX PRO 6000 Blackwell (GB202, 188 SMs; the Workstation, Max-Q and Server "
+            "editions share the core configuration): hmc-tech.com 'RTX PRO 6000 Blackwell' "
+            "(dense BF16/FP16 tensor 503.8 TFLOPS, FP8 1.01 PFLOPS, FP4 2.02 PFLOPS, 4.03 with "
+            "sparsity, i.e. FP8 1,010 TFLOPS dense; FP32 125.95); gpu.name (96 GB GDDR7 on 512 "
+            "bits, 1,792 GB/s, PCIe Gen 5); "
+            "188 SMs (topcpu.net GTC 2025 report). PCIe only, no NVLink. The Server Edition's "
+            "clocks may differ from the workstation card these figures describe (estimate).",
+            fp8_tflops=1010.0, sm_count=188, fp4_tflops=2020.0),
         GPU("RTX 2080 Ti", 26.9, None, 13.45, 11, 616e9,
             "Reference-clock figures on gpu.spicedreamphone.com (TU102: 11 GB GDDR6, 616.0 GB/s, "
             "FP32 13.45 TFLOPS, FP16 26.90 TFLOPS non-tensor); 616 GB/s also on 3dfxzone.it. "
@@ -172,7 +196,8 @@ GPUS: dict[str, GPU] = {
 _ALIASES = {"v100": "V100 SXM2", "a100": "A100 80GB SXM", "a10040gb": "A100 40GB SXM",
             "a10080gb": "A100 80GB SXM", "h100": "H100 SXM", "h200": "H200 SXM",
             "2080ti": "RTX 2080 Ti", "b200": "B200", "gb200": "GB200", "mi300x": "MI300X",
-            "h100pcie": "H100 PCIe"}  # fmt: skip
+            "h100pcie": "H100 PCIe", "l40s": "L40S", "rtxpro6000": "RTX Pro 6000",
+            "rtxpro6000blackwell": "RTX Pro 6000"}  # fmt: skip
 
 
 # Short names of the variants (issue 26)

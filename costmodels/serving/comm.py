@@ -60,12 +60,14 @@ class LayerComm:
 
 
 def layer_comm(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster,
-               group_tokens: int) -> LayerComm:  # fmt: skip
-    """TP and EP seconds of one layer when an attention group holds ``group_tokens`` tokens."""
+               group_tokens: int, moe: bool | None = None) -> LayerComm:  # fmt: skip
+    """TP and EP seconds of one layer when an attention group holds ``group_tokens`` tokens;
+    ``moe``: an expert layer (default: whenever the model has experts)."""
     s = spans(layout, cluster)
     act = group_tokens * shape.hidden * ACT
     attention = group_seconds("all-reduce", act, s.tp, cluster)
-    if shape.experts > 1 and layout.ep > 1:
+    moe = shape.experts > 1 if moe is None else moe
+    if moe and layout.ep > 1:
         sent = act / layout.tp * shape.top_k
         ep = 2 * group_seconds("all-to-all", sent, s.ep, cluster)
         return LayerComm(attention + group_seconds("all-gather", act, s.tp, cluster), ep)

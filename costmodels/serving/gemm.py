@@ -23,6 +23,7 @@ For a weight-streaming GEMV the result is the memory roofline: weights x bytes /
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from costmodels.hardware import GPU
 from costmodels.llm.constants import StepConstants
@@ -36,7 +37,7 @@ from costmodels.llm.gemm import (
 )
 from costmodels.llm.kernel_time import hbm_bandwidth
 from costmodels.llm.kernels import GemmShape
-from costmodels.llm.precision import tensor_peak_flops
+from costmodels.serving.precision import peak_flops
 
 K_SLICE = 256  # shortest K range one split-K block works on (estimate)
 
@@ -60,6 +61,7 @@ def _split_utilisation(m: int, n: int, k: int, batch: int, sms: int,
     return rate * useful * filled
 
 
+@lru_cache(maxsize=65_536)
 def best_tile(shape: GemmShape, sms: int) -> tuple[tuple[int, int], float, int]:
     """(tile, utilisation, splits) of the best plan: plain tiles or split-K."""
     best = (TILES[0], 0.0, 1)
@@ -73,18 +75,21 @@ def best_tile(shape: GemmShape, sms: int) -> tuple[tuple[int, int], float, int]:
     return best
 
 
-def serving_gemm_terms(shape: GemmShape, gpu: GPU, dtype: str,
-                       constants: StepConstants) -> tuple[float, float]:  # fmt: skip
-    """(tensor-core seconds, HBM seconds) of one inference GEMM, without the launch gap."""
+@lru_cache(maxsize=65_536)
+def serving_gemm_terms(shape: GemmShape, gpu: GPU, dtype: str, constants: StepConstants,
+                       scale: float = 1.0) -> tuple[float, float]:  # fmt: skip
+    """(tensor-core seconds, HBM seconds) of one inference GEMM, without the launch gap;
+    ``scale`` multiplies the tensor-core rate (the engine model's GEMM efficiencies)."""
     sms = gpu.sm_count or DEFAULT_SM_COUNT
     _, utilisation, splits = best_tile(shape, sms)
     efficiency = (asymptotic_fraction(gpu, constants.gemm_k_half) * constants.gemm_sustained
-                  * utilisation * k_ramp(shape.k, constants.gemm_k_half))  # fmt: skip
-    compute = shape.flops / (tensor_peak_flops(gpu, dtype) * efficiency)
+                  * utilisation * k_ramp(shape.k, constants.gemm_k_half) * scale)  # fmt: skip
+    compute = shape.flops / (peak_flops(gpu, dtype) * efficiency)
     partials = 8.0 * shape.m * shape.n * shape.batch * splits if splits > 1 else 0.0
     return compute, (shape.bytes + partials) / hbm_bandwidth(gpu, constants, None)
 
 
-def serving_gemm_seconds(shape: GemmShape, gpu: GPU, dtype: str, constants: StepConstants) -> float:
+def serving_gemm_seconds(shape: GemmShape, gpu: GPU, dtype: str, constants: StepConstants,
+                         scale: float = 1.0) -> float:  # fmt: skip
     """Launch gap + max(tensor-core time, HBM time) of one inference GEMM."""
-    return constants.kernel_launch_s + max(serving_gemm_terms(shape, gpu, dtype, constants))
+    return constants.kernel_launch_s + max(serving_gemm_terms(shape, gpu, dtype, constants, scale))

@@ -17,7 +17,11 @@ MoE layers (experts > 1): router GEMM and top-k, token permutation, grouped expe
 the experts that received at least one token, activation and weighted combine. With T tokens
 each routed to k of E experts uniformly, an expert receives none with probability
 (1 - k/E)^T, so E (1 - (1 - k/E)^T) experts are touched (rounded to whole experts) and only
-their weights are read: at batch 1 Mixtral reads 2 of its 8 experts.
+their weights are read: at batch 1 Mixtral reads 2 of its 8 experts. Shared experts
+(``shape.shared_experts``) run every token as one more gated MLP, TP-sharded. A MoE model's
+dense layers (``first_dense_layers``, ``moe_layer_step``; costmodels.serving.layers) run a plain
+MLP of ``dense_ffn``; ``layer_kernels(..., moe=...)`` says which kind of layer to build.
+Attention of a model with multi-head latent attention is costmodels.serving.mla's.
 """
 
 from __future__ import annotations
@@ -27,10 +31,12 @@ from dataclasses import dataclass
 
 from costmodels.llm.attention import flash_kernels
 from costmodels.llm.kernels import GemmShape, Kernel, gemm_kernel, memory_kernel
-from costmodels.llm.precision import linear_gemm_dtype
 from costmodels.llm.shapes import TransformerShape
-from costmodels.serving.kv_cache import head_dim, kv_heads_per_gpu
+from costmodels.serving.kv_cache import head_dim, kv_elements_per_layer, kv_heads_per_gpu
+from costmodels.serving.layers import dense_ffn, is_moe
 from costmodels.serving.layout import ServingLayout
+from costmodels.serving.mla import mla_attention, mla_projections
+from costmodels.serving.precision import gemm_dtype
 
 DECODE_PARTITION = 512  # keys per block of vLLM's paged attention V2 (_PARTITION_SIZE)
 ACT = 2.0  # bytes per activation element
@@ -74,8 +80,10 @@ def expert_load(shape: TransformerShape, layout: ServingLayout, total_tokens: in
 
 
 def _attention(shape: TransformerShape, work: Work, tp: int, kv_bytes: float) -> list[Kernel]:
+    if shape.mla is not None:
+        return mla_attention(shape, work.seqs, work.q_len, work.kv_len, tp, kv_bytes)
     d, heads, kv = head_dim(shape), shape.heads // tp, kv_heads_per_gpu(shape, tp)
-    new_kv = 2.0 * work.tokens * kv * d
+    new_kv = float(work.tokens * kv_elements_per_layer(shape, tp))
     cache_write = memory_kernel("kv-cache-write", new_kv * (ACT + kv_bytes))
     if not work.decode:
         fwd, _ = flash_kernels(work.seqs, work.q_len, work.kv_len, heads, kv, d)
@@ -90,19 +98,27 @@ def _attention(shape: TransformerShape, work: Work, tp: int, kv_bytes: float) ->
 
 
 def _mlp(shape: TransformerShape, layout: ServingLayout, work: Work, total_tokens: int,
-         dtype: str, wb: float) -> list[Kernel]:  # fmt: skip
+         dtype: str, wb: float, moe: bool) -> list[Kernel]:  # fmt: skip
     h, t = shape.hidden, work.tokens
     gate = 2 if shape.gated_mlp else 1
     act_bytes = 6.0 if shape.gated_mlp else 4.0  # silu_and_mul: read 2, write 1; GELU 1 + 1
-    if shape.experts == 1:
-        f = shape.ffn_size // layout.tp
+    if not moe:
+        f = dense_ffn(shape) // layout.tp
         return [gemm_kernel("mlp-in", "gemm", GemmShape(t, gate * f, h, 1, wb, ACT), dtype),
                 memory_kernel("activation", act_bytes * t * f),
                 gemm_kernel("mlp-out", "gemm", GemmShape(t, h, f, 1, wb, ACT), dtype)]  # fmt: skip
     load = expert_load(shape, layout, total_tokens)
     m, f, b = load.tokens_per_expert, load.width, load.touched
     routed = float(m * b) * h * ACT
-    return [
+    shared: list[Kernel] = []
+    if shape.shared_experts:
+        fs = shape.shared_experts * shape.ffn_size // layout.tp
+        shared = [
+            gemm_kernel("shared-in", "gemm", GemmShape(t, gate * fs, h, 1, wb, ACT), dtype),
+            memory_kernel("activation", act_bytes * t * fs),
+            gemm_kernel("shared-out", "gemm", GemmShape(t, h, fs, 1, wb, ACT), dtype),
+        ]
+    return shared + [
         gemm_kernel("router", "gemm", GemmShape(t, shape.experts, h), "bf16"),
         memory_kernel("topk-softmax", 4.0 * t * shape.experts),
         memory_kernel("moe-permute", 2.0 * routed, launches=2),
@@ -113,31 +129,45 @@ def _mlp(shape: TransformerShape, layout: ServingLayout, work: Work, total_token
     ]
 
 
-def layer_kernels(shape: TransformerShape, layout: ServingLayout, work: Work,
-                  total_tokens: int | None = None) -> tuple[Kernel, ...]:  # fmt: skip
-    """One layer's forward kernels on one GPU; ``total_tokens``: tokens of the whole EP group
-    routed in this pass (default: this GPU's)."""
-    h, t, tp = shape.hidden, work.tokens, layout.tp
-    dtype = linear_gemm_dtype(layout.precision)
-    wb = float(layout.weight_bytes)
+def _projections(shape: TransformerShape, t: int, tp: int, dtype: str,
+                 wb: float) -> tuple[list[Kernel], list[Kernel], int]:  # fmt: skip
+    """(kernels before attention, the output projection, query width on this GPU)."""
+    h = shape.hidden
+    if shape.mla is not None:
+        before, out = mla_projections(shape, t, tp, dtype, wb)
+        return before, out, shape.heads // tp * shape.mla.v_head_dim
     d = head_dim(shape)
     q, kv = shape.heads // tp * d, kv_heads_per_gpu(shape, tp) * d
-    norm_bytes = 8.0 if shape.gated_mlp else 4.0  # fused add + RMSNorm / plain LayerNorm
-    out: list[Kernel] = [
-        memory_kernel("norm", norm_bytes * t * h),
-        gemm_kernel("qkv", "gemm", GemmShape(t, q + 2 * kv, h, 1, wb, ACT), dtype),
-    ]
+    before = [gemm_kernel("qkv", "gemm", GemmShape(t, q + 2 * kv, h, 1, wb, ACT), dtype)]
     if shape.gated_mlp:
-        out.append(memory_kernel("rotary", 4.0 * t * (q + kv)))
-    out += _attention(shape, work, tp, float(layout.kv_bytes))
-    out.append(gemm_kernel("attention-out", "gemm", GemmShape(t, h, q, 1, wb, ACT), dtype))
+        before.append(memory_kernel("rotary", 4.0 * t * (q + kv)))
+    return before, [gemm_kernel("attention-out", "gemm", GemmShape(t, h, q, 1, wb, ACT), dtype)], q
+
+
+def layer_kernels(shape: TransformerShape, layout: ServingLayout, work: Work,
+                  total_tokens: int | None = None, moe: bool | None = None,
+                  attention: bool = True) -> tuple[Kernel, ...]:  # fmt: skip
+    """One layer's forward kernels on one GPU; ``total_tokens``: tokens of the whole EP group
+    routed in this pass (default: this GPU's); ``moe``: an expert layer (default: whenever the
+    model has experts); ``attention=False`` leaves out the attention core (the kernels that read
+    or write the cache), whose cost the engine model prices per sequence."""
+    h, t, tp = shape.hidden, work.tokens, layout.tp
+    moe = is_moe(shape) if moe is None else moe
+    dtype = gemm_dtype(layout.precision)
+    wb = float(layout.weight_bytes)
+    norm_bytes = 8.0 if shape.gated_mlp else 4.0  # fused add + RMSNorm / plain LayerNorm
+    before, projection, q = _projections(shape, t, tp, dtype, wb)
+    out: list[Kernel] = [memory_kernel("norm", norm_bytes * t * h), *before]
+    core = _attention(shape, work, tp, float(layout.kv_bytes))
+    out += core if attention else [k for k in core if k.name == "kv-cache-write"]
+    out += projection
     out.append(memory_kernel("norm", norm_bytes * t * h))
     if not shape.gated_mlp:  # the two residual adds GPT-style blocks run on their own
         out.append(memory_kernel("residual-add", 6.0 * t * h * 2, launches=2))
-    out += _mlp(shape, layout, work, total_tokens or t, dtype, wb)
-    if dtype == "fp8":  # quantise the inputs of attention-out and MLP-out (read 2, write 1)
-        f_local = shape.ffn_size // tp if shape.experts == 1 else 0
-        out.append(memory_kernel("fp8-quantize", 3.0 * t * (q + f_local), launches=2))
+    out += _mlp(shape, layout, work, total_tokens or t, dtype, wb, moe)
+    if dtype in ("fp8", "fp4"):  # quantise attention-out's and MLP-out's inputs (read 2, write 1)
+        f_local = dense_ffn(shape) // tp if not moe else 0
+        out.append(memory_kernel(f"{dtype}-quantize", 3.0 * t * (q + f_local), launches=2))
     return tuple(out)
 
 

@@ -1,4 +1,4 @@
-"""Key-value cache sizes: per token, per request, per GPU (grouped-query and precision aware).
+"""Key-value cache sizes: per token, per request, per GPU (grouped-query, MLA and precision aware).
 
 Every layer keeps, for every token of every sequence, one key and one value vector per key-value
 head (Vaswani et al. 2017; grouped-query attention, Ainslie et al. 2023, arXiv:2305.13245, keeps
@@ -7,11 +7,17 @@ head (Vaswani et al. 2017; grouped-query attention, Ainslie et al. 2023, arXiv:2
     bytes per token = 2 x layers x kv_heads x head_dim x bytes per element
 
 Llama 2 7B (32 layers, 32 heads of 128, no GQA) in 16-bit: 2 x 32 x 32 x 128 x 2 = 512 KiB per
-token; Llama 3.1 70B (80 layers, 8 KV heads of 128): 320 KiB. On one GPU of a TP group the KV
-heads are split over ``tp`` (vLLM and TensorRT-LLM replicate a KV head when tp exceeds the KV
-heads, so a GPU holds at least one), and a pipeline stage holds its ``ceil(layers / pp)`` layers.
-Compressed caches (DeepSeek's multi-head latent attention) are not modelled: the DeepSeek-V3-style
-preset stores full heads, an upper bound.
+token; Llama 3.1 70B (80 layers, 8 KV heads of 128): 320 KiB. ``head_dim`` is the shape's own
+when set (Qwen3-32B: 128, not hidden / heads = 80). On one GPU of a TP group the KV heads are
+split over ``tp`` (vLLM and TensorRT-LLM replicate a KV head when tp exceeds the KV heads, so a
+GPU holds at least one), and a pipeline stage holds its ``ceil(layers / pp)`` layers.
+
+DeepSeek's multi-head latent attention (``shape.mla``; DeepSeek-V2, arXiv:2405.04434, Sec.
+2.1.2: "only ... the compressed latent vector and the decoupled key need to be cached") keeps
+one latent of ``kv_lora_rank`` and one rotary key of ``qk_rope_head_dim`` per token and layer,
+shared by all heads: DeepSeek-V3 (61 layers, 512 + 64) in 16-bit caches 61 x 576 x 2 = 68.6 KiB
+per token, against 61 x 2 x 128 x 128 x 2 = 3.8 MiB for its 128 full heads. The latent is not
+split by head, so every GPU of a TP group holds all of it (vLLM's and SGLang's MLA backends).
 """
 
 from __future__ import annotations
@@ -19,11 +25,13 @@ from __future__ import annotations
 import math
 
 from costmodels.llm.shapes import TransformerShape
+from costmodels.serving.layers import head_dim
 from costmodels.serving.layout import ServingLayout
 
-
-def head_dim(shape: TransformerShape) -> int:
-    return shape.hidden // shape.heads
+__all__ = [
+    "head_dim", "kv_bytes_per_request", "kv_bytes_per_token", "kv_bytes_per_token_per_gpu",
+    "kv_elements_per_layer", "kv_heads_per_gpu",
+]  # fmt: skip
 
 
 def kv_heads_per_gpu(shape: TransformerShape, tp: int) -> int:
@@ -31,8 +39,17 @@ def kv_heads_per_gpu(shape: TransformerShape, tp: int) -> int:
     return max(1, shape.kv_head_count // tp)
 
 
+def kv_elements_per_layer(shape: TransformerShape, tp: int = 1) -> int:
+    """Cache elements one token adds to one layer on one GPU of a TP group of ``tp``."""
+    if shape.mla is not None:
+        return shape.mla.kv_lora_rank + shape.mla.qk_rope_head_dim
+    return 2 * kv_heads_per_gpu(shape, tp) * head_dim(shape)
+
+
 def kv_bytes_per_token(shape: TransformerShape, kv_bytes: float = 2.0) -> float:
     """Bytes of cache one token adds to the whole model (every layer, every KV head)."""
+    if shape.mla is not None:
+        return float(shape.layers * kv_elements_per_layer(shape) * kv_bytes)
     return 2.0 * shape.layers * shape.kv_head_count * head_dim(shape) * kv_bytes
 
 
@@ -44,5 +61,4 @@ def kv_bytes_per_request(shape: TransformerShape, tokens: int, kv_bytes: float =
 def kv_bytes_per_token_per_gpu(shape: TransformerShape, layout: ServingLayout) -> float:
     """Bytes one token adds on one GPU of the busiest pipeline stage."""
     layers = math.ceil(shape.layers / layout.pp)
-    heads = kv_heads_per_gpu(shape, layout.tp)
-    return 2.0 * layers * heads * head_dim(shape) * layout.kv_bytes
+    return float(layers * kv_elements_per_layer(shape, layout.tp) * layout.kv_bytes)

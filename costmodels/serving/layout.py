@@ -13,8 +13,9 @@ Ranks are numbered TP-innermost, then attention data-parallel groups, then pipel
   groups of ``tp`` GPUs each serve their own requests, every GPU holds ``experts / ep`` whole
   experts, and tokens reach their experts by an all-to-all dispatch and return by a combine.
   ``ep`` must be a multiple of ``tp``; the instance has ``pp x max(tp, ep)`` GPUs.
-* ``precision``: weights and GEMMs in bf16/fp16 (2 bytes) or fp8 (1 byte, E4M3 weights with
-  per-tensor scales, GEMMs at the fp8 tensor-core peak; embedding and output head stay 16-bit).
+* ``precision``: weights and GEMMs in bf16/fp16 (2 bytes), fp8 (1 byte, E4M3 weights with
+  per-tensor scales, GEMMs at the fp8 tensor-core peak) or fp4 (NVFP4, 0.5625 bytes with its
+  block scales, at the FP4 peak; costmodels.serving.precision); embedding and head stay 16-bit.
   ``kv_precision``: bytes per key/value element in the cache (fp8 halves the cache).
 * ``cuda_graphs``: the decode (and prefill) kernels are replayed from a captured graph or a C++
   runtime (vLLM, TensorRT-LLM), so the host adds no time per kernel; ``False`` prices every
@@ -27,8 +28,8 @@ import math
 from dataclasses import dataclass
 
 from costmodels.limits import MAX_GPUS, check_count
-from costmodels.llm.precision import check_precision
 from costmodels.llm.shapes import TransformerShape
+from costmodels.serving.precision import WEIGHT_BYTES, check_serving_precision
 
 KV_PRECISIONS: tuple[str, ...] = ("bf16", "fp16", "fp8")
 KV_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
@@ -59,7 +60,7 @@ class ServingLayout:
             except ValueError as exc:
                 raise ServingLayoutError(str(exc)) from None
         try:
-            check_precision(self.precision)
+            check_serving_precision(self.precision)
         except ValueError as exc:
             raise ServingLayoutError(f"--precision: {exc}") from None
         if self.kv_precision not in KV_PRECISIONS:
@@ -86,9 +87,9 @@ class ServingLayout:
         return self.gpus_per_stage * self.pp
 
     @property
-    def weight_bytes(self) -> int:
-        """Bytes per weight of the linear layers."""
-        return 1 if self.precision == "fp8" else 2
+    def weight_bytes(self) -> float:
+        """Bytes per weight of the linear layers (NVFP4: 0.5625, with its block scales)."""
+        return WEIGHT_BYTES[self.precision]
 
     @property
     def kv_bytes(self) -> int:

@@ -1,9 +1,11 @@
 """Memory one GPU of a serving instance needs: weights, the KV cache of its requests, and the
 transient activations of the largest pass.
 
-Weights of the busiest pipeline stage: each layer's dense part (attention, norms, router and a
-dense MLP) over ``tp``; experts over ``tp`` (ep = 1, every expert sharded) or ``ep`` (whole
-experts); at the linear layers' precision (1 byte under fp8). The embedding and an untied head
+Weights of the busiest pipeline stage: each layer's dense part (attention, norms, router, a
+dense MLP or shared experts) over ``tp``, except MLA's latent projections, which every GPU of the
+TP group holds whole; experts over ``tp`` (ep = 1, every expert sharded) or ``ep`` (whole
+experts); at the linear layers' precision (1 byte under fp8, 0.5625 under NVFP4). Dense and MoE
+layers are counted per stage (costmodels.serving.layers). The embedding and an untied head
 (16-bit, vocabulary over ``tp``) sit on the first and last stage. The cache: every sequence of
 the GPU's attention group at its full length (prompt + output) in ``kv_precision``.
 Activations (an estimate): one layer's live tensors of the prompt pass, T x (3h + qkv width +
@@ -17,10 +19,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from costmodels.llm.communication import layer_parameters
 from costmodels.llm.model_size import is_gpt_style
 from costmodels.llm.shapes import TransformerShape
 from costmodels.serving.kv_cache import head_dim, kv_bytes_per_token_per_gpu, kv_heads_per_gpu
+from costmodels.serving.layers import (
+    LayerParameters,
+    dense_ffn,
+    layer_parameters,
+    stage_layers,
+)
 from costmodels.serving.layout import ServingLayout
 
 EMBEDDING_BYTES = 2.0
@@ -37,16 +44,32 @@ class ServingMemory:
         return self.weights + self.kv_cache + self.activations
 
 
-def weight_bytes_per_gpu(shape: TransformerShape, layout: ServingLayout) -> float:
-    dense, experts = layer_parameters(shape)
+def _replicated(shape: TransformerShape) -> int:
+    """Weights every GPU of a TP group holds whole: MLA's latent projections."""
+    m = shape.mla
+    if m is None:
+        return 0
+    return shape.hidden * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim)
+
+
+def _layer_bytes(shape: TransformerShape, layout: ServingLayout, p: LayerParameters) -> float:
     expert_split = layout.tp if layout.ep == 1 else layout.ep
-    per_layer = (dense / layout.tp + experts / expert_split) * layout.weight_bytes
-    layers = math.ceil(shape.layers / layout.pp) * per_layer
+    whole = _replicated(shape)
+    return ((p.dense - whole) / layout.tp + whole + p.experts / expert_split) * layout.weight_bytes
+
+
+def weight_bytes_per_gpu(shape: TransformerShape, layout: ServingLayout) -> float:
+    """Weights on one GPU of the busiest stage (module docstring)."""
+    dense = _layer_bytes(shape, layout, layer_parameters(shape, False))
+    moe = _layer_bytes(shape, layout, layer_parameters(shape, True))
     token = shape.vocab * shape.hidden / layout.tp * EMBEDDING_BYTES
     positions = shape.seq_len * shape.hidden * EMBEDDING_BYTES if is_gpt_style(shape) else 0.0
-    head = 0.0 if shape.tied_embeddings and layout.pp == 1 else token
+    stages = stage_layers(shape, layout.pp)
     if layout.pp == 1:
-        return layers + token + positions + head
+        head = 0.0 if shape.tied_embeddings else token
+        return stages[0].dense * dense + stages[0].moe * moe + token + positions + head
+    # the busiest stage's layers with the larger of the two ends (the first or last stage)
+    layers = max(s.dense * dense + s.moe * moe for s in stages)
     return layers + max(token + positions, token)
 
 
@@ -54,7 +77,7 @@ def activation_bytes(shape: TransformerShape, layout: ServingLayout, prompt_len:
                      seqs: int) -> float:  # fmt: skip
     d = head_dim(shape)
     qkv = (shape.heads // layout.tp + 2 * kv_heads_per_gpu(shape, layout.tp)) * d
-    f = shape.ffn_size // layout.tp
+    f = dense_ffn(shape) // layout.tp
     layer = prompt_len * (3 * shape.hidden + qkv + 3 * f) * 2.0
     logits = seqs * math.ceil(shape.vocab / layout.tp) * 4.0
     return layer + logits

@@ -17,6 +17,7 @@ and ``micro-batches x`` the busiest stage's time (the pipeline's throughput limi
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from costmodels.hardware import GPU
@@ -36,13 +37,17 @@ from costmodels.serving.layout import ServingLayout
 
 
 def kernels_time(kernels: tuple[Kernel, ...], gpu: GPU, constants: StepConstants,
-                 host_s_per_kernel: float) -> Seconds:  # fmt: skip
-    """GPU seconds by bucket; idle when the host issues the kernels more slowly."""
+                 host_s_per_kernel: float,
+                 gemm_scale: Callable[[Kernel], float] | None = None) -> Seconds:  # fmt: skip
+    """GPU seconds by bucket; idle when the host issues the kernels more slowly.
+    ``gemm_scale(kernel)``: a factor on each GEMM's tensor-core rate (the engine model's
+    per-precision and expert GEMM efficiencies; 1 when not given)."""
     buckets = {"gemm": 0.0, "attention": 0.0, "memory_bound": 0.0}
     launches = 0
     for kernel in kernels:
         if kernel.gemm is not None:
-            seconds = serving_gemm_seconds(kernel.gemm, gpu, kernel.dtype, constants)
+            scale = gemm_scale(kernel) if gemm_scale is not None else 1.0
+            seconds = serving_gemm_seconds(kernel.gemm, gpu, kernel.dtype, constants, scale)
         else:
             seconds = kernel_seconds(kernel, gpu, constants)
         buckets[kernel.category] += seconds

@@ -59,3 +59,13 @@ def test_bad_input_is_one_clear_message() -> None:
     assert_message(run_page(sv_gpu="V100 SXM2", sv_prec="fp8"), "error", "fp8")
     assert_message(run_page(sv_model="<script>"), "warning", "sv_model=")
     assert_message(run_page(sv_batch="-3"), "warning", "sv_batch=")
+
+
+def test_serving_presets_and_fp4() -> None:
+    """The serving-only presets (MoE on alternate layers, latent attention) and NVFP4 weights
+    render; fp4 on a GPU without FP4 tensor cores is one error naming it."""
+    at = run_page(sv_model="Llama 4 Maverick", sv_gpu="B200", sv_prec="fp4", sv_kv="fp8")
+    assert not at.error, [e.value for e in at.error]
+    mla = run_page(sv_model="DeepSeek-V3 (MLA)", sv_gpu="H200 SXM", sv_prec="fp8", sv_pp="2")
+    assert not mla.error, [e.value for e in mla.error]
+    assert_message(run_page(sv_prec="fp4"), "error", "FP4 tensor cores")

@@ -39,8 +39,31 @@ def test_published_rows_and_claims(text: str) -> None:
 
 def test_guide_commands_run(text: str, capsys) -> None:
     commands = re.findall(r"`(commatlas predict-serving [^`]+)`", text)
-    assert len(commands) == 2
-    for command in commands:
+    assert len(commands) == 3
+    for command in commands[:2]:
         assert main([*shlex.split(command)[1:], "--json"] if "--json" not in command
                     else shlex.split(command)[1:]) == 0  # fmt: skip
         assert json.loads(capsys.readouterr().out)["tpot_s"] > 0
+
+
+def test_engine_sections(text: str, capsys) -> None:  # noqa: ANN001
+    """The 128/128 rows: the engine model within 15 % of each measured run, the static batch
+    below it and at least twice as far off; live paged memory holds more requests than whole
+    reservation; the plan's rows meet the targets and its command runs."""
+    section = text[text.index("## Continuous batching") :]
+    rows = [line.split(" | ") for line in section.splitlines() if re.match(r"\| \d \|", line)]
+    assert len(rows) == 4
+    for row in rows:
+        measured, engine, static = (float(x.replace(",", "")) for x in row[1:4])
+        assert abs(engine / measured - 1) < 0.15 and static < measured
+        assert abs(static / measured - 1) > 2 * abs(engine / measured - 1)
+    gains = re.findall(r"\| (\d\.\d\d)x \|", section)
+    assert len(gains) == 3 and all(float(g) > 1 for g in gains)
+    plan = [line.split(" | ") for line in section.splitlines()
+            if re.match(r"\| [\w ]+ TP\d ", line)]  # fmt: skip
+    assert plan and all(float(r[4].replace(",", "")) <= 2000 and float(r[5]) <= 50 for r in plan)
+    command = re.search(r"`(commatlas plan-serving [^`]+)`", text).group(1)
+    argv = shlex.split(command)[1:]
+    argv[argv.index("--requests") + 1] = "150"  # quicker than the guide's run
+    assert main([*argv, "--gpus", "h200", "--tp", "8", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"]

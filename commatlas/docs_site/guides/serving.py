@@ -1,5 +1,6 @@
 """Guide: serving a large model: the KV cache, one decode step, published latencies, batching
-and disaggregated prefill/decode pools (issue 19, part 1).
+and disaggregated prefill/decode pools (issue 19, part 1); continuous batching, paged memory and
+a worked capacity plan (issue 29, commatlas/docs_site/guides/serving_engine.py).
 
 Every number is computed at build time by costmodels.serving (predict_serving, kv_cache,
 transfer, balance) and costmodels.serving.published (the measurements it is checked against).
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from commatlas.docs_site import Files
 from commatlas.docs_site.guides import _common as c
+from commatlas.docs_site.guides.serving_engine import ENGINE_REPRODUCE, engine_sections
 from costmodels.hardware import get_gpu
 from costmodels.llm.intra_link import gpu_intra_link
 from costmodels.llm.presets import preset_shape
@@ -202,6 +204,7 @@ def page_text(tax: Taxonomy) -> str:
         f"pools equally busy ({c.record_link(tax, 'distserve')} sizes its pools against latency "
         f"targets as well). See {c.record_link(tax, 'kv-cache-transfer')}.",
         "",
+        *engine_sections(tax),
         *c.reproduce(
             [
                 "- The 70B rows: `commatlas predict-serving --model llama-3.1-70b --gpu h100 "
@@ -212,6 +215,7 @@ def page_text(tax: Taxonomy) -> str:
                 "--transfer-mode layer-wise`.",
                 "- In Python: `costmodels.serving.predict_serving(shape, ServingLayout(tp=8), "
                 "cluster, batch=..., prompt_len=..., output_len=...)`.",
+                *ENGINE_REPRODUCE,
             ]
         ),  # fmt: skip
     ]

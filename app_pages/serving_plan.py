@@ -1,0 +1,167 @@
+"""Page: which GPU, TP degree and precision serve a workload at the highest rate per GPU within
+latency targets (TTFT p90, TPOT p99), ranked by output tokens/s per GPU or per dollar.
+
+Inputs (sidebar, all in the URL): the model (serving presets: Llama, Llama 4, Qwen3,
+DeepSeek-V3 with MLA ...), the GPUs, TP degrees and precisions to try, the request lengths, the
+targets, optional prices ($ per GPU-hour) and a total rate to size replicas for. Every number is
+costmodels.serving.plan.plan_serving (the model behind ``commatlas plan-serving``).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app_pages.charts import draw
+from app_pages.query_inputs import (
+    Field,
+    choice,
+    comma_list,
+    float_between,
+    int_between,
+    join_list,
+    seed,
+    show_problems,
+    write_back,
+)
+from app_pages.serving_plan_compute import COLUMNS, MORE, bar_spec, plan_frame
+from app_pages.tables import show_table
+from costmodels.formatting import format_number
+from costmodels.hardware import GPUS
+from costmodels.serving.presets import SERVING_MODEL_NAMES
+
+GPU_NAMES = list(GPUS)
+PRECISIONS = ["bf16", "fp8", "fp4"]
+TPS = [1, 2, 4, 8]
+FIELDS = [
+    Field("cp_model", "Llama 3.1 70B", choice(SERVING_MODEL_NAMES)),
+    Field(
+        "cp_gpus", ["H100 SXM", "H200 SXM", "B200"], comma_list(choice(GPU_NAMES), 12), join_list
+    ),
+    Field("cp_tp", [1, 2, 4, 8], comma_list(int_between(1, 8), 4), join_list),
+    Field("cp_prec", ["bf16", "fp8"], comma_list(choice(PRECISIONS), 3), join_list),
+    Field("cp_prompt", 1024, int_between(1, 131_072)),
+    Field("cp_output", 256, int_between(1, 32_768)),
+    Field("cp_ttft", 2000.0, float_between(1.0, 600_000.0)),
+    Field("cp_tpot", 50.0, float_between(0.1, 10_000.0)),
+    Field("cp_requests", 300, int_between(50, 3000)),
+    Field("cp_policy", "live", choice(["live", "reserve"])),
+    Field("cp_price", "", lambda raw: _prices_text(raw)),
+    Field("cp_target", 0.0, float_between(0.0, 1e6)),
+]
+
+
+def _prices(raw: str) -> tuple[tuple[str, float], ...]:
+    """'H100 SXM=2.5, B200=5' -> ((name, price), ...); ValueError naming the item."""
+    from costmodels.hardware import get_gpu
+
+    out = []
+    for item in [part.strip() for part in str(raw).split(",") if part.strip()][:16]:
+        name, sep, value = item.partition("=")
+        try:
+            price = float(value)
+        except ValueError:
+            price = -1.0
+        if not sep or not 0 < price < 1e6:
+            raise ValueError(f"{item[:30]!r} is not GPU=dollars per GPU-hour")
+        out.append((get_gpu(name.strip()).name, price))
+    return tuple(out)
+
+
+def _prices_text(raw: str) -> str:
+    _prices(raw)
+    return str(raw)
+
+
+def sidebar() -> list[str]:
+    problems = seed(FIELDS)
+    bar = st.sidebar
+    bar.selectbox("Model", SERVING_MODEL_NAMES, key="cp_model")
+    bar.multiselect("GPUs", GPU_NAMES, key="cp_gpus")
+    bar.multiselect("Tensor parallel (TP)", TPS, key="cp_tp")
+    bar.multiselect(
+        "Precisions",
+        PRECISIONS,
+        key="cp_prec",
+        help="weights and GEMMs; the KV cache is fp8 for fp8/fp4, else 16-bit",
+    )
+    bar.number_input("Prompt tokens", 1, 131_072, step=1, key="cp_prompt")
+    bar.number_input("Output tokens", 1, 32_768, step=1, key="cp_output")
+    bar.number_input("TTFT p90 target (ms)", 1.0, 600_000.0, key="cp_ttft")
+    bar.number_input("TPOT p99 target (ms)", 0.1, 10_000.0, key="cp_tpot")
+    bar.number_input(
+        "Requests per simulation",
+        50,
+        3000,
+        step=50,
+        key="cp_requests",
+        help="more: steadier percentiles, slower page",
+    )
+    bar.selectbox(
+        "KV policy",
+        ["live", "reserve"],
+        key="cp_policy",
+        help="live: vLLM's paged blocks with preemption; reserve: TensorRT-LLM's "
+        "GUARANTEED_NO_EVICT",
+    )
+    bar.text_input(
+        "Prices ($ per GPU-hour)",
+        key="cp_price",
+        help="e.g. H100 SXM=2.5, B200=5: ranks by output tokens per dollar",
+    )
+    bar.number_input("Total requests/s to serve (0: none)", 0.0, 1e6, key="cp_target")
+    write_back(FIELDS)
+    return problems
+
+
+def main() -> None:
+    st.title("Serving capacity")
+    show_problems(sidebar())
+    s = st.session_state
+    if not s["cp_gpus"] or not s["cp_tp"] or not s["cp_prec"]:
+        st.error("Choose at least one GPU, one TP degree and one precision.")
+        return
+    try:
+        prices = _prices(s["cp_price"])
+        frame = plan_frame(
+            s["cp_model"],
+            tuple(s["cp_gpus"]),
+            tuple(s["cp_tp"]),
+            tuple(s["cp_prec"]),
+            int(s["cp_prompt"]),
+            int(s["cp_output"]),
+            float(s["cp_ttft"]),
+            float(s["cp_tpot"]),
+            int(s["cp_requests"]),
+            s["cp_policy"],
+            prices,
+            float(s["cp_target"]),
+            5,
+        )
+    except ValueError as exc:
+        st.error(str(exc).replace("--", ""))
+        return
+    st.caption(
+        f"{s['cp_model']}, {s['cp_prompt']} prompt and {s['cp_output']} output tokens per "
+        f"request, Poisson arrivals, {s['cp_requests']} requests per simulation. Engine: "
+        "continuous batching with chunked prefill (256 sequences, 8,192 tokens per iteration), "
+        "paged KV cache; speculative decoding off. Iteration costs from the operator model with "
+        "the engine constants fitted on TensorRT-LLM v0.20 max-throughput runs; the five most "
+        "promising deployments are simulated, the rest are closed-form estimates."
+    )
+    feasible = frame[frame["feasible"] & frame["simulated"]]
+    if feasible.empty:
+        st.warning("No deployment meets both targets: relax them or add GPUs.")
+    else:
+        best = feasible.iloc[0]
+        st.info(
+            f"Best: {best['deployment']} at "
+            f"{format_number(best['output_tokens_per_s_per_gpu'])} output tokens/s per GPU "
+            f"({format_number(best['requests_per_s_per_gpu'])} requests/s per GPU), TTFT p90 "
+            f"{format_number(best['ttft_p90_ms'])} ms, TPOT p99 "
+            f"{format_number(best['tpot_p99_ms'])} ms."
+        )
+        draw(bar_spec(frame))
+    show_table(frame, COLUMNS, more=MORE, more_label="per dollar, replicas")
+
+
+main()

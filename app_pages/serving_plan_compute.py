@@ -1,0 +1,121 @@
+"""What the Serving capacity page computes: ``plan_serving`` over the chosen GPUs, TP degrees and
+precisions (the model behind ``commatlas plan-serving``), as a frame, and its chart's spec.
+
+The cluster of each GPU is built as the commands build it (the GPU's own NVLink or PCIe inside
+an 8-GPU node, 25 GB/s per GPU between nodes); the engine is vLLM-like (live paged blocks,
+chunked prefill, 256 sequences, 8,192 tokens per iteration) unless the page says otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app_pages.serving_compute import cluster_of
+
+KV = {"bf16": "bf16", "fp8": "fp8", "fp4": "fp8"}
+COLUMNS = {
+    "deployment": "deployment",
+    "gpus": "GPUs per instance",
+    "requests_per_s_per_gpu": "requests/s per GPU",
+    "output_tokens_per_s_per_gpu": "output tokens/s per GPU",
+    "ttft_p90_ms": "TTFT p90 (ms)",
+    "tpot_p99_ms": "TPOT p99 (ms)",
+    "note": "note",
+}
+MORE = {"output_tokens_per_dollar": "output tokens per $", "replicas": "replicas for the target"}
+
+
+@st.cache_data(max_entries=32, show_spinner="Simulating the most promising deployments...")
+def plan_frame(
+    model: str,
+    gpus: tuple[str, ...],
+    tps: tuple[int, ...],
+    precisions: tuple[str, ...],
+    prompt: int,
+    output: int,
+    ttft_ms: float,
+    tpot_ms: float,
+    requests: int,
+    policy: str,
+    prices: tuple[tuple[str, float], ...],
+    target_rate: float,
+    top: int,
+) -> pd.DataFrame:
+    """One row per deployment, best first (costmodels.serving.plan)."""
+    from costmodels.serving.engine import EngineConfig
+    from costmodels.serving.layout import ServingLayout
+    from costmodels.serving.plan import SLO, Deployment, plan_serving
+    from costmodels.serving.presets import serving_shape
+    from costmodels.serving.requests import make_requests
+
+    shape = serving_shape(model, prompt + output)
+    deployments = [
+        Deployment(g, ServingLayout(tp, 1, 1, p, KV[p]))
+        for g in gpus
+        for tp in tps
+        for p in precisions
+    ]
+    reqs = make_requests(requests, mode="server", rate=1.0, prompt_len=prompt, output_len=output)
+    rows = plan_serving(
+        shape,
+        deployments,
+        cluster_of,
+        EngineConfig(policy=policy),
+        reqs,
+        SLO(ttft_ms / 1e3, tpot_ms / 1e3),
+        dict(prices),
+        top=top,
+        target_rate=target_rate or None,
+        rank_by="dollar" if prices else "gpu",
+    )
+    return pd.DataFrame([_record(r) for r in rows])
+
+
+def _record(r: Any) -> dict[str, Any]:
+    return {
+        "deployment": f"{r.gpu} TP{r.tp} {r.precision}",
+        "gpus": r.gpus,
+        "requests_per_s_per_gpu": r.requests_per_s_per_gpu if r.feasible else None,
+        "output_tokens_per_s_per_gpu": r.output_tokens_per_s_per_gpu if r.feasible else None,
+        "ttft_p90_ms": r.ttft_p90_s * 1e3 if r.ttft_p90_s is not None else None,
+        "tpot_p99_ms": r.tpot_p99_s * 1e3 if r.tpot_p99_s is not None else None,
+        "output_tokens_per_dollar": r.output_tokens_per_dollar,
+        "replicas": r.replicas,
+        "note": r.reason,
+        "simulated": r.simulated,
+        "feasible": r.feasible,
+    }
+
+
+def bar_spec(frame: pd.DataFrame) -> dict[str, Any]:
+    """Output tokens/s per GPU of the feasible deployments, simulated ones in colour."""
+    data = frame[frame["feasible"]].assign(
+        kind=lambda f: f["simulated"].map({True: "simulated", False: "estimate"})
+    )[["deployment", "output_tokens_per_s_per_gpu", "kind"]]
+    return {
+        "datasets": {"plan": data},
+        "data": {"name": "plan"},
+        "height": max(120, 22 * len(data)),
+        "mark": {"type": "bar"},
+        "encoding": {
+            "y": {"field": "deployment", "type": "nominal", "sort": None, "title": None},
+            "x": {
+                "field": "output_tokens_per_s_per_gpu",
+                "type": "quantitative",
+                "title": "output tokens/s per GPU within the targets",
+            },
+            "color": {
+                "field": "kind",
+                "type": "nominal",
+                "scale": {"domain": ["simulated", "estimate"], "range": ["#4c78a8", "#c7c7c7"]},
+            },
+            "tooltip": [
+                {"field": "deployment", "type": "nominal"},
+                {"field": "output_tokens_per_s_per_gpu", "type": "quantitative", "format": ",.4g"},
+                {"field": "kind", "type": "nominal"},
+            ],
+        },
+    }

@@ -1,0 +1,151 @@
+"""The request and engine flags of ``predict-serving --mode`` and ``plan-serving``, and what they
+resolve to (costmodels.serving.requests.RequestSet, costmodels.serving.engine.EngineConfig).
+
+Request flags: ``--requests N``, ``--prompt-len L`` or ``--prompt-dist FILE``, ``--output-len L``
+or ``--output-dist FILE`` (a file of lengths, drawn with replacement), ``--prefix-len N`` (a
+prompt prefix every request shares), ``--seed S`` (a private numpy Generator). Engine flags:
+``--max-num-seqs``, ``--max-batched-tokens``, ``--block-size``, ``--policy live|reserve``,
+``--no-chunked-prefill``, ``--prefix-caching``. Every count is bounded by argparse (one line
+naming the flag, exit 2); the rules between flags raise ValueError naming them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from commatlas.cli_types import bounded_int, nonempty
+from costmodels.limits import MAX_BATCH, MAX_SEQUENCE
+
+MAX_REQUESTS = 100_000  # costmodels.serving.requests.MAX_REQUESTS
+MAX_TOKEN_BUDGET = 2**20
+
+
+def add_request_flags(
+    parser: argparse.ArgumentParser,
+    default_requests: int,
+    max_requests: int = MAX_REQUESTS,
+) -> None:
+    group = parser.add_argument_group("requests")
+    length = bounded_int(1, MAX_SEQUENCE)
+    group.add_argument(
+        "--requests",
+        type=bounded_int(1, max_requests),
+        default=default_requests,
+        help=f"requests simulated (default {default_requests:,})",
+    )
+    group.add_argument("--prompt-len", type=length, help="prompt tokens of every request")
+    group.add_argument(
+        "--prompt-dist",
+        type=nonempty(),
+        metavar="FILE",
+        help="prompt lengths to draw from (whole numbers, one per line)",
+    )
+    group.add_argument("--output-len", type=length, help="generated tokens of every request")
+    group.add_argument(
+        "--output-dist",
+        type=nonempty(),
+        metavar="FILE",
+        help="output lengths to draw from (whole numbers, one per line)",
+    )
+    group.add_argument(
+        "--prefix-len",
+        type=bounded_int(0, MAX_SEQUENCE),
+        default=0,
+        help="prompt tokens every request shares (a system prompt)",
+    )
+    group.add_argument(
+        "--seed",
+        type=bounded_int(0, 2**32 - 1),
+        default=0,
+        help="seed of the arrivals and length draws",
+    )
+
+
+def add_engine_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("engine (continuous batching, paged KV cache)")
+    group.add_argument(
+        "--max-num-seqs",
+        type=bounded_int(1, MAX_BATCH),
+        default=256,
+        help="sequences scheduled together at most (default 256, vLLM's)",
+    )
+    group.add_argument(
+        "--max-batched-tokens",
+        type=bounded_int(1, MAX_TOKEN_BUDGET),
+        default=8192,
+        help="token budget of one iteration (default 8192)",
+    )
+    group.add_argument(
+        "--block-size",
+        type=bounded_int(1, 4096),
+        default=16,
+        help="tokens per KV block (default 16, vLLM's)",
+    )
+    group.add_argument(
+        "--policy",
+        choices=("live", "reserve"),
+        default="live",
+        help="live: blocks as the context grows, preempt when out (vLLM); "
+        "reserve: a request starts only when its whole output fits "
+        "(TensorRT-LLM's GUARANTEED_NO_EVICT)",
+    )
+    group.add_argument(
+        "--no-chunked-prefill", action="store_true", help="run every prompt whole in one iteration"
+    )
+    group.add_argument(
+        "--prefix-caching",
+        action="store_true",
+        help="compute and store the shared --prefix-len once",
+    )
+
+
+def engine_config(args: argparse.Namespace) -> Any:
+    from costmodels.serving.engine import EngineConfig
+
+    return EngineConfig(
+        args.max_num_seqs,
+        args.max_batched_tokens,
+        args.block_size,
+        not args.no_chunked_prefill,
+        args.policy,
+        args.prefix_caching,
+    )
+
+
+def _lengths(args: argparse.Namespace, name: str) -> tuple[int | None, Any]:
+    from costmodels.serving.requests import read_lengths
+
+    fixed, dist = getattr(args, f"{name}_len"), getattr(args, f"{name}_dist")
+    flag = f"--{name}-len"
+    if fixed is not None and dist is not None:
+        raise ValueError(f"give {flag} or --{name}-dist, not both")
+    if fixed is None and dist is None:
+        raise ValueError(f"{flag} (or --{name}-dist FILE) is required")
+    return fixed, read_lengths(dist, f"--{name}-dist") if dist is not None else None
+
+
+def request_set(args: argparse.Namespace, mode: str, rate: float | None) -> Any:
+    """The RequestSet the flags describe (``rate`` for ``mode="server"``)."""
+    from costmodels.serving.requests import make_requests
+
+    prompt, prompt_dist = _lengths(args, "prompt")
+    output, output_dist = _lengths(args, "output")
+    return make_requests(
+        args.requests,
+        mode=mode,
+        rate=rate,
+        prompt_len=prompt,
+        output_len=output,
+        prompt_dist=prompt_dist,
+        output_dist=output_dist,
+        prefix_len=args.prefix_len,
+        seed=args.seed,
+    )
+
+
+def mean_lengths(requests: Any) -> tuple[int, int]:
+    """Whole-token mean prompt and output lengths of a request set (for the static answers)."""
+    return max(1, round(float(requests.prompt.mean()))), max(
+        1, round(float(requests.output.mean()))
+    )

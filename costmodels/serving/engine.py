@@ -1,0 +1,117 @@
+"""How a serving engine is configured, and how much paged KV cache one instance holds.
+
+``EngineConfig`` is the scheduler's knobs, named as vLLM and TensorRT-LLM name them:
+
+* ``max_num_seqs`` (vLLM ``--max-num-seqs``; TensorRT-LLM ``max_batch_size``): sequences
+  scheduled together at most.
+* ``max_batched_tokens`` (vLLM ``--max-num-batched-tokens``; TensorRT-LLM ``max_num_tokens``):
+  the token budget of one iteration, decode tokens and prefill chunks together.
+* ``chunked_prefill``: a prompt may be split over iterations to fill the budget (Sarathi-Serve;
+  vLLM V1's default). Off, a prompt runs whole in one iteration once it fits the budget left
+  (a prompt longer than the whole budget runs alone).
+* ``policy``: ``"reserve"`` is TensorRT-LLM's default capacity policy GUARANTEED_NO_EVICT (a
+  request starts only when blocks for its prompt plus its whole output are free, so nothing is
+  ever evicted; TensorRT-LLM "Useful Runtime Options": "guarantee that a started request is never
+  paused"); ``"live"`` is vLLM's paged allocation (Kwon et al., SOSP '23, arXiv:2309.06180):
+  blocks of ``block_size`` tokens are taken as the context grows, and when none is free the most
+  recently started request is preempted and later recomputed (vLLM's default recompute mode;
+  TensorRT-LLM's MAX_UTILIZATION pauses requests the same way).
+* ``block_size``: tokens per KV block (vLLM's default 16, ``CacheConfig.DEFAULT_BLOCK_SIZE``).
+* ``prefix_caching``: the blocks of a prompt prefix shared by every request (``prefix_len`` of
+  the request set) are computed once, kept, and reused (vLLM's automatic prefix caching,
+  TensorRT-LLM's KV reuse); only whole blocks are shared. Cached blocks stay resident (no
+  eviction is modelled).
+* Speculative decoding is off: every decode iteration emits one token per sequence.
+
+``kv_pool_tokens``: the cache one instance holds. On the busiest GPU, what is left after the
+weights, the activations of a full iteration (``max_batched_tokens`` tokens) and a runtime
+reserve, times ``kv_memory_fraction`` (costmodels.serving.constants), over the bytes one token
+adds on that GPU, rounded down to whole blocks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from costmodels.limits import MAX_BATCH, check_count
+from costmodels.llm.shapes import LLMCluster, TransformerShape
+from costmodels.serving.constants import ServingConstants, serving_constants
+from costmodels.serving.kv_cache import kv_bytes_per_token_per_gpu
+from costmodels.serving.layout import ServingLayout
+from costmodels.serving.memory import activation_bytes, weight_bytes_per_gpu
+
+POLICIES: tuple[str, ...] = ("reserve", "live")
+MAX_TOKEN_BUDGET = 2**20  # tokens of one iteration; far above any engine's setting
+ASSUMPTIONS = (
+    "continuous (in-flight) batching: every iteration runs the decode token of each running "
+    "sequence and prefill chunks within the token budget, prompts batched together",
+    "decodes are scheduled before new prefill work (vLLM V1 and TensorRT-LLM order); "
+    "first-come first-served admission",
+    "speculative decoding off: one token per sequence per decode iteration",
+    "paged KV cache in blocks; the pool is what memory leaves after weights, one full "
+    "iteration's activations and a runtime reserve, times the KV memory fraction",
+    "an iteration prices its linear layers on all its tokens at once and attention per sequence",
+    "host overheads per iteration and per scheduled sequence are fitted on TensorRT-LLM v0.20 "
+    "max-throughput runs (costmodels/data/serving-constants.json)",
+)
+
+
+class EngineError(ValueError):
+    """An engine configuration that cannot run; the message names the flag."""
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    max_num_seqs: int = 256
+    max_batched_tokens: int = 8192
+    block_size: int = 16
+    chunked_prefill: bool = True
+    policy: str = "live"
+    prefix_caching: bool = False
+
+    def __post_init__(self) -> None:
+        try:
+            check_count(self.max_num_seqs, "--max-num-seqs", MAX_BATCH)
+            check_count(self.max_batched_tokens, "--max-batched-tokens", MAX_TOKEN_BUDGET)
+            check_count(self.block_size, "--block-size", 4096)
+        except ValueError as exc:
+            raise EngineError(str(exc)) from None
+        if self.policy not in POLICIES:
+            raise EngineError(f"--policy must be one of {list(POLICIES)}, got {self.policy!r}")
+
+
+@dataclass(frozen=True)
+class KVPool:
+    blocks: int
+    block_size: int
+    bytes_per_token_per_gpu: float
+    free_bytes_per_gpu: float  # what the cache may use on the busiest GPU
+
+    @property
+    def tokens(self) -> int:
+        return self.blocks * self.block_size
+
+
+def kv_pool(
+    shape: TransformerShape,
+    layout: ServingLayout,
+    cluster: LLMCluster,
+    engine: EngineConfig,
+    constants: ServingConstants | None = None,
+) -> KVPool:
+    """The paged cache of one instance (module docstring); EngineError when nothing is left."""
+    c = constants or serving_constants()
+    weights = weight_bytes_per_gpu(shape, layout)
+    budget = engine.max_batched_tokens
+    activations = activation_bytes(shape, layout, budget, min(budget, engine.max_num_seqs))
+    free = cluster.gpu.memory_bytes - weights - activations - c.runtime_reserve_bytes
+    free *= c.kv_memory_fraction
+    per_token = kv_bytes_per_token_per_gpu(shape, layout)
+    blocks = int(max(0.0, free) // (per_token * engine.block_size))
+    if blocks < 1:
+        raise EngineError(
+            f"no memory left for the KV cache on a {cluster.gpu.name}: weights take "
+            f"{weights / 2**30:.1f} GiB of {cluster.gpu.memory_bytes / 2**30:.0f} GiB per GPU "
+            "(raise --tp/--pp, lower --precision or --max-batched-tokens)"
+        )
+    return KVPool(blocks, engine.block_size, per_token, free)

@@ -1,0 +1,291 @@
+"""Seconds of one engine iteration: a mixed batch of decode tokens and prefill chunks through
+every layer of one TP x PP (x EP) instance, plus the engine's own overheads.
+
+Continuous batching (Orca, Yu et al., OSDI '22: "iteration-level scheduling"; vLLM; TensorRT-LLM's
+in-flight batching) runs, every iteration, one forward pass over all new tokens of the scheduled
+sequences: one token per decoding sequence and a chunk of each prefilling prompt (Sarathi-Serve,
+Agrawal et al., OSDI '24, arXiv:2403.02310: chunked prefills mixed with decodes under a token
+budget). The linear layers see all T tokens as one GEMM (prompts are batched with each other and
+with decodes), the attention core works per sequence. So an iteration costs::
+
+    layers x [linear(T) + TP/EP collectives(T)] + layers x attention(decodes, chunks)
+        + embedding(T) + logits(sampled) + iteration overhead + per-sequence overhead
+
+``linear`` and the collectives come from the kernels of costmodels.serving.kernels (the GEMMs by
+costmodels.serving.gemm, element-wise kernels by bytes over HBM, NCCL's model for every
+collective), tabulated once per deployment over token counts and interpolated linearly between
+grid points (1, 2, 3, 4, 6, 8, 12, 16 tokens, then steps of 25 %); attention is
+costmodels.serving.attention_cost.
+A MoE model's dense and expert layers are priced separately. With attention data parallelism
+(ep > tp) the batch is split over the ``ep / tp`` groups and every expert sees all of it; with
+``pp`` stages the batch runs as up to ``pp`` micro-batches and an iteration takes the longer of
+one micro-batch's trip through every stage and the busiest stage's time for all of them (as
+costmodels.serving.step prices a decode step). Kernel gaps and overheads are the engine model's
+fitted constants (costmodels.serving.constants), the rest the training model's.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from costmodels.llm.constants import StepConstants, default_constants
+from costmodels.llm.kernels import Kernel
+from costmodels.llm.shapes import LLMCluster, TransformerShape
+from costmodels.serving.attention_cost import attention_rates
+from costmodels.serving.comm import layer_comm, pass_edges_comm
+from costmodels.serving.constants import ServingConstants, serving_constants
+from costmodels.serving.kernels import (
+    DECODE_PARTITION,
+    Work,
+    first_stage_kernels,
+    last_stage_kernels,
+    layer_kernels,
+)
+from costmodels.serving.layers import model_layers, stage_layers
+from costmodels.serving.layout import ServingLayout
+from costmodels.serving.step import kernels_time
+
+GROWTH = 1.25  # grid step above 16 tokens
+
+
+@dataclass
+class Batch:
+    """What one iteration computes (sums over the scheduled sequences)."""
+
+    tokens: int = 0  # new tokens through the linear layers
+    sampled: int = 0  # sequences that produce a token this iteration
+    seqs: int = 0  # sequences scheduled
+    decode_seqs: int = 0
+    decode_context: float = 0.0  # cached positions the decode queries read, summed
+    prefill_tokens: int = 0
+    prefill_pairs: float = 0.0  # causal query-key pairs of the prefill chunks
+    prefill_keys: float = 0.0  # context positions the chunks read (prefix + chunk)
+    prefill_blocks: int = 0  # blocks of 128 queries over all chunks
+
+
+class Table:
+    """f(x) on a grid of integers, linear in between and beyond the last two points."""
+
+    def __init__(self, f, top: int) -> None:  # noqa: ANN001 - any float function of an int
+        grid = [1, 2, 3, 4, 6, 8, 12, 16]
+        x = 16.0
+        while grid[-1] < top:
+            x *= GROWTH
+            grid.append(min(top, max(grid[-1] + 1, round(x))))
+        self.x = grid
+        self.y = [f(v) for v in grid]
+
+    def __call__(self, v: float) -> float:
+        if v <= 0:
+            return 0.0
+        x, y = self.x, self.y
+        i = bisect.bisect_left(x, v)
+        if i < len(x) and x[i] == v:
+            return y[i]
+        i = min(max(i, 1), len(x) - 1)
+        x0, x1 = x[i - 1], x[i]
+        return y[i - 1] + (y[i] - y[i - 1]) * (v - x0) / (x1 - x0)
+
+
+class Usage:
+    """How often each tabulated part was evaluated where, as interpolation weights on its grid,
+    plus the attention seconds: the gap-free GPU time of a recorded schedule is then
+    ``sum(weights . table values) + attention`` for any tables built on the same grid."""
+
+    def __init__(self) -> None:
+        self.weights: dict[str, np.ndarray] = {}
+        self.attention_s = 0.0
+
+    def _add(self, name: str, table: Table | None, v: float, weight: float) -> None:
+        if table is None or weight == 0 or v <= 0:
+            return
+        w = self.weights.setdefault(name, np.zeros(len(table.x)))
+        x = table.x
+        i = min(max(bisect.bisect_left(x, v), 1), len(x) - 1)
+        share = (v - x[i - 1]) / (x[i] - x[i - 1])
+        w[i - 1] += weight * (1 - share)
+        w[i] += weight * share
+
+    def add(
+        self, cost: IterationCost, t: float, sampled: float, attention_s: float, weight: float
+    ) -> None:
+        n = cost.layers
+        self._add("dense", cost.dense, t, weight * n.dense)
+        self._add("moe", cost.moe, t, weight * n.moe)
+        self._add("edges", cost.edges, t, weight)
+        self._add("logits", cost.logits, sampled, weight)
+        self.attention_s += weight * attention_s
+
+    def busy_s(self, cost: IterationCost) -> float:
+        """The recorded schedule's gap-free GPU seconds under ``cost``'s tables."""
+        total = self.attention_s
+        for name, w in self.weights.items():
+            table = getattr(cost, name)
+            total += float(w @ np.asarray(table.y))
+        return total
+
+
+class IterationCost:
+    """Seconds of one iteration of a deployment (module docstring). Every kernel's time is its
+    launch gap plus a gap-free part, so an iteration is ``gap-free GPU time + kernel_gap x
+    launches + overheads``: :meth:`parts` returns the first two, which lets a fit of the engine
+    constants re-price a recorded schedule exactly (benchmarks/serving_fit.py)."""
+
+    def __init__(
+        self,
+        shape: TransformerShape,
+        layout: ServingLayout,
+        cluster: LLMCluster,
+        max_tokens: int,
+        constants: ServingConstants | None = None,
+        step: StepConstants | None = None,
+    ) -> None:
+        self.shape, self.layout, self.cluster = shape, layout, cluster
+        self.engine = constants or serving_constants()
+        self.step = (step or default_constants()).with_values(kernel_launch_s=0.0)
+        self.groups, self.pp = layout.groups, layout.pp
+        self.layers = model_layers(shape)
+        self.stages = stage_layers(shape, layout.pp)
+        self.rates = attention_rates(
+            shape, layout.tp, float(layout.kv_bytes), cluster.gpu, self.step, 0.0
+        )
+        top = max(16, math.ceil(max_tokens / self.groups))
+        self.dense = Table(lambda t: self._linear(t, False), top) if self.layers.dense else None
+        self.moe = Table(lambda t: self._linear(t, True), top) if self.layers.moe else None
+        self.edges = Table(self._edges, top)
+        self.logits = Table(self._logits, top)
+        self.hop = Table(self._hop, top) if layout.pp > 1 else None
+        one = Work(1, 1, 1)
+        self.launches_dense = self._launches(layer_kernels(shape, layout, one, 1, False, False))
+        self.launches_moe = self._launches(layer_kernels(shape, layout, one, 1, True, False))
+        edges = first_stage_kernels(shape, one) + last_stage_kernels(shape, layout.tp, one)
+        self.launches_edges = self._launches(edges)
+        self.usage: Usage | None = None
+
+    @staticmethod
+    def _launches(kernels: tuple) -> int:
+        return sum(k.launches for k in kernels)
+
+    # -- tabulated parts, one GPU of one attention group, without launch gaps ----------------
+    def _gemm_scale(self, kernel: Kernel) -> float:
+        c = self.engine
+        scale = {"fp8": c.fp8_gemm_efficiency, "fp4": c.fp4_gemm_efficiency}.get(kernel.dtype, 1.0)
+        return scale * c.moe_gemm_efficiency if kernel.name.startswith("expert-") else scale
+
+    def _time(self, kernels: tuple[Kernel, ...]) -> float:
+        return kernels_time(kernels, self.cluster.gpu, self.step, 0.0, self._gemm_scale).total
+
+    def _linear(self, t: int, moe: bool) -> float:
+        kernels = layer_kernels(
+            self.shape, self.layout, Work(t, 1, 1), t * self.groups, moe, attention=False
+        )
+        busy = self._time(kernels)
+        comm = layer_comm(self.shape, self.layout, self.cluster, t, moe)
+        return busy + comm.tp + comm.ep
+
+    def _edges(self, t: int) -> float:
+        return self._time(first_stage_kernels(self.shape, Work(t, 1, 1)))
+
+    def _logits(self, s: int) -> float:
+        last = last_stage_kernels(self.shape, self.layout.tp, Work(s, 1, 1))
+        _, gather = pass_edges_comm(self.shape, self.layout, self.cluster, s, s)
+        return self._time(last) + gather
+
+    def _hop(self, t: int) -> float:
+        pp_s, _ = pass_edges_comm(self.shape, self.layout, self.cluster, t, t)
+        return pp_s
+
+    # -- one iteration -------------------------------------------------------------------------
+    def micro_batches(self, b: Batch) -> int:
+        return max(1, min(self.pp, b.seqs))
+
+    def _attention(self, b: Batch, split: float, context: float) -> tuple[float, int]:
+        r = self.rates
+        time, launches = 0.0, 0
+        if b.decode_seqs:
+            seqs = b.decode_seqs / split
+            time += r.decode_s(seqs, context / split)
+            launches += 2 if context / b.decode_seqs > DECODE_PARTITION else 1
+        if b.prefill_tokens:
+            time += r.prefill_s(
+                b.prefill_pairs / split,
+                b.prefill_tokens / split,
+                b.prefill_keys / split,
+                b.prefill_blocks / split,
+            )
+            launches += 1
+        return time, launches
+
+    def parts(
+        self, b: Batch, context: float | None = None, weight: float = 1.0
+    ) -> tuple[float, int]:
+        """(gap-free GPU seconds of the forward pass, kernel launches on the critical path);
+        ``context`` overrides b.decode_context; ``weight``: how many iterations this evaluation
+        stands for in the usage record (:class:`Usage`), when one is kept."""
+        if b.tokens <= 0:
+            return 0.0, 0
+        micro = self.micro_batches(b)
+        split = float(self.groups * micro)
+        t = b.tokens / split
+        dense = self.dense(t) if self.dense else 0.0
+        moe = self.moe(t) if self.moe else 0.0
+        att, att_launches = self._attention(
+            b, split, b.decode_context if context is None else context
+        )
+        sampled = max(1.0, b.sampled / split)
+        edges = self.edges(t) + self.logits(sampled)
+        n = self.layers
+        if self.usage is not None and self.pp == 1:
+            self.usage.add(self, t, sampled, n.total * att, weight)
+        per_layer = n.dense * self.launches_dense + n.moe * self.launches_moe
+        launches = per_layer + n.total * att_launches + self.launches_edges
+        trip = n.dense * dense + n.moe * moe + n.total * att + edges
+        if self.pp == 1:
+            return trip, launches
+        hop = self.hop(t) if self.hop else 0.0
+        busiest = max(s.dense * dense + s.moe * moe + s.total * att for s in self.stages)
+        stage_launches = launches / self.pp  # the busiest stage's share, approximately
+        piped = micro * (busiest + edges + hop / self.pp)
+        if trip + hop >= piped:
+            return trip + hop, launches
+        return piped, round(micro * stage_launches)
+
+    def gpu_seconds(self, b: Batch, context: float | None = None) -> float:
+        """The forward pass alone (no host overheads)."""
+        busy, launches = self.parts(b, context)
+        return busy + launches * self.engine.kernel_gap_s
+
+    def moe_token_layers(self, b: Batch) -> float:
+        """Tokens one GPU pushes through MoE layers in this iteration (tokens x MoE layers)."""
+        return self.layers.moe * b.tokens / self.groups
+
+    def overhead_s(self, b: Batch) -> float:
+        c = self.engine
+        return (
+            c.iteration_overhead_s
+            + c.sequence_overhead_s * b.seqs
+            + c.moe_token_overhead_s * self.moe_token_layers(b)
+        )
+
+    def seconds(self, b: Batch) -> float:
+        return self.gpu_seconds(b) + self.overhead_s(b)
+
+    def decode_parts(self, b: Batch, steps: int) -> tuple[np.ndarray, np.ndarray]:
+        """(gap-free seconds, launches) of ``steps`` decode-only iterations from ``b``: every
+        sequence adds one cached position per step. Attention is affine in the context within a
+        window, so the steps are interpolated between the window's first and last."""
+        first = self.parts(b, weight=1.0 if steps == 1 else steps / 2)
+        if steps == 1:
+            return np.array([first[0]]), np.array([first[1]], dtype=float)
+        last = self.parts(b, b.decode_context + b.decode_seqs * (steps - 1), weight=steps / 2)
+        share = np.arange(steps, dtype=float) / (steps - 1)
+        return first[0] + (last[0] - first[0]) * share, first[1] + (last[1] - first[1]) * share
+
+    def decode_steps(self, b: Batch, steps: int) -> np.ndarray:
+        """Seconds of ``steps`` decode-only iterations from ``b`` (overheads included)."""
+        busy, launches = self.decode_parts(b, steps)
+        return busy + launches * self.engine.kernel_gap_s + self.overhead_s(b)

@@ -1,0 +1,279 @@
+"""``plan_serving``: which deployment serves a workload at the highest request rate per GPU
+within latency targets (the engine of ``commatlas plan-serving``).
+
+A deployment is a GPU type, TP x PP (x EP), the weights' and cache's precision, and the engine
+settings. For each one:
+
+1. It must fit (costmodels.serving.engine.kv_pool) and its precision must run on the GPU.
+2. At zero load a request's first token takes its prompt's prefill (in budget-sized chunks) and
+   each further token one decode step of one sequence; if either misses its target no load can
+   meet it (infeasible, with the reason).
+3. A closed-form steady state (costmodels.serving.capacity) at the highest concurrency whose
+   iteration still meets the TPOT target estimates the sustainable rate.
+4. The deployments are visited best estimate first; each is simulated (costmodels.serving
+   .simulate, Poisson arrivals, the same seeded request set scaled to each rate) and the largest
+   rate whose TTFT p90 and TPOT p99 meet the targets is bracketed from the estimate (steps of
+   x1.5 up or x0.6 down) and narrowed by geometric bisection to within about 5 %. The search
+   stops once ``top`` deployments are simulated and no unvisited estimate, scaled by the
+   largest simulated/estimated ratio seen so far (x1.1), could beat the worst of them; the rest
+   keep their estimate (``simulated=False``).
+
+Rates are per instance; per GPU they divide by its GPUs. Replicas scale linearly (each gets
+1/R of the traffic, as a load balancer sends it); with a target rate the plan says how many are
+needed. With prices ($ per GPU-hour) it adds output tokens per dollar.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from costmodels.llm.shapes import LLMCluster, TransformerShape
+from costmodels.serving.capacity import concurrency_for_tpot
+from costmodels.serving.engine import EngineConfig, kv_pool
+from costmodels.serving.iteration import Batch
+from costmodels.serving.layout import ServingLayout, check_layout
+from costmodels.serving.precision import check_gpu_supports
+from costmodels.serving.requests import RequestSet
+from costmodels.serving.simulate import iteration_cost, simulate_serving
+
+BISECTIONS = 3  # geometric halvings of the bracket (a factor 1.5 -> within 5 %)
+MARGIN = 1.1  # how much better than its estimate an unvisited deployment may still turn out
+GROWTHS = 5  # steps up (x1.5) or down (x0.6) from the estimate to bracket the answer
+
+
+@dataclass(frozen=True)
+class SLO:
+    ttft_p90_s: float
+    tpot_p99_s: float
+
+
+@dataclass(frozen=True)
+class Deployment:
+    gpu: str
+    layout: ServingLayout
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    gpu: str
+    tp: int
+    pp: int
+    ep: int
+    precision: str
+    kv_precision: str
+    gpus: int
+    feasible: bool
+    reason: str
+    requests_per_s: float = 0.0  # per instance, meeting the targets
+    requests_per_s_per_gpu: float = 0.0
+    output_tokens_per_s_per_gpu: float = 0.0
+    output_tokens_per_dollar: float | None = None
+    ttft_p90_s: float | None = None
+    tpot_p99_s: float | None = None
+    simulated: bool = False
+    replicas: int | None = None
+
+
+def _row(d: Deployment, gpus: int, feasible: bool, reason: str, **values: object) -> PlanRow:
+    lay = d.layout
+    return PlanRow(
+        d.gpu,
+        lay.tp,
+        lay.pp,
+        lay.ep,
+        lay.precision,
+        lay.kv_precision,
+        gpus,
+        feasible,
+        reason,
+        **values,
+    )  # type: ignore[arg-type]
+
+
+def _scaled(requests: RequestSet, rate: float) -> RequestSet:
+    """The request set with its arrivals stretched to ``rate`` (unit-rate gaps / rate)."""
+    return replace(requests, arrival_s=requests.arrival_s / rate)
+
+
+def _zero_load(cost, engine: EngineConfig, prompt: float) -> tuple[float, float]:  # noqa: ANN001
+    """(first-token seconds, seconds per further token) of one request alone."""
+    ttft, left, done = 0.0, prompt, 0.0
+    while left > 0:
+        q = min(left, engine.max_batched_tokens) if engine.chunked_prefill else left
+        b = Batch(
+            tokens=int(q),
+            sampled=1,
+            seqs=1,
+            prefill_tokens=int(q),
+            prefill_pairs=q * (done + (q + 1) / 2),
+            prefill_keys=done + q,
+            prefill_blocks=math.ceil(q / 128),
+        )
+        ttft += cost.seconds(b)
+        left, done = left - q, done + q
+    step = Batch(tokens=1, sampled=1, seqs=1, decode_seqs=1, decode_context=prompt + 1)
+    return ttft, cost.seconds(step)
+
+
+@dataclass
+class _Candidate:
+    deployment: Deployment
+    cluster: LLMCluster
+    cost: object
+    estimate: float  # requests per second per instance
+    gpus: int
+
+
+def _screen(
+    shape: TransformerShape,
+    d: Deployment,
+    cluster: LLMCluster,
+    engine: EngineConfig,
+    requests: RequestSet,
+    slo: SLO,
+) -> _Candidate | PlanRow:
+    gpus = d.layout.gpus
+    try:
+        check_layout(shape, d.layout, cluster.gpus_per_node)
+        check_gpu_supports(cluster.gpu, d.layout.precision)
+        pool = kv_pool(shape, d.layout, cluster, engine)
+    except ValueError as exc:
+        return _row(d, gpus, False, " ".join(str(exc).split()))
+    cost = iteration_cost(shape, d.layout, cluster, engine, requests)
+    prompt, output = float(requests.prompt.mean()), float(requests.output.mean())
+    ttft0, tpot0 = _zero_load(cost, engine, prompt)
+    if ttft0 > slo.ttft_p90_s:
+        return _row(d, gpus, False, f"one prompt's prefill alone takes {ttft0 * 1e3:.4g} ms")
+    if tpot0 > slo.tpot_p99_s:
+        return _row(d, gpus, False, f"one decode step alone takes {tpot0 * 1e3:.4g} ms")
+    state = concurrency_for_tpot(cost, engine, pool, prompt, output, slo.tpot_p99_s)
+    estimate = state.requests_per_s if state is not None else 0.0
+    return _Candidate(d, cluster, cost, estimate, gpus)
+
+
+def _meets(
+    shape: TransformerShape,
+    c: _Candidate,
+    engine: EngineConfig,
+    requests: RequestSet,
+    rate: float,
+    slo: SLO,
+):  # noqa: ANN202 - (bool, SimulationResult)
+    sim = simulate_serving(
+        shape, c.deployment.layout, c.cluster, _scaled(requests, rate), engine, cost=c.cost
+    )
+    return sim.ttft_p90_s <= slo.ttft_p90_s and sim.tpot_p99_s <= slo.tpot_p99_s, sim
+
+
+def _search(
+    shape: TransformerShape, c: _Candidate, engine: EngineConfig, requests: RequestSet, slo: SLO
+):  # noqa: ANN202 - (rate, SimulationResult | None)
+    """The largest rate meeting the targets: from the estimate, x1.5 up or x0.6 down until the
+    answer changes (a few times at most), then geometric bisection of the bracket."""
+    if c.estimate <= 0:
+        return 0.0, None
+    low, high, best = 0.0, None, None
+    rate = c.estimate
+    for _ in range(GROWTHS):
+        ok, sim = _meets(shape, c, engine, requests, rate, slo)
+        if ok:
+            low, best = rate, sim
+            if high is not None:
+                break
+            rate *= 1.5
+        else:
+            high = rate
+            if low > 0:
+                break
+            rate *= 0.6
+    if high is None or low == 0.0:
+        return low, best
+    for _ in range(BISECTIONS):
+        mid = math.sqrt(low * high)
+        ok, sim = _meets(shape, c, engine, requests, mid, slo)
+        if ok:
+            low, best = mid, sim
+        else:
+            high = mid
+    return low, best
+
+
+def plan_serving(
+    shape: TransformerShape,
+    deployments: Sequence[Deployment],
+    cluster_of: Callable[[str], LLMCluster],
+    engine: EngineConfig,
+    requests: RequestSet,
+    slo: SLO,
+    prices: dict[str, float] | None = None,
+    top: int = 5,
+    target_rate: float | None = None,
+    rank_by: str = "gpu",
+) -> list[PlanRow]:
+    """Every deployment ranked (module docstring); ``requests`` arrive at unit rate (their
+    ``arrival_s`` are scaled to each candidate rate), ``prices`` are $ per GPU-hour by GPU
+    name, ``rank_by`` "gpu" (output tokens/s per GPU) or "dollar" (per dollar)."""
+    prices = prices or {}
+    output = float(requests.output.mean())
+    rows: list[PlanRow] = []
+    candidates: list[_Candidate] = []
+    for d in deployments:
+        screened = _screen(shape, d, cluster_of(d.gpu), engine, requests, slo)
+        (rows if isinstance(screened, PlanRow) else candidates).append(screened)
+
+    def value(rate: float, c: _Candidate) -> float:
+        per_gpu = rate * output / c.gpus
+        price = prices.get(c.deployment.gpu)
+        return per_gpu * 3600 / price if rank_by == "dollar" and price else per_gpu
+
+    candidates.sort(key=lambda c: value(c.estimate, c), reverse=True)
+    found: list[float] = []
+    ratios: list[float] = []  # simulated rate / estimate, of the deployments simulated so far
+    for c in candidates:
+        margin = MARGIN * max(ratios, default=1.0)
+        simulate = len(found) < top or value(margin * c.estimate, c) > sorted(found)[-top]
+        rate, sim = _search(shape, c, engine, requests, slo) if simulate else (c.estimate, None)
+        if simulate:
+            found.append(value(rate, c))
+            if c.estimate > 0:
+                ratios.append(rate / c.estimate)
+        rows.append(_result(c, rate, sim, simulate, output, prices, target_rate))
+    key = (
+        (lambda r: r.output_tokens_per_dollar or 0.0)
+        if rank_by == "dollar"
+        else (lambda r: r.output_tokens_per_s_per_gpu)
+    )
+    return sorted(rows, key=lambda r: (r.feasible and r.requests_per_s > 0, key(r)), reverse=True)
+
+
+def _result(
+    c: _Candidate,
+    rate: float,
+    sim,
+    simulated: bool,
+    output: float,  # noqa: ANN001
+    prices: dict[str, float],
+    target_rate: float | None,
+) -> PlanRow:
+    per_gpu = rate * output / c.gpus
+    price = prices.get(c.deployment.gpu)
+    replicas = math.ceil(target_rate / rate) if target_rate and rate > 0 else None
+    reason = "meets the targets" if rate > 0 else "no load meets the targets"
+    if not simulated:
+        reason = "estimate (closed-form steady state; not simulated)"
+    return _row(
+        c.deployment,
+        c.gpus,
+        rate > 0,
+        reason,
+        requests_per_s=rate,
+        requests_per_s_per_gpu=rate / c.gpus,
+        output_tokens_per_s_per_gpu=per_gpu,
+        output_tokens_per_dollar=per_gpu * 3600 / price if price else None,
+        ttft_p90_s=sim.ttft_p90_s if sim else None,
+        tpot_p99_s=sim.tpot_p99_s if sim else None,
+        simulated=simulated,
+        replicas=replicas,
+    )

@@ -1,0 +1,144 @@
+"""``simulate_serving``: requests through a continuous-batching engine on one instance, and the
+latency percentiles and throughput that come out (``commatlas predict-serving --mode``).
+
+The cost of each iteration is costmodels.serving.iteration's, the scheduler
+costmodels.serving.scheduler's, the KV pool costmodels.serving.engine's. Per request:
+TTFT = first token - arrival (queueing included), TPOT = (finish - first token) / (output - 1)
+(requests of one output token have none), E2E = finish - arrival. Throughput is every output
+token over the time from the first arrival to the last finish (trtllm-bench's "total output
+throughput"); per GPU it is divided by the instance's GPUs. Percentiles are numpy's linear
+interpolation between order statistics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from costmodels.llm.shapes import LLMCluster, TransformerShape
+from costmodels.serving.constants import ServingConstants
+from costmodels.serving.engine import ASSUMPTIONS, EngineConfig, kv_pool
+from costmodels.serving.iteration import IterationCost
+from costmodels.serving.layout import ServingLayout, check_layout
+from costmodels.serving.requests import RequestSet
+from costmodels.serving.scheduler import Trace, simulate_engine
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    output_tokens_per_s: float
+    output_tokens_per_s_per_gpu: float
+    ttft_p50_s: float
+    ttft_p90_s: float
+    ttft_p99_s: float
+    tpot_p50_s: float
+    tpot_p99_s: float
+    e2e_p50_s: float
+    e2e_p99_s: float
+    max_concurrency_in_memory: int
+    requests_per_s: float
+    mean_ttft_s: float
+    mean_tpot_s: float
+    duration_s: float
+    iterations: int
+    preemptions: int
+    kv_pool_tokens: int
+    peak_kv_tokens: int
+    requests: int
+    engine: dict[str, Any] = field(default_factory=dict)
+    assumptions: tuple[str, ...] = ASSUMPTIONS
+
+
+def _pct(values: np.ndarray, q: float) -> float:
+    return float(np.percentile(values, q)) if values.size else 0.0
+
+
+def summarize(
+    requests: RequestSet,
+    trace: Trace,
+    gpus: int,
+    pool_tokens: int,
+    block: int,
+    engine: EngineConfig,
+) -> SimulationResult:
+    arrival = requests.arrival_s
+    ttft = trace.first_token_s - arrival
+    e2e = trace.finish_s - arrival
+    several = requests.output > 1
+    tpot = (trace.finish_s - trace.first_token_s)[several] / (requests.output[several] - 1)
+    duration = float(trace.finish_s.max() - arrival.min())
+    tokens = float(requests.output.sum())
+    rate = tokens / duration if duration > 0 else 0.0
+    return SimulationResult(
+        output_tokens_per_s=rate,
+        output_tokens_per_s_per_gpu=rate / gpus,
+        ttft_p50_s=_pct(ttft, 50),
+        ttft_p90_s=_pct(ttft, 90),
+        ttft_p99_s=_pct(ttft, 99),
+        tpot_p50_s=_pct(tpot, 50),
+        tpot_p99_s=_pct(tpot, 99),
+        e2e_p50_s=_pct(e2e, 50),
+        e2e_p99_s=_pct(e2e, 99),
+        max_concurrency_in_memory=trace.peak_running,
+        requests_per_s=len(requests) / duration if duration > 0 else 0.0,
+        mean_ttft_s=float(ttft.mean()),
+        mean_tpot_s=float(tpot.mean()) if tpot.size else 0.0,
+        duration_s=duration,
+        iterations=trace.iterations,
+        preemptions=trace.preemptions,
+        kv_pool_tokens=pool_tokens,
+        peak_kv_tokens=trace.peak_blocks * block,
+        requests=len(requests),
+        engine=asdict(engine),
+    )
+
+
+MAX_STEPS = 5_000_000  # scheduler steps one simulation may take (a few minutes at most)
+
+
+def check_work(requests: RequestSet, engine: EngineConfig) -> None:
+    """ValueError naming the flags when a simulation would take too long: every prompt needs
+    ceil(prompt / token budget) prefill iterations of its own at worst, and arrivals and
+    completions cut decode stretches about three times per request."""
+    chunks = -(-requests.prompt // engine.max_batched_tokens)
+    steps = int(chunks.sum()) + 3 * len(requests)
+    if steps > MAX_STEPS:
+        raise ValueError(
+            f"this simulation would take about {steps:,} engine steps (at most {MAX_STEPS:,}): "
+            "fewer --requests, shorter prompts or a larger --max-batched-tokens"
+        )
+
+
+def iteration_cost(
+    shape: TransformerShape,
+    layout: ServingLayout,
+    cluster: LLMCluster,
+    engine: EngineConfig,
+    requests: RequestSet | None = None,
+    constants: ServingConstants | None = None,
+) -> IterationCost:
+    """The cost model of one deployment, tabulated up to the largest iteration it can run."""
+    top = engine.max_batched_tokens
+    if requests is not None and not engine.chunked_prefill:
+        top = max(top, int(requests.prompt.max()) + int(requests.output.max()))
+    return IterationCost(shape, layout, cluster, top + engine.max_num_seqs, constants)
+
+
+def simulate_serving(
+    shape: TransformerShape,
+    layout: ServingLayout,
+    cluster: LLMCluster,
+    requests: RequestSet,
+    engine: EngineConfig,
+    constants: ServingConstants | None = None,
+    cost: IterationCost | None = None,
+) -> SimulationResult:
+    """Replay ``requests`` on one instance laid out as ``layout`` (module docstring)."""
+    check_layout(shape, layout, cluster.gpus_per_node)
+    check_work(requests, engine)
+    pool = kv_pool(shape, layout, cluster, engine, constants)
+    cost = cost or iteration_cost(shape, layout, cluster, engine, requests, constants)
+    trace = simulate_engine(requests, cost, engine, pool)
+    return summarize(requests, trace, layout.gpus, pool.tokens, pool.block_size, engine)

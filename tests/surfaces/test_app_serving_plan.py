@@ -1,0 +1,67 @@
+"""The Serving capacity page with Streamlit's AppTest: its ranking equals plan_serving's for the
+same inputs, prices rank per dollar, and bad input or a hostile URL gives one clear message."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import pytest
+from app_helpers import app_test, assert_message, chart_datasets
+
+from app_pages.serving_compute import cluster_of
+from costmodels.serving.engine import EngineConfig
+from costmodels.serving.layout import ServingLayout
+from costmodels.serving.plan import SLO, Deployment, plan_serving
+from costmodels.serving.presets import serving_shape
+from costmodels.serving.requests import make_requests
+
+PAGE = str(Path(__file__).parents[2] / "app_pages" / "serving_plan.py")
+run_page = partial(app_test, PAGE, timeout_s=120)
+SMALL = {
+    "cp_model": "Llama 3.1 8B",
+    "cp_gpus": "H100 SXM,L40S",
+    "cp_tp": "1,2",
+    "cp_prec": "fp8",
+    "cp_prompt": "512",
+    "cp_output": "128",
+    "cp_requests": "200",
+}
+
+
+def test_the_ranking_is_the_planners() -> None:
+    at = run_page(**SMALL)
+    assert not at.error, [e.value for e in at.error]
+    deployments = [
+        Deployment(g, ServingLayout(tp, 1, 1, "fp8", "fp8"))
+        for g in ("H100 SXM", "L40S")
+        for tp in (1, 2)
+    ]
+    rows = plan_serving(
+        serving_shape("Llama 3.1 8B", 640),
+        deployments,
+        cluster_of,
+        EngineConfig(),
+        make_requests(200, mode="server", rate=1.0, prompt_len=512, output_len=128),
+        SLO(2.0, 0.05),
+        top=5,
+    )
+    table = at.dataframe[0].value
+    assert list(table["deployment"]) == [f"{r.gpu} TP{r.tp} {r.precision}" for r in rows]
+    best = rows[0]
+    assert table.iloc[0]["output tokens/s per GPU"] == pytest.approx(
+        best.output_tokens_per_s_per_gpu, rel=1e-12
+    )
+    assert "Best: H100 SXM" in at.info[0].value
+    assert "speculative decoding off" in at.caption[0].value
+    bars = chart_datasets(at)[0]["plan"]
+    assert set(bars["kind"]) <= {"simulated", "estimate"}
+
+
+def test_prices_and_bad_input() -> None:
+    at = run_page(**SMALL, cp_price="H100 SXM=2, L40S=0.8")
+    assert not at.error, [e.value for e in at.error]
+    assert "per dollar" in " ".join(e.label for e in at.expander)
+    assert_message(run_page(**SMALL, cp_price="h100:2"), "warning", "cp_price=")
+    assert_message(run_page(**{**SMALL, "cp_gpus": "L40S,<script>"}), "warning", "cp_gpus=")
+    assert_message(run_page(**{**SMALL, "cp_tpot": "0.5"}), "warning", "No deployment meets")
