@@ -80,3 +80,22 @@ def read_text_bounded(path: str | Path, what: str, limit: int = MAX_RECORD_BYTES
     except UnicodeDecodeError:
         raise ValueError(f"{what}: {file} is not UTF-8 text") from None
 
+
+
+def read_bytes_bounded(path: str | Path, what: str, limit: int = MAX_RECORD_BYTES) -> bytes:
+    """A file's bytes, read at most ``limit`` (binary inputs: gzip-compressed profiler traces);
+    ValueError naming ``what`` and the file when it is missing, a directory or too big. The
+    same rules as :func:`read_text_bounded`, without the UTF-8 decoding."""
+    file = Path(path)
+    if str(path).strip() == "":
+        raise ValueError(f"{what}: the file name is empty")
+    if not file.exists() or file.is_dir():
+        raise ValueError(f"{what}: {file} is not a readable file")
+    try:
+        with file.open("rb") as stream:
+            data = stream.read(limit + 1)
+    except OSError as exc:
+        raise ValueError(f"{what}: cannot read {file} ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        raise ValueError(f"{what}: {file} is larger than {limit:,} bytes")
+    return data
