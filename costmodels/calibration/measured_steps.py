@@ -15,11 +15,13 @@
    is off cannot be told).
 3. Identifiability: when the median r of the remaining steps is within
    Z x max(their robust spread, SIGMA_LAYOUT) / sqrt(n) of zero the model is kept (the steps
-   agree with it within its scatter), n being the number of distinct layouts among them: steps
-   that differ only in data parallelism and batch run the same kernels per GPU, so they share
-   the model's error on that layout and are not independent evidence. Otherwise every compute
-   factor takes the median u (the *common* factor) and the links' ``network_scale``
-   max(1, median u).
+   agree with it within its scatter), n being the number of distinct kernel sets among them
+   (model, precision, framework, tp/cp/ep, micro-batch, sequence parallelism, recomputation):
+   steps that differ only in data or pipeline parallelism, ZeRO or batch run the same kernels
+   per layer, so they share the model's error on those kernels (on the vTrain dev rows the
+   model's error follows tp and micro-batch: tp 8 with micro-batch 1 is ~25% too fast) and are
+   not independent evidence. Otherwise every compute factor takes the median u (the *common*
+   factor) and the links' ``network_scale`` max(1, median u).
 4. ``gemm_scale`` and ``overhead_scale`` are fitted apart only when the steps can tell them
    apart: four or more steps, at least two dominated by each part; then by Huber-weighted
    Gauss-Newton on log step times from the common factor (the links kept at theirs). Otherwise
@@ -136,19 +138,19 @@ def _split(runs, cluster, common, network, extra) -> tuple[float, float]:
 
 
 def _layout_key(run: MeasuredRun) -> tuple:
-    """What the kernels per GPU depend on: the layout up to data parallelism and batch."""
+    """What the kernels of one layer and micro-batch depend on: model, precision, framework,
+    tp / cp / ep, micro-batch, sequence parallelism and recomputation. Data and pipeline
+    parallelism, interleaving, ZeRO and the batch change how many there are and the schedule
+    and communication around them, not the kernels."""
     lay = run.layout
     return (
         run.shape,
         run.precision,
         run.framework,
         lay.tp,
-        lay.pp,
         lay.cp,
         lay.ep,
         lay.micro_batch,
-        lay.interleave,
-        lay.zero,
         lay.sequence_parallel,
         lay.recompute,
     )

@@ -228,9 +228,9 @@ def _implied_bandwidth(
     """The bandwidth ``key`` at which the row's predicted time equals the measured one, or None
     when even ``ceiling`` predicts it slower than measured (the row cannot identify the link:
     something other than this link is faster than modelled) or when 8 Mbit/s is too fast."""
-    def slower(bandwidth: float) -> bool:
+    def slower(bandwidth: float) -> bool:  # beyond rounding: a flat curve is not slower
         return predicted_iteration_s(row, {**link, key: bandwidth}, allreduce) > (
-            row.measured_iteration_s
+            row.measured_iteration_s * (1 + 1e-9)
         )
 
     if slower(ceiling) or not slower(LOW_BPS):

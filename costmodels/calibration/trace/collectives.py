@@ -141,10 +141,11 @@ def _from_kernel_args(args: dict[str, Any], op: str) -> tuple[float | None, int 
     return _size(op, n_in, n_out, width), _count(args.get("Group size")) or None
 
 
-def _from_operator(call: HostCall, op: str) -> tuple[float | None, int | None]:
+def _from_operator(call: HostCall, op: str) -> tuple[float | None, int | None, bool]:
+    """(size, group, whether both the input and the output shapes were known)."""
     dims, types = call.args.get("Input Dims"), call.args.get("Input type")
     if not isinstance(dims, list) or not dims:
-        return None, None
+        return None, None, False
     width = element_bytes(types[0]) if isinstance(types, list) and types else None
     width = width or next((element_bytes(t) for t in (types or []) if element_bytes(t)), None)
     if call.name.startswith("c10d::_") or call.name.startswith("c10d::alltoall_base"):
@@ -157,8 +158,18 @@ def _from_operator(call: HostCall, op: str) -> tuple[float | None, int | None]:
         big, small = max(n_in, n_out), min(n_in, n_out)
         group = big // small if small and big % small == 0 else None
     if width is None or (n_in is None and n_out is None) or (n_in == 0 and not n_out):
-        return None, group
-    return _size(op, n_in, n_out, width), group
+        return None, group, False
+    if op == "all-gather" and n_out is None:  # the gathered total needs the group size
+        return None, group, False
+    return _size(op, n_in, n_out, width), group, n_in is not None and n_out is not None
+
+
+def _input_bytes(call: HostCall) -> float | None:
+    dims, types = call.args.get("Input Dims"), call.args.get("Input type")
+    if not isinstance(dims, list) or not dims or not isinstance(types, list) or not types:
+        return None
+    n, width = _numel(dims[0]), element_bytes(types[0])
+    return float(n * width) if n and width else None
 
 
 class _Launchers:
@@ -208,14 +219,18 @@ def collectives_of(timeline: Timeline, nccl_ops: list[GpuOp]) -> list[Collective
         size, group = _from_kernel_args(op.args, kind)
         source = "trace arguments" if size is not None else "unknown"
         group_source = "trace arguments" if group else ""
-        for call in around:
-            if size is not None and group:
-                break
-            more_size, more_group = _from_operator(call, kind)
+        # The operator that knows both shapes (c10d's base collectives) wins over one that
+        # lists the input only (record_param_comms, nccl:*).
+        found = sorted((_from_operator(call, kind) for call in around), key=lambda f: not f[2])
+        for more_size, more_group, _ in found:
             if size is None and more_size is not None:
                 size, source = more_size, "launching operator's shapes (inferred)"
             if not group and more_group:
                 group, group_source = more_group, "launching operator's shapes (inferred)"
+        if size is None and kind == "all-gather" and group:
+            inputs = [f for f in (_input_bytes(call) for call in around) if f]
+            if inputs:
+                size, source = inputs[0] * group, "launching operator's input x group (inferred)"
         if not group:
             group = only_group or world
             group_source = (

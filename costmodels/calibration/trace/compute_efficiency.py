@@ -58,8 +58,9 @@ class ComputeEfficiency:
     reasons: dict[str, str] = field(default_factory=dict)
 
 
-def _gemms(timeline: Timeline, gpu: GPU | None, out: ComputeEfficiency) -> None:
-    launchers = Launchers(timeline)
+def _gemms(
+    timeline: Timeline, gpu: GPU | None, out: ComputeEfficiency, launchers: Launchers
+) -> None:
     groups: dict[int, list] = {}
     for op in timeline.gpu_ops:
         if op_class(op) == "gemm":
@@ -108,11 +109,12 @@ def _gemms(timeline: Timeline, gpu: GPU | None, out: ComputeEfficiency) -> None:
         )
 
 
-def _memory(timeline: Timeline, gpu: GPU | None, out: ComputeEfficiency) -> None:
+def _memory(
+    timeline: Timeline, gpu: GPU | None, out: ComputeEfficiency, launchers: Launchers
+) -> None:
     if gpu is None:
         out.reasons["memory_bound_scale"] = "the trace's GPU is unknown"
         return
-    launchers = Launchers(timeline)
     hbm = gpu.memory_bandwidth_Bps
     groups: dict[int, list] = {}
     for op in timeline.gpu_ops:
@@ -165,7 +167,8 @@ def _overhead(timeline: Timeline, out: ComputeEfficiency) -> None:
 def compute_efficiency(timeline: Timeline, gpu: GPU | None) -> ComputeEfficiency:
     """Everything the module docstring lists, for one rank's trace on ``gpu`` (its preset)."""
     out = ComputeEfficiency()
-    _gemms(timeline, gpu, out)
-    _memory(timeline, gpu, out)
+    launchers = Launchers(timeline)
+    _gemms(timeline, gpu, out, launchers)
+    _memory(timeline, gpu, out, launchers)
     _overhead(timeline, out)
     return out

@@ -22,7 +22,7 @@ from costmodels.calibration.trace.calibration_file import (
 from costmodels.calibration.trace.compute_efficiency import compute_efficiency
 from costmodels.calibration.trace.network_calibration import network_calibration
 from costmodels.calibration.trace.reading import load_trace
-from costmodels.calibration.trace.summary import analyse, summarize
+from costmodels.calibration.trace.summary import analyse_ranks, summarize
 from costmodels.calibration.trace.timeline import Timeline, build_timeline
 from costmodels.hardware import GPU, get_gpu
 from costmodels.limits import MAX_GPUS_PER_NODE, MAX_LIST_ITEMS, check_count
@@ -66,16 +66,23 @@ def import_traces(
     paths: list[str | Path], gpu: str | None = None, gpus_per_node: int | None = None
 ) -> tuple[dict[str, Any], Calibration]:
     """Report and calibration of the traces (module docstring)."""
-    timelines = read_timelines(paths)
-    report = summarize(timelines)
+    return import_from_timelines(read_timelines(paths), paths, gpu, gpus_per_node)
+
+
+def import_from_timelines(
+    timelines: list[Timeline],
+    paths: list[str | Path],
+    gpu: str | None = None,
+    gpus_per_node: int | None = None,
+) -> tuple[dict[str, Any], Calibration]:
+    """import_traces on timelines already read (the calculator reads uploads itself)."""
+    ranks = analyse_ranks(timelines)
+    report = summarize(timelines, ranks)
     preset, info, note = resolve_gpu(timelines, gpu)
     seen = max(len(t.device_properties) for t in timelines)
     per_node = check_count(gpus_per_node or max(seen, 1), "--gpus-per-node", MAX_GPUS_PER_NODE)
     compute = compute_efficiency(timelines[0], preset)
-    ranks = [analyse(t) for t in timelines]
-    from costmodels.calibration.trace.collectives import align_ranks
-
-    calls = [c for rank in align_ranks([r.collectives for r in ranks]) for c in rank]
+    calls = [c for rank in ranks for c in rank.collectives]
     network = network_calibration(calls, per_node, preset, info.preset)
     if preset is None:
         compute.reasons.setdefault("gpu", "the trace does not name its GPU: give --gpu")

@@ -144,14 +144,21 @@ def communication_table(per_rank: list[list[Collective]], steps: int) -> list[di
     return sorted(rows, key=lambda r: -r["time_s"])
 
 
-def summarize(timelines: list[Timeline]) -> dict[str, Any]:
-    """The import-trace report of one or more ranks' traces (module docstring)."""
+def analyse_ranks(timelines: list[Timeline]) -> list[RankAnalysis]:
+    """Every rank analysed, their collectives aligned (collectives.align_ranks)."""
     if not timelines:
         raise ValueError("give at least one trace")
     ranks = [analyse(t) for t in timelines]
     aligned = align_ranks([r.collectives for r in ranks])
     for r, calls in zip(ranks, aligned, strict=True):
         r.collectives = calls
+    return ranks
+
+
+def summarize(timelines: list[Timeline], ranks: list[RankAnalysis] | None = None) -> dict[str, Any]:
+    """The import-trace report of one or more ranks' traces (module docstring); ``ranks``:
+    their analyse_ranks, when already computed."""
+    ranks = ranks if ranks is not None else analyse_ranks(timelines)
     steps = statistics.median(len(r.steps) for r in ranks)
     mean = statistics.fmean
     comm = mean(r.communication_s for r in ranks)

@@ -58,7 +58,7 @@ def _model_seconds(op: str, size: float, group: int, cluster: Cluster) -> float:
     nodes = math.ceil(group / per_node)
     if nodes > 1 and cluster.inter is None:
         raise ValueError(
-            f"a {op} over {group} GPUs spans {nodes} nodes of {per_node}: name the "
+            f"{op} over {group} GPUs spans {nodes} nodes of {per_node}: name the "
             "network (--inter; --trace-inter for the traced cluster)"
         )
     system = system_from_cluster(
