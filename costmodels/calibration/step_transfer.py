@@ -26,10 +26,9 @@ shape by that much. The prior (no correction) is then kept and the output says s
 shape over the vTrain single-node dev rows (costmodels/data/vtrain-single-node-dev.csv;
 benchmarks/step_transfer.py prints it). ``Z`` = 2.5 is the cut of the outlier rule of
 costmodels.calibration.measured_steps (the default of Leys et al. 2013 for robust deviations),
-so one measured step is "off" by the same rule a row of several is; chosen over 2 on the dev
-data (benchmarks/step_transfer.py: with 2, three measured steps that all miss the model by ~10%
-in the same direction spread that to a shape the model fits, worst 19%; with 2.5, 11%). The
-cost: a cluster within +-25% of the model is not corrected from one step.
+so a step is "off" by the same rule whether it is given alone or among others (on the vTrain
+dev rows one step gives the same figures with 2). The cost: a cluster within about +-25% of
+the model is not corrected from one step; the output says so and gives the implied factor.
 """
 
 from __future__ import annotations

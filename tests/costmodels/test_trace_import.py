@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import os
 import statistics
 
 import numpy as np
@@ -100,6 +101,10 @@ def test_trace_errors_name_the_file(tmp_path) -> None:
         load_trace(cut)
     with pytest.raises(TraceError, match="not a readable file"):
         load_trace(tmp_path)
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)  # opening it without a writer would wait forever: refused before
+    with pytest.raises(TraceError, match="pipe.json is not a readable file"):
+        load_trace(fifo)
     empty = tmp_path / "empty.json"
     empty.write_text('{"traceEvents": [{"ph": "X", "cat": "cpu_op", "ts": "x", "dur": 1}]}')
     with pytest.raises(ValueError, match="no GPU operations"):

@@ -17,7 +17,6 @@ from costmodels.dp.validation import (
     link_priors,
     predicted_iteration_s,
     read_rows,
-    validate,
 )
 from costmodels.dp.validation_networks import network_link
 
@@ -68,9 +67,11 @@ def test_rows_faster_than_the_nominal_link_keep_the_prior_and_say_so() -> None:
 
 
 def test_the_shipped_10gbe_fit_is_physical() -> None:
-    calibrations, _, mape = validate(read_rows(DATA))
-    for cal in calibrations:
-        ceiling = link_ceilings(cal.network)
-        assert 1 / cal.beta <= ceiling["inter_bandwidth_Bps"]
-        assert 1 / cal.beta_intra <= ceiling["intra_bandwidth_Bps"]
-    assert mape == pytest.approx(9.4, abs=0.1)  # the issue-15 figure, unchanged by the bound
+    rows = read_rows(DATA)
+    for network in {r.network for r in rows}:
+        for architecture in ("allreduce", "ps"):
+            cal = calibrate(rows, network, architecture)
+            ceiling = link_ceilings(network)
+            assert 1 / cal.beta <= ceiling["inter_bandwidth_Bps"]
+            assert 1 / cal.beta_intra <= ceiling["intra_bandwidth_Bps"]
+            assert "inter" in cal.identified  # the 10GbE rows identify the network

@@ -108,74 +108,71 @@ class Timeline:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
+    """A finite number as float (bool, text, NaN and infinities: None)."""
+    kind = type(value)
+    if kind is float:
+        return value if math.isfinite(value) else None
+    return float(value) if kind is int else None
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if type(value) is int else None  # bool is not int here
+
+
+_KIND = {**{k: ("gpu", v) for k, v in GPU_KINDS.items()},
+         **{k: ("runtime", k) for k in RUNTIME_KINDS}, SYNC_KIND: ("sync", SYNC_KIND),
+         **{k: ("cpu", k) for k in CPU_KINDS}}  # fmt: skip
 
 
 def build_timeline(document: dict[str, Any], origin: str) -> Timeline:
-    """Split a trace document (costmodels.calibration.trace.reading) into a Timeline."""
+    """Split a trace document (costmodels.calibration.trace.reading) into a Timeline. One pass
+    over the events with the checks inlined: a 100 MB trace has about 500,000 of them."""
     gpu_ops: list[GpuOp] = []
     runtime: list[HostCall] = []
     cpu_ops: list[HostCall] = []
     steps: list[Step] = []
     syncs: list[HostCall] = []
+    lists = {"runtime": runtime, "sync": syncs}
     skipped = 0
+    empty: dict[str, Any] = {}
     for event in document["traceEvents"]:
-        if not isinstance(event, dict) or event.get("ph") != "X":
+        if type(event) is not dict or event.get("ph") != "X":
             continue
         cat = event.get("cat")
-        cat = cat.lower() if isinstance(cat, str) else ""
+        kind = _KIND.get(cat) if type(cat) is str else None
+        if kind is None:
+            kind = _KIND.get(cat.lower()) if type(cat) is str else None
+            if kind is None:
+                continue
         start, dur = _number(event.get("ts")), _number(event.get("dur"))
         if start is None or dur is None or dur < 0:
             skipped += 1
             continue
         name = event.get("name")
-        name = name if isinstance(name, str) else ""
+        if type(name) is not str:
+            name = ""
         args = event.get("args")
-        args = args if isinstance(args, dict) else {}
-        if cat in GPU_KINDS:
-            stream = _int(args.get("stream"))
-            stream = stream if stream is not None else (_int(event.get("tid")) or 0)
-            gpu_ops.append(
-                GpuOp(
-                    len(gpu_ops),
-                    GPU_KINDS[cat],
-                    name,
-                    stream,
-                    start,
-                    start + dur,
-                    _int(args.get("correlation")),
-                    _int(args.get("External id")),
-                    args,
-                )
-            )
+        if type(args) is not dict:
+            args = empty
+        correlation, external = args.get("correlation"), args.get("External id")
+        correlation = correlation if type(correlation) is int else None
+        external = external if type(external) is int else None
+        group, label = kind
+        if group == "gpu":
+            stream = args.get("stream")
+            if type(stream) is not int:
+                stream = _int(event.get("tid")) or 0
+            gpu_ops.append(GpuOp(0, label, name, stream, start, start + dur, correlation,
+                                 external, args))  # fmt: skip
             continue
         thread = (_int(event.get("pid")) or 0, _int(event.get("tid")) or 0)
-        call = HostCall(
-            name,
-            thread,
-            start,
-            start + dur,
-            _int(args.get("correlation")),
-            _int(args.get("External id")),
-            args,
-        )
-        if cat in RUNTIME_KINDS:
-            runtime.append(call)
-        elif cat == SYNC_KIND:
-            syncs.append(call)
-        elif cat in CPU_KINDS:
+        if group == "cpu" and name.startswith("ProfilerStep#"):
             match = STEP.match(name)
             if match:
                 steps.append(Step(int(match.group(1)), thread, start, start + dur))
-            else:
-                cpu_ops.append(call)
+                continue
+        call = HostCall(name, thread, start, start + dur, correlation, external, args)
+        (cpu_ops if group == "cpu" else lists[group]).append(call)
     gpu_ops.sort(key=lambda op: op.start)
     for index, op in enumerate(gpu_ops):
         op.index = index
