@@ -105,6 +105,10 @@ def test_trace_errors_name_the_file(tmp_path) -> None:
     os.mkfifo(fifo)  # opening it without a writer would wait forever: refused before
     with pytest.raises(TraceError, match="pipe.json is not a readable file"):
         load_trace(fifo)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(TraceError, match="nested too deeply"):
+        load_trace(deep)
     empty = tmp_path / "empty.json"
     empty.write_text('{"traceEvents": [{"ph": "X", "cat": "cpu_op", "ts": "x", "dur": 1}]}')
     with pytest.raises(ValueError, match="no GPU operations"):

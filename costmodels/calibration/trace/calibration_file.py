@@ -112,6 +112,8 @@ def calibration_from_yaml(text: str, origin: str = "<text>") -> Calibration:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise CalibrationError(f"{origin}: not valid YAML ({exc})".replace("\n", " ")) from None
+    except RecursionError:
+        raise CalibrationError(f"{origin}: YAML nested too deeply") from None
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise CalibrationError(
             f"{origin}: not a calibration file (it needs 'kind: {KIND}'; "

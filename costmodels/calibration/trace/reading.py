@@ -54,6 +54,8 @@ def parse_trace_bytes(data: bytes, origin: str) -> dict[str, Any]:
         data = _inflate(data, origin)
     try:
         document = json.loads(data)
+    except RecursionError:  # '[[[[...' nested deeper than the parser's stack
+        raise TraceError(f"{origin}: JSON nested too deeply to be a profiler trace") from None
     except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError is a ValueError
         message = " ".join(str(exc).split())[:120]
         raise TraceError(f"{origin}: not a JSON profiler trace ({message})") from None

@@ -117,6 +117,8 @@ def what_if(
     absolute: bool = False,
 ) -> dict[str, Any]:
     """Replay ``timeline`` as traced and on ``new`` (module docstring); the report."""
+    if not timeline.gpu_ops:
+        raise ValueError(f"{timeline.origin}: the trace has no GPU operations to replay")
     graph = build_graph(timeline)
     ops = timeline.gpu_ops
     measured = np.array([o.dur for o in ops])
