@@ -23,6 +23,7 @@ MENU = [
     ("goodput.py", "Goodput", "goodput"),
     ("stragglers.py", "Stragglers", "stragglers"),
     ("calibrate.py", "Calibrate", "calibrate"),
+    ("trace_calibration.py", "Calibrate from a trace", "trace"),
     ("knowledge_base.py", "Knowledge base", "knowledge-base"),
 ]
 

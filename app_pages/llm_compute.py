@@ -22,7 +22,7 @@ carries its expected error, the mechanisms no validation covers and the memory b
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass, fields
+from dataclasses import astuple, dataclass, fields, replace
 from typing import Any
 
 import pandas as pd
@@ -30,7 +30,6 @@ import streamlit as st
 
 from app_pages.llm_models import named_shape  # noqa: F401  (used by the doctest)
 from costmodels.hardware import GPU
-from costmodels.llm.measured_layout import measured_layout
 from costmodels.llm.planner import TooManyLayouts, bounded_layouts
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.llm.step import predict_step
@@ -153,19 +152,23 @@ def layout_table(
 def calibrate(
     shape: TransformerShape, cluster: LLMCluster, batch: int, seconds: float, layout_text: str,
     precision: str, framework: str,
-) -> tuple[Any, Any]:  # fmt: skip
-    """(measured Layout, StepCalibration) from one measured step; ValueError naming the input."""
-    from costmodels.llm.calibrate_step import fit_from_measured_step
+) -> tuple[Any, Any, float]:  # fmt: skip
+    """(measured Layout, StepCalibration, network scale) from one measured step, fitted as
+    ``predict-llm --measured-step`` does (costmodels.calibration.step_transfer: the layout text
+    also takes framework=, precision=, global_batch=, seq=, model=); ValueError naming the
+    input."""
+    from costmodels.calibration.measured_run import measured_run
+    from costmodels.calibration.step_transfer import fit_one_step
 
-    per_node = cluster.gpus_per_node
-    measured = measured_layout(shape, layout_text, global_batch=batch, gpus_per_node=per_node,
-                               label=MEASURED_LABEL)  # fmt: skip
-    try:
-        fitted = fit_from_measured_step(shape, measured, cluster, seconds, precision=precision,
-                                        framework=framework)  # fmt: skip
-    except ValueError as exc:
-        raise ValueError(f"Measured step: {exc}".replace("measured_step_s", "the time")) from None
-    return measured, fitted
+    run = measured_run(layout_text, seconds, shape=shape, global_batch=batch,
+                       precision=precision, framework=framework,
+                       gpus_per_node=cluster.gpus_per_node, label=MEASURED_LABEL,
+                       seconds_label="Measured step")  # fmt: skip
+    fit = fit_one_step(run, cluster)
+    calibration = fit.calibration
+    if not fit.identified:
+        calibration = replace(calibration, source=f"{calibration.source}; {fit.reason}")
+    return run.layout, calibration, fit.network_scale
 
 
 def layout_label(row: pd.Series) -> str:

@@ -4,8 +4,9 @@ Inputs (sidebar, all in the URL): a named LLM (the presets of ``commatlas predic
 or a parameter count, sequence length and global batch, nodes x GPUs per node, the GPU, the
 intra-node link (by default the GPU's own NVLink, as the command line does) and the inter-node
 link (presets, custom, or the profile from the Calibrate page), GEMM precision and framework, an
-optional measured step time with the layout it was measured on (the model is calibrated on it,
-costmodels.llm.calibrate_step) and how wide to search. Every valid layout (Narayanan et al.,
+optional measured step time with the layout it was measured on (the model is calibrated on it
+as predict-llm --measured-step: costmodels.calibration.step_transfer) and how wide to search.
+Every valid layout (Narayanan et al.,
 "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC'21, §3) is
 priced with ``costmodels.llm.step.predict_step``, the model behind ``commatlas plan-llm``: time
 per step, tokens per second per GPU, memory per GPU and whether it fits, pipeline bubble, and the
@@ -124,8 +125,9 @@ def comm_bars(top: pd.DataFrame) -> alt.Chart:
     )
 
 
-def _options(shape, cluster: tuple) -> tuple[StepOptions, str]:
-    """Precision, framework and the calibration (fitted when a measured step is given)."""
+def _options(shape, cluster: tuple) -> tuple[StepOptions, str, tuple]:
+    """Precision, framework and the calibration (fitted when a measured step is given), and
+    the cluster key with the links the fit slowed (costmodels.calibration.step_transfer)."""
     state = st.session_state
     check_precision()
     from costmodels.llm.recipe import TrainingRecipe
@@ -133,8 +135,8 @@ def _options(shape, cluster: tuple) -> tuple[StepOptions, str]:
     recipe = TrainingRecipe(fp8_recipe=None if state["fp8r"] == "default" else state["fp8r"],
                             async_tp=bool(state["atp"]))  # fmt: skip
     if not state["mstep"] > 0:
-        return StepOptions(state["prec"], state["fw"], None, recipe), ""
-    measured, fitted = calibrate(
+        return StepOptions(state["prec"], state["fw"], None, recipe), "", cluster
+    measured, fitted, network = calibrate(
         shape, cluster_of(cluster), int(state["gbatch"]), float(state["mstep"]),
         state["mlayout"], state["prec"], state["fw"],
     )  # fmt: skip
@@ -142,7 +144,9 @@ def _options(shape, cluster: tuple) -> tuple[StepOptions, str]:
     line = (f"Calibrated on {float(state['mstep']):.4g} s measured on TP {measured.tp} x PP "
             f"{measured.pp} x DP {measured.dp}, micro-batch {measured.micro_batch}: fitted "
             f"{fitted_names} ({fitted.source}).")  # fmt: skip
-    return StepOptions(state["prec"], state["fw"], fitted, recipe), line
+    if network > 1:  # both links' bandwidths / network (index 2, 3 of the key)
+        cluster = (*cluster[:2], cluster[2] / network, cluster[3] / network, *cluster[4:])
+    return StepOptions(state["prec"], state["fw"], fitted, recipe), line, cluster
 
 
 def answer(fitting: pd.DataFrame) -> str:
@@ -172,7 +176,7 @@ def main() -> None:
         shape = shape_from_inputs()
         gpus = gpu_count()
         cluster, link_lines = cluster_from_inputs()
-        options, calibration_line = _options(shape, cluster)
+        options, calibration_line, cluster = _options(shape, cluster)
         frame = layout_table(
             shape_key(shape), cluster, gpus, int(state["gbatch"]), search_from_inputs(), options
         )

@@ -71,6 +71,14 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "import-nccl-tests": (
         "commatlas.measure.nccl_import", "add_parser", "fit a profile to nccl-tests output"
     ),
+    "import-trace": (
+        "commatlas.trace_commands", "add_parsers",
+        "read PyTorch profiler traces into a calibration",
+    ),
+    "what-if": (
+        "commatlas.trace_commands", "add_parsers",
+        "replay a trace's step on another cluster or GPU",
+    ),
     "check-ddp": (
         "commatlas.measure.check_ddp", "add_parser",
         "predicted vs measured DDP iteration time (under torchrun)",

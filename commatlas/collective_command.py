@@ -77,11 +77,20 @@ def build_system(args: argparse.Namespace, op: str) -> Any:
         intra_bandwidth_Bps=intra, inter=args.inter, nics_per_node=args.nics_per_node,
         inter_latency_s=latency, collnet=args.collnet,
     )  # fmt: skip
-    if args.profile:
+    if args.profile and getattr(args, "calibration", None):
+        raise ValueError("give --profile or --calibration, not both")
+    if args.profile or getattr(args, "calibration", None):
         from costmodels.calibration.nccl_from_profile import system_from_profile
-        from costmodels.calibration.profile import load_profile
 
-        system = system_from_profile(load_profile(args.profile), system, op)
+        if args.profile:
+            from costmodels.calibration.profile import load_profile
+
+            profile = load_profile(args.profile)
+        else:
+            from commatlas.calibration_flag import profile_of_calibration
+
+            profile = profile_of_calibration(args.calibration)
+        system = system_from_profile(profile, system, op)
     return system
 
 
@@ -169,6 +178,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--profile", metavar="FILE", type=nonempty(),
                      help="cluster profile YAML (import-nccl-tests, calibrate): its measurements "
                      "calibrate launch overhead and bandwidths")  # fmt: skip
+    cmd.add_argument("--calibration", metavar="FILE", type=nonempty(),
+                     help="calibration file of commatlas import-trace: the collectives its "
+                     "trace measured calibrate the model, as --profile does")  # fmt: skip
     cmd.add_argument("--sizes", nargs="+", required=True, type=nonempty(MAX_UNIT_TEXT),
                      help="message sizes with a unit: nccl-tests' suffixes (1K, 64M, 1G: "
                      "binary) or '1 MB', '8 B'; a bare number is rejected")  # fmt: skip

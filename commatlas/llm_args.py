@@ -174,10 +174,25 @@ def _cluster_and_step_flags(parser: argparse.ArgumentParser) -> None:
     )
     cluster.add_argument(
         "--measured-layout",
-        type=nonempty(200),
+        type=nonempty(300),
         metavar="KEY=VALUE,...",
-        help="the layout the step was measured on, e.g. tp=8,pp=2,dp=4,mb=1 "
-        "(keys tp pp dp mb v zero recompute sp cp ep)",
+        help="the run the step was measured on, e.g. tp=8,pp=2,dp=4,mb=1 (keys tp pp dp mb v "
+        "zero recompute sp cp ep, and framework= precision= global_batch= seq= model= for a "
+        "step measured on another run)",
+    )
+    cluster.add_argument(
+        "--measured",
+        type=nonempty(),
+        metavar="FILE",
+        help="CSV of several measured steps (columns step_s and the --measured-layout keys): "
+        "fitted robustly, outliers reported by row",
+    )
+    cluster.add_argument(
+        "--calibration",
+        type=nonempty(),
+        metavar="FILE",
+        help="calibration file of commatlas import-trace: its GEMM / memory-bound scales and "
+        "intra-node efficiency",
     )
     cluster.add_argument("--json", action="store_true", help="print JSON")  # fmt: skip
     add_recipe_flags(parser)

@@ -171,7 +171,8 @@ def predict_llm_command(args: argparse.Namespace) -> int:
         ctx = resolve_context(args)
         shape, cluster = ctx["resolved"].shape, ctx["cluster"]
         layout = args_layout(args, shape, cluster)
-        calibration, report = calibration_from_args(args, shape, cluster, layout, ctx["options"])
+        calibration, report, cluster = calibration_from_args(args, shape, cluster, layout,
+                                                             ctx["options"])  # fmt: skip
         step = predict_step(shape, layout, cluster, **ctx["options"], calibration=calibration)
     except ValueError as exc:  # UnitParseError, ShapeError, LayoutError, ConfigError ...
         return _fail("predict-llm", exc)
@@ -202,7 +203,8 @@ def plan_llm_command(args: argparse.Namespace) -> int:
     try:
         ctx = resolve_context(args)
         shape, cluster = ctx["resolved"].shape, ctx["cluster"]
-        calibration, report = calibration_from_args(args, shape, cluster, None, ctx["options"])
+        calibration, report, cluster = calibration_from_args(args, shape, cluster, None,
+                                                             ctx["options"])  # fmt: skip
         options = {**ctx["options"], "calibration": calibration}
         ranked = plan(shape, args.gpus, cluster, args.global_batch, step_options=options,
                       **_plan_choices(args))[: args.top]  # fmt: skip
@@ -243,8 +245,10 @@ def _print_table(rows: list[dict[str, Any]], echo: dict[str, Any]) -> None:
         "(1 + ± %)); ± % comes from the dev validation sets of its regime"
     )
     if echo["calibration"]:
-        print(f"# calibrated on {echo['calibration']['measured_step_s']:g} s measured: fitted "
-              f"{', '.join(echo['calibration']['fitted']) or 'nothing'}")  # fmt: skip
+        cal = echo["calibration"]
+        print(f"# calibrated ({cal['source']}): fitted {', '.join(cal['fitted']) or 'nothing'}")
+        for row in cal.get("outliers", []):
+            print(f"# outlier {row['row']}: {row['why']}")
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:

@@ -42,7 +42,18 @@ LINK_DEFAULTS = {  # flag dest -> default, applied when neither the flag nor --p
 
 
 def _profile(args: argparse.Namespace) -> ClusterProfile | None:
-    """The --profile ClusterProfile, or None; a link flag beside it is an error (ValueError)."""
+    """The --profile ClusterProfile (or the one --calibration's measured collectives fit), or
+    None; a link flag beside it is an error (ValueError)."""
+    if getattr(args, "calibration", None):
+        from commatlas.calibration_flag import profile_of_calibration
+
+        if args.profile:
+            raise ValueError("give --profile or --calibration, not both")
+        args.profile = f"--calibration {args.calibration}"
+        given = [f"--{k.replace('_', '-')}" for k in LINK_DEFAULTS if getattr(args, k) is not None]
+        if given:
+            raise ValueError(f"--calibration sets the links; drop {', '.join(given)} or it")
+        return profile_of_calibration(args.calibration)
     if not args.profile:
         return None
     given = [f"--{k.replace('_', '-')}" for k in LINK_DEFAULTS if getattr(args, k) is not None]
@@ -254,6 +265,11 @@ def _cluster_flags(parser: argparse.ArgumentParser) -> None:
         help="cluster profile YAML (commatlas calibrate / import-nccl-tests): its fitted intra "
         "and inter levels replace the four link flags; a level the prediction needs but the "
         "profile lacks is an error",
+    )  # fmt: skip
+    parser.add_argument(
+        "--calibration", metavar="FILE", type=nonempty(),
+        help="calibration file of commatlas import-trace: a profile fitted to the collectives "
+        "its trace measured replaces the link flags (like --profile)",
     )  # fmt: skip
     parser.add_argument(
         "--fill-missing-level", action="store_true",

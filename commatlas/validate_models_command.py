@@ -51,6 +51,8 @@ def validate_models_command(args: argparse.Namespace) -> int:
             f"{cal.alpha * 1e6:.1f} us; intra "
             f"{1 / cal.beta_intra / 1e9:.3f} GB/s, {cal.alpha_intra * 1e6:.1f} us"
         )
+        for note in cal.notes:  # a level the rows could not identify (issue 28)
+            print(f"  note: {note}")
     print(
         f"{'dnn':10s} {'method':18s} {'gpus':>4s} {'measured':>9s} {'predicted':>9s} {'error':>7s}"
     )

@@ -80,3 +80,23 @@ def read_text_bounded(path: str | Path, what: str, limit: int = MAX_RECORD_BYTES
     except UnicodeDecodeError:
         raise ValueError(f"{what}: {file} is not UTF-8 text") from None
 
+
+
+def read_bytes_bounded(path: str | Path, what: str, limit: int = MAX_RECORD_BYTES) -> bytes:
+    """A regular file's bytes, read at most ``limit`` (binary inputs: gzip-compressed profiler
+    traces); ValueError naming ``what`` and the file when it is missing, not a regular file
+    (a directory, FIFO or device: opening a FIFO without a writer would wait forever) or too
+    big. :func:`read_text_bounded`'s rules otherwise, without the UTF-8 decoding."""
+    file = Path(path)
+    if str(path).strip() == "":
+        raise ValueError(f"{what}: the file name is empty")
+    if not file.is_file():  # follows links; False for directories, FIFOs and devices
+        raise ValueError(f"{what}: {file} is not a readable file")
+    try:
+        with file.open("rb") as stream:
+            data = stream.read(limit + 1)
+    except OSError as exc:
+        raise ValueError(f"{what}: cannot read {file} ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        raise ValueError(f"{what}: {file} is larger than {limit:,} bytes")
+    return data

@@ -186,13 +186,16 @@ class ClusterProfile(_Strict):
 
 
 def fit_alpha_beta(
-    measurements: Iterable[Measurement], collective: str, level: Level | None = None
-) -> LinkFit:
+    measurements: Iterable[Measurement], collective: str, level: Level | None = None,
+    ceiling_Bps: float | None = None,
+) -> LinkFit:  # fmt: skip
     """Fit alpha and B to the measurements of ``collective`` (and ``level``, when given).
 
     Zero-byte rows are left out (NCCL returns before communicating, so they time a kernel
     launch, not a step). Raises ValueError with fewer than two distinct sizes or when the times
-    do not grow with the size (no positive bandwidth fits).
+    do not grow with the size (no positive bandwidth fits). ``ceiling_Bps`` (the link's nominal
+    rate, when known): a fitted B above it is not physical, so B is set to it, alpha refitted,
+    and ``derived_from`` says so.
     """
     name = canonical_collective(collective)
     chosen = [
@@ -217,6 +220,11 @@ def fit_alpha_beta(
         (beta,) = huber_irls(volume[:, None], seconds)
     if not beta > 0:
         raise ValueError(f"fit_alpha_beta: the {name} times do not grow with the message size")
+    bounded = None
+    if ceiling_Bps is not None and 1.0 / beta > ceiling_Bps:
+        bounded = (f"bounded: the fit gave {1e-9 / beta:.4g} GB/s, above the nominal "
+                   f"{ceiling_Bps / 1e9:.4g} GB/s")  # fmt: skip
+        beta = 1.0 / ceiling_Bps
     # 2. alpha with beta fixed, residuals relative to each time: the small sizes decide it.
     alpha = 0.0
     if np.any(steps > 0):
@@ -234,6 +242,7 @@ def fit_alpha_beta(
         ranks_per_node=per_node.pop() if len(per_node) == 1 else None,
         median_abs_rel_error=float(np.median(relative)),
         max_abs_rel_error=float(np.max(relative)),
+        derived_from=bounded,
     )
 
 
@@ -253,24 +262,30 @@ def per_gpu(fit: LinkFit) -> LinkFit:
     and of the other pages, carries B / g (g ranks per node). Alpha stays per step.
     """
     g = fit.ranks_per_node
-    if not g or g == 1 or fit.derived_from:  # one rank per node, unknown, or already derived
-        return fit
+    if not g or g == 1 or (fit.derived_from or "").endswith("ranks per node"):
+        return fit  # one rank per node, unknown, or already one GPU's share
     bus = fit.bandwidth_Bps / 1e9
     note = f"{fit.collective} fit: bus bandwidth {bus:.4g} GB/s / {g} ranks per node"
+    if fit.derived_from:  # e.g. bounded by the nominal rate
+        note = f"{fit.derived_from}; {note}"
     return fit.model_copy(update={"bandwidth_Bps": fit.bandwidth_Bps / g, "derived_from": note})
 
 
 def profile_from_measurements(
-    measurements: Sequence[Measurement], name: str, source: str
-) -> ClusterProfile:
+    measurements: Sequence[Measurement], name: str, source: str,
+    ceilings: dict[str, float] | None = None,
+) -> ClusterProfile:  # fmt: skip
     """Fit every (collective, level) present; each level takes its all-reduce fit when there is
     one (what the calculator prices most), else the fit with the most points; the inter level
-    as one GPU's share (:func:`per_gpu`)."""
+    as one GPU's share (:func:`per_gpu`). ``ceilings``: nominal bus bandwidth per level, when
+    known (fit_alpha_beta's ``ceiling_Bps``)."""
     fits: dict[str, dict[str, LinkFit]] = {}
     for collective, level in sorted({(m.collective, m.level or "unknown") for m in measurements}):
         wanted = None if level == "unknown" else level
         subset = [m for m in measurements if (m.level or "unknown") == level]
-        fits.setdefault(collective, {})[level] = fit_alpha_beta(subset, collective, wanted)
+        ceiling = (ceilings or {}).get(level)
+        fits.setdefault(collective, {})[level] = fit_alpha_beta(subset, collective, wanted,
+                                                                ceiling)  # fmt: skip
     levels: dict[str, LinkFit] = {}
     for level in ("intra", "inter"):
         candidates = {c: f[level] for c, f in fits.items() if level in f}

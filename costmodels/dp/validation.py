@@ -35,7 +35,12 @@ Calibration, per network and architecture, from that network's BSP rows only (BS
 communication, so it identifies the link): for each BSP row the bandwidth at which the predicted
 iteration time equals the measured one (bisection; the prediction falls as the bandwidth grows),
 then the median over the rows. The intra-node bandwidth comes from the single-node rows, the
-inter-node one from the others with the intra-node link fixed. All-reduce rows and
+inter-node one from the others with the intra-node link fixed. Every fitted bandwidth is at most
+the link's nominal rate (PCIe 3.0 x16 inside a node; the named network, one NIC per node shared
+by its 4 GPUs, between nodes): a row the model can explain only with a faster link does not
+identify it and is left out; when no row identifies a level, the link's achievable rate (its
+preset) is kept and ``notes`` says so. (Unbounded, the 100 Gb InfiniBand rows of the first
+survey once fitted ~10 TB/s: every prediction was then too fast.) All-reduce rows and
 parameter-server rows get separate links because they run different software (NCCL over sockets
 against ps-lite over ZeroMQ); a network without BSP-PS rows lends its all-reduce fit to the PS
 rows. Latencies are the presets of costmodels.hardware (PCIe 3 inside a node, the named network
@@ -167,6 +172,8 @@ class Calibration:
     alpha: float
     beta: float
     rows: int  # BSP rows the fit used
+    identified: tuple[str, ...] = ("intra", "inter")  # levels the rows identified
+    notes: tuple[str, ...] = ()  # why a level was not identified (its prior was kept)
 
     @property
     def node_network_Bps(self) -> float:
@@ -196,17 +203,42 @@ def predicted_iteration_s(row: Row, link: dict[str, float], allreduce: str = ALL
 LOW_BPS, HIGH_BPS = 1e6, 1e13  # the bisection's bracket: 8 Mbit/s to 80 Tbit/s
 
 
+def link_ceilings(network: str) -> dict[str, float]:
+    """The fastest each fitted link may be: its nominal rate (PCIe 3.0 x16 per GPU inside a
+    node; the named network's rate, one NIC per node shared by its GPUs, between nodes). A fit
+    above it would be a link faster than the hardware, i.e. the data say something else is off
+    (issue 28: the 100 Gb InfiniBand rows once fitted 10 TB/s)."""
+    return {"intra_bandwidth_Bps": INTRA_LINK.bandwidth_Bps,
+            "inter_bandwidth_Bps": network_link(network).bandwidth_Bps * NICS_PER_NODE
+            / GPUS_PER_NODE}  # fmt: skip
+
+
+def link_priors(network: str) -> dict[str, float]:
+    """What a link is taken to be when the rows cannot identify it: its achievable rate."""
+    inter = network_link(network)
+    return {"intra_bandwidth_Bps": INTRA_LINK.bandwidth_Bps * INTRA_LINK.achievable_fraction,
+            "inter_bandwidth_Bps": inter.bandwidth_Bps * inter.achievable_fraction
+            * NICS_PER_NODE / GPUS_PER_NODE}  # fmt: skip
+
+
 def _implied_bandwidth(
-    row: Row, link: dict[str, float], key: str, allreduce: str = ALLREDUCE
-) -> float:
-    """The bandwidth ``key`` at which the row's predicted time equals the measured one."""
-    low, high = math.log(LOW_BPS), math.log(HIGH_BPS)
+    row: Row, link: dict[str, float], key: str, allreduce: str = ALLREDUCE,
+    ceiling: float = HIGH_BPS,
+) -> float | None:  # fmt: skip
+    """The bandwidth ``key`` at which the row's predicted time equals the measured one, or None
+    when even ``ceiling`` predicts it slower than measured (the row cannot identify the link:
+    something other than this link is faster than modelled) or when 8 Mbit/s is too fast."""
+    def slower(bandwidth: float) -> bool:  # beyond rounding: a flat curve is not slower
+        return predicted_iteration_s(row, {**link, key: bandwidth}, allreduce) > (
+            row.measured_iteration_s * (1 + 1e-9)
+        )
+
+    if slower(ceiling) or not slower(LOW_BPS):
+        return None
+    low, high = math.log(LOW_BPS), math.log(ceiling)
     for _ in range(60):  # the bracket shrinks 2^60 times: far below the data's precision
         middle = (low + high) / 2
-        slower = predicted_iteration_s(row, {**link, key: math.exp(middle)}, allreduce) > (
-            row.measured_iteration_s
-        )
-        low, high = (middle, high) if slower else (low, middle)
+        low, high = (middle, high) if slower(math.exp(middle)) else (low, middle)
     return math.exp((low + high) / 2)
 
 
@@ -221,21 +253,44 @@ def calibrate(
     single = [r for r in bsp if r.gpus <= GPUS_PER_NODE and r.gpus > 1]
     multi = [r for r in bsp if r.gpus > GPUS_PER_NODE]
     inter_latency = network_link(network).latency_s
-    link = dict(intra_bandwidth_Bps=HIGH_BPS, intra_latency_s=INTRA_LINK.latency_s,
-                inter_bandwidth_Bps=HIGH_BPS, inter_latency_s=inter_latency)  # fmt: skip
+    ceiling, prior = link_ceilings(network), link_priors(network)
+    link = dict(intra_bandwidth_Bps=ceiling["intra_bandwidth_Bps"],
+                intra_latency_s=INTRA_LINK.latency_s,
+                inter_bandwidth_Bps=ceiling["inter_bandwidth_Bps"],
+                inter_latency_s=inter_latency)  # fmt: skip
     if not single and not multi:
         raise ValueError(f"network {network!r}: no {prefix} rows on 2 or more GPUs to calibrate")
-    intra = [_implied_bandwidth(r, link, "intra_bandwidth_Bps", allreduce) for r in single]
-    # Without single-node rows the intra link is taken as fast as the inter one (it is fitted
-    # together with it from the multi-node rows).
-    link["intra_bandwidth_Bps"] = float(np.median(intra)) if intra else HIGH_BPS
-    inter = [_implied_bandwidth(r, link, "inter_bandwidth_Bps", allreduce) for r in multi]
-    link["inter_bandwidth_Bps"] = float(np.median(inter)) if inter else link["intra_bandwidth_Bps"]
-    if not intra:
-        link["intra_bandwidth_Bps"] = link["inter_bandwidth_Bps"]
+    identified, notes = [], []
+    for level, rows in (("intra", single), ("inter", multi)):
+        key = f"{level}_bandwidth_Bps"
+        implied = [_implied_bandwidth(r, link, key, allreduce, ceiling[key]) for r in rows]
+        known = [b for b in implied if b is not None]
+        if known:
+            link[key] = float(np.median(known))
+            identified.append(level)
+            if len(known) < len(implied):
+                notes.append(f"{level}: {len(implied) - len(known)} of {len(implied)} {prefix} "
+                             f"rows ran faster than the nominal {ceiling[key] / 1e9:.4g} GB/s per "
+                             "GPU allows: left out of the fit")  # fmt: skip
+        elif rows:
+            link[key] = prior[key]
+            notes.append(f"{level}: no {prefix} row can be explained at or below the link's "
+                         f"nominal {ceiling[key] / 1e9:.4g} GB/s per GPU (they run faster than "
+                         f"it allows): not identified, the link's achievable "
+                         f"{prior[key] / 1e9:.4g} GB/s kept")  # fmt: skip
+    if not single:  # fitted together with the network from the multi-node rows
+        link["intra_bandwidth_Bps"] = max(link["inter_bandwidth_Bps"],
+                                          prior["intra_bandwidth_Bps"])  # fmt: skip
+        notes.append("intra: no single-node rows: the link's achievable rate (or the network's, "
+                     "if faster) kept")  # fmt: skip
+    if not multi:
+        link["inter_bandwidth_Bps"] = min(link["intra_bandwidth_Bps"],
+                                          ceiling["inter_bandwidth_Bps"])  # fmt: skip
+        notes.append("inter: no multi-node rows: bounded by the network's nominal rate")
     return Calibration(
         network, architecture, INTRA_LINK.latency_s, 1 / link["intra_bandwidth_Bps"],
         inter_latency, 1 / link["inter_bandwidth_Bps"], len(single) + len(multi),
+        tuple(identified), tuple(notes),
     )  # fmt: skip
 
 

@@ -21,7 +21,6 @@ from streamlit.testing.v1 import AppTest
 from costmodels.calibration.profile import ClusterProfile, LinkFit
 from costmodels.formatting import format_number
 from costmodels.hardware import GPUS, LINKS
-from costmodels.llm.calibrate_step import fit_from_measured_step
 from costmodels.llm.planner import enumerate_layouts, plan
 from costmodels.llm.presets import preset_shape
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
@@ -257,15 +256,21 @@ def test_precision_framework_and_the_gpus_own_link() -> None:
 
 
 def test_measured_step_calibrates_every_layout() -> None:
-    """The page fits on the measured layout and prices the others with the fitted factor."""
+    """The page fits on the measured layout and prices the others with the fitted factor, as
+    predict-llm --measured-step does (costmodels.calibration.step_transfer)."""
+    from costmodels.calibration.measured_run import MeasuredRun
+    from costmodels.calibration.step_transfer import fit_one_step, scaled_cluster
+
     shape, machine = llama("Llama 2 7B", 4096), cluster("A100 80GB SXM", 8, None, "InfiniBand HDR")
     measured = Layout(tp=8, pp=1, dp=2, global_batch=256, micro_batch=1)
-    seconds = 1.25 * predict_step(shape, measured, machine).iteration_time_s
+    seconds = 1.6 * predict_step(shape, measured, machine).iteration_time_s
     at = run_page(mstep=f"{seconds:.9g}", mlayout="tp=8,pp=1,dp=2,mb=1")
-    fitted = fit_from_measured_step(shape, measured, machine, float(f"{seconds:.9g}"))
-    assert fitted.fitted and "Calibrated on" in at.caption[0].value
+    run = MeasuredRun(shape, measured, "bf16", "megatron", float(f"{seconds:.9g}"))
+    fit = fit_one_step(run, machine)
+    assert fit.identified and "Calibrated on" in at.caption[0].value
     best = first_row_layout(at, 256)
-    step = predict_step(shape, best, machine, calibration=fitted)
+    step = predict_step(shape, best, scaled_cluster(machine, fit.network_scale),
+                        calibration=fit.calibration)  # fmt: skip
     assert layouts_table(at).iloc[0]["step time (s)"] == pytest.approx(
         step.iteration_time_s, rel=1e-6
     )

@@ -8,7 +8,8 @@
 - ``llm-step-time``: where an LLM training step's time goes (the operator model);
 - ``serving``: decode time, the KV cache and disaggregated pools (costmodels.serving);
 - ``checkpoint-goodput``: checkpoint interval and goodput under failures (costmodels.goodput);
-- ``stragglers``: BSP against SSP, local SGD and backup workers (costmodels.stragglers).
+- ``stragglers``: BSP against SSP, local SGD and backup workers (costmodels.stragglers);
+- ``trace-calibration``: profiler traces, what-if replays and measured steps that transfer.
 
 Each module's ``files(tax)`` returns its page (``generated/guides/<slug>.md``) and charts
 (``generated/guides/plots/<name>.svg``); ``guide_files`` unions them.
@@ -27,6 +28,7 @@ from commatlas.docs_site.guides import (
     scheduling_overlap,
     serving,
     stragglers,
+    trace_calibration,
 )
 from taxonomy import Taxonomy
 
@@ -40,6 +42,7 @@ GUIDES = {
     "serving": serving,
     "checkpoint-goodput": goodput_page,
     "stragglers": stragglers,
+    "trace-calibration": trace_calibration,
 }
 SLUGS = tuple(GUIDES)
 

@@ -194,7 +194,9 @@ def page_text(tax: Taxonomy) -> str:
         "",
         "One measured step identifies one factor: `--measured-step SECONDS` fits `gemm_scale` "
         "when GEMMs and attention dominate that step, `overhead_scale` when the memory-bound "
-        "kernels and host overheads do, and predicts the other layouts with it. A measured "
+        "kernels and host overheads do (and slows the links by it when above 1), and predicts "
+        "the other layouts with it; a step within the model's per-layout scatter changes "
+        "nothing (see the guide Calibrate from what you measure). A measured "
         "operator table (`scripts/profile_operators.py` on the GPU) replaces the modelled "
         "kernel rates altogether.",
         "",

@@ -1,0 +1,169 @@
+"""Page: calibrate from a PyTorch profiler trace, and ask what-if of it.
+
+Input: a Kineto trace (``.json`` or ``.json.gz``, one rank; at most
+costmodels.limits.MAX_UPLOAD_BYTES: for larger ones run ``commatlas import-trace`` and upload
+the calibration YAML it writes), a calibration YAML, or one of the shipped public traces
+(HolisticTraceAnalysis test data, tests/costmodels/data/traces/README.md). Shows what
+``commatlas import-trace`` reports (step, compute by kernel class, collectives with bus
+bandwidth, exposed communication) and what the trace identified as calibration constants; the
+what-if controls (GPUs, GPU, network) replay the trace's dependency graph as ``commatlas
+what-if`` does, with a breakdown chart as traced and in the scenario. "Use its network" puts
+the cluster profile of the trace's measured collectives in ``st.session_state
+["cluster_profile"]``, which the other pages offer as the link "Calibrated: <name>" (as a
+profile from the Calibrate page).
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import streamlit as st
+
+from app_pages.tables import show_table
+from app_pages.trace_calibration_compute import (
+    EXAMPLE_TRACES,
+    EXAMPLES,
+    breakdown_rows,
+    communication_rows,
+    identified_rows,
+    imported,
+    what_if_report,
+)
+from costmodels.calibration.trace.calibration_file import (
+    calibration_from_yaml,
+    calibration_profile,
+    calibration_to_yaml,
+)
+from costmodels.hardware import GPUS, LINKS
+from costmodels.limits import MAX_UPLOAD_BYTES
+
+PROFILE_KEY = "cluster_profile"
+
+
+def _example(label: str) -> None:
+    st.session_state["trace_example"] = EXAMPLE_TRACES[label]
+
+
+def source() -> tuple[bytes, str] | None:
+    """(bytes, name) of the upload, else of the chosen example; None when neither."""
+    columns = st.columns(len(EXAMPLE_TRACES) + 1)
+    columns[0].markdown("Try a public trace:")
+    for column, label in zip(columns[1:], EXAMPLE_TRACES, strict=True):
+        column.button(label, key=f"trace_{EXAMPLE_TRACES[label]}", on_click=_example,
+                      args=(label,))  # fmt: skip
+    upload = st.file_uploader(
+        "Upload a PyTorch profiler trace (.json, .json.gz) or a calibration YAML",
+        type=["json", "gz", "yaml", "yml"], key="trace_file",
+    )  # fmt: skip
+    if upload is not None:
+        if upload.size > MAX_UPLOAD_BYTES:
+            raise ValueError(f"{upload.name}: {upload.size:,} bytes; at most "
+                             f"{MAX_UPLOAD_BYTES:,} are read here: run commatlas import-trace "
+                             "on it and upload the calibration YAML it writes")  # fmt: skip
+        return upload.getvalue(), upload.name
+    example = st.session_state.get("trace_example")
+    if example:
+        return (EXAMPLES / example).read_bytes(), example
+    return None
+
+
+def show_calibration(calibration) -> None:
+    st.subheader("What the trace identified")
+    show_table(identified_rows(calibration), {"constant": "constant", "value": "value",
+                                              "why not": "why not"})  # fmt: skip
+    left, right = st.columns(2)
+    if left.button("Use its network on the other pages", key="use_trace_network"):
+        try:
+            st.session_state[PROFILE_KEY] = calibration_profile(calibration)
+            st.success(f"Profile {calibration.name!r} is active: choose 'Calibrated: "
+                       f"{calibration.name}' as a link.")  # fmt: skip
+        except ValueError as exc:
+            st.info(str(exc))
+    right.download_button("Download calibration YAML", calibration_to_yaml(calibration),
+                          file_name=f"{calibration.name}.yaml", mime="application/x-yaml",
+                          key="download_calibration")  # fmt: skip
+
+
+def what_if_controls(report: dict, data: bytes, name: str) -> None:
+    st.header("What if")
+    world = report["world_size"] or 1
+    per_node = report["calibration"]["gpus_per_node"]
+    traced_gpu = report["gpu"]["preset"]
+    names = list(GPUS)
+    left, middle, right = st.columns(3)
+    gpus = left.select_slider("GPUs", options=[world * 2**k for k in range(7)], value=world,
+                              key="wi_gpus")  # fmt: skip
+    gpu = middle.selectbox("GPU", names, index=names.index(traced_gpu) if traced_gpu in names
+                           else 0, key="wi_gpu")  # fmt: skip
+    links = list(LINKS)
+    inter = right.selectbox("Network (per NIC)", links, index=links.index("InfiniBand HDR")
+                            if "InfiniBand HDR" in links else 0, key="wi_inter")  # fmt: skip
+    absolute = st.checkbox("Price communication with the NCCL model alone (not relative to the "
+                           "measured times)", key="wi_absolute")  # fmt: skip
+    base_gpu = traced_gpu or gpu
+    if traced_gpu is None:
+        st.caption(f"The trace does not name its GPU: it is taken as the {gpu} (compute not "
+                   "rescaled).")  # fmt: skip
+    try:
+        result = what_if_report(data, name, (base_gpu, world, per_node, inter),
+                                (gpu, gpus, per_node, inter), absolute)  # fmt: skip
+    except ValueError as exc:
+        st.error(str(exc))
+        return
+    cols = st.columns(4)
+    cols[0].metric("Trace step", f"{result['trace_step_s'] * 1e3:.3f} ms")
+    cols[1].metric("Replayed as traced", f"{result['replayed_step_s'] * 1e3:.3f} ms",
+                   f"{100 * (result['self_check_error'] or 0):+.2f} % (self-check)",
+                   delta_color="off")  # fmt: skip
+    cols[2].metric("What-if step", f"{result['what_if_step_s'] * 1e3:.3f} ms")
+    cols[3].metric("Speedup", f"{result['speedup'] or 0:.3f}x")
+    chart = (
+        alt.Chart(breakdown_rows(result))
+        .mark_bar()
+        .encode(
+            x=alt.X("ms:Q", title="ms per step (kernels summed over streams)"),
+            y=alt.Y("scenario:N", title=None),
+            color=alt.Color("part:N", title=""),
+            tooltip=["scenario", "part", alt.Tooltip("ms:Q", format=".4g")],
+        )
+    )
+    st.altair_chart(chart, width="stretch")
+    c = result["collectives"]
+    st.caption(f"Collectives re-priced: {c['repriced']} of {c['total']} ({c['kept_unknown_bytes']} "
+               "kept as measured: unknown bytes). Weak scaling: message sizes and per-GPU work "
+               "as traced; the host as traced.")  # fmt: skip
+
+
+def main() -> None:
+    st.title("Calibrate from a trace")
+    try:
+        found = source()
+        if found is None:
+            st.info("Upload a trace from torch.profiler (one rank), or try a public one.")
+            return
+        data, name = found
+        if name.endswith((".yaml", ".yml")):
+            calibration = calibration_from_yaml(data.decode("utf-8", errors="replace"), name)
+            st.subheader(f"Calibration {calibration.name!r} ({calibration.source})")
+            show_calibration(calibration)
+            return
+        with st.spinner("Reading the trace ..."):
+            report, calibration = imported(data, name, None)
+    except ValueError as exc:
+        st.error(str(exc))
+        return
+    cols = st.columns(5)
+    cols[0].metric("Step", f"{report['step_time_s'] * 1e3:.3f} ms")
+    cols[1].metric("GPU", report["gpu"]["preset"] or "not in the trace")
+    cols[2].metric("World size", report["world_size"] or "?")
+    cols[3].metric("Exposed communication", f"{report['exposed_communication_s'] * 1e3:.3f} ms")
+    overlap = report["overlap_fraction"]
+    cols[4].metric("Overlap", "-" if overlap is None else f"{100 * overlap:.1f} %")
+    st.subheader("Communication per step")
+    show_table(communication_rows(report), {c: c for c in communication_rows(report).columns})
+    for note in report["notes"]:
+        st.caption(note)
+    show_calibration(calibration)
+    what_if_controls(report, data, name)
+
+
+main()

@@ -1,0 +1,251 @@
+"""Measured steps that transfer: one step -> the other rows of the same model, and >= 3 steps.
+
+    .venv/bin/python benchmarks/step_transfer.py [--quick]
+
+On the dev data only (costmodels/data/README.md):
+
+1. ``SIGMA_LAYOUT``: the standard deviation of log(measured / predicted) within one model shape
+   of the vTrain single-node rows (the constant of costmodels.calibration.step_transfer);
+2. vTrain, one measured step: for each model shape, every row as the measured step, the other
+   rows of that shape predicted (MAPE): with the first row as reference (the figure of
+   benchmarks/llm_step_accuracy.py), averaged over every choice, the worst choice; with and
+   without the identifiability test; the old fit (costmodels.llm.calibrate_step) as baseline;
+3. torchtitan async-TP rows, one measured step: bf16 <-> float8 (tensorwise) of the same model,
+   vanilla TP (the rows the step model can express), error of each transfer; the async-TP and
+   float8-rowwise rows are printed beside, not counted (torchtitan_dev.py says why);
+4. vTrain, three measured steps (costmodels.calibration.measured_steps): per shape, triples of
+   its worst single reference (the row whose one-step calibration spreads the most error) and
+   two rows the model does not miss by more than BAD, and seeded random triples; MAPE on the
+   remaining rows, the worst set, and how often the bad reference was reported as an outlier.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from costmodels.calibration.measured_run import MeasuredRun  # noqa: E402
+from costmodels.calibration.measured_steps import fit_steps  # noqa: E402
+from costmodels.calibration.step_transfer import fit_one_step, run_time  # noqa: E402
+from costmodels.calibration.torchtitan_dev import (  # noqa: E402
+    read_torchtitan_rows,
+    torchtitan_cluster,
+)
+from costmodels.llm.calibrate_step import fit_from_measured_step  # noqa: E402
+from costmodels.llm.step import predict_step  # noqa: E402
+from costmodels.llm.vtrain_data import (  # noqa: E402
+    FRAMEWORK,
+    PRECISION,
+    read_vtrain_rows,
+    vtrain_cluster,
+)
+
+
+def vtrain_runs() -> dict[object, list[MeasuredRun]]:
+    groups = defaultdict(list)
+    for row in sorted(read_vtrain_rows(), key=lambda r: r.row_in_source):
+        groups[row.shape].append(
+            MeasuredRun(
+                row.shape,
+                row.layout,
+                PRECISION,
+                FRAMEWORK,
+                row.measured_s,
+                f"vTrain row {row.row_in_source}",
+            )
+        )
+    return groups
+
+
+BAD = 0.2  # a reference the uncalibrated model misses by more than this is a "bad" one
+
+
+def ape(predicted: float, measured: float) -> float:
+    return abs(predicted / measured - 1) * 100
+
+
+def sigma_layout(groups, cluster) -> float:
+    import math
+
+    deviations = []
+    for runs in groups.values():
+        logs = [math.log(r.seconds / run_time(r, cluster, None)) for r in runs]
+        centre = statistics.fmean(logs)
+        deviations += [x - centre for x in logs]
+    return statistics.pstdev(deviations)
+
+
+def one_step_vtrain(groups, cluster, test: bool, quick: bool):
+    first, every = [], []
+    for runs in groups.values():
+        refs = runs[:8] if quick else runs
+        base = {id(r): run_time(r, cluster, None) for r in runs}
+        for i, ref in enumerate(refs):
+            fit = fit_one_step(ref, cluster, test=test)
+            errs = [
+                ape(
+                    run_time(r, cluster, fit.calibration, fit.network_scale)
+                    if fit.identified
+                    else base[id(r)],
+                    r.seconds,
+                )
+                for r in runs
+                if r is not ref
+            ]
+            every.append((statistics.fmean(errs), ref.label))
+            if i == 0:
+                first += errs
+    worst = max(every)
+    return statistics.fmean(first), statistics.fmean(e for e, _ in every), worst
+
+
+def old_fit_vtrain(groups, cluster, quick: bool):
+    first, every = [], []
+    options = {"precision": PRECISION, "framework": FRAMEWORK}
+    for runs in groups.values():
+        for i, ref in enumerate(runs[:8] if quick else runs):
+            cal = fit_from_measured_step(ref.shape, ref.layout, cluster, ref.seconds, **options)
+            errs = [
+                ape(
+                    predict_step(
+                        r.shape, r.layout, cluster, calibration=cal, **options
+                    ).iteration_time_s,
+                    r.seconds,
+                )
+                for r in runs
+                if r is not ref
+            ]
+            every.append(statistics.fmean(errs))
+            if i == 0:
+                first += errs
+    return statistics.fmean(first), statistics.fmean(every), max(every)
+
+
+def torchtitan() -> list[tuple[str, str, float, bool]]:
+    cluster = torchtitan_cluster()
+    rows = read_torchtitan_rows()
+    out = []
+    for ref in (r for r in rows if r.expressible):
+        fit = fit_one_step(ref.run, cluster)
+        for row in rows:
+            if row is ref or row.model != ref.model:
+                continue
+            predicted = run_time(row.run, cluster, fit.calibration, fit.network_scale)
+            out.append(
+                (
+                    ref.run.label,
+                    row.run.label,
+                    100 * (predicted / row.run.seconds - 1),
+                    row.expressible,
+                )
+            )
+    return out
+
+
+def three_steps(groups, cluster, quick: bool, seed: int = 28):
+    """(worst-reference sets, random sets): each a list of (MAPE on the rest, labels, outliers).
+
+    Per shape, the worst reference is the row whose one-step calibration gives the largest MAPE
+    on the others (the "bad reference" of the issue); its sets add two rows the uncalibrated
+    model misses by at most BAD (one bad reference among good ones)."""
+    rng = random.Random(seed)
+    worst_sets, random_sets = [], []
+    for runs in groups.values():
+        pool = runs[:16] if quick else runs
+        one = {}
+        for ref in pool:
+            fit = fit_one_step(ref, cluster, test=False)
+            one[id(ref)] = statistics.fmean(
+                ape(run_time(r, cluster, fit.calibration, fit.network_scale), r.seconds)
+                for r in runs
+                if r is not ref
+            )
+        worst = max(pool, key=lambda r: one[id(r)])
+        good = [
+            r
+            for r in runs
+            if r is not worst and abs(run_time(r, cluster, None) / r.seconds - 1) <= BAD
+        ]
+        for target, sets in (
+            (worst_sets, [[worst, *rng.sample(good, 2)] for _ in range(3 if quick else 10)]),
+            (random_sets, [rng.sample(runs, 3) for _ in range(3 if quick else 10)]),
+        ):
+            for chosen in sets:
+                fit = fit_steps(chosen, cluster)
+                rest = [r for r in runs if r not in chosen]
+                mape = statistics.fmean(
+                    ape(run_time(r, cluster, fit.calibration, fit.network_scale), r.seconds)
+                    for r in rest
+                )
+                target.append(
+                    (
+                        mape,
+                        [r.label for r in chosen],
+                        [o["row"] for o in fit.outliers],
+                        one[id(worst)],
+                    )
+                )
+    return worst_sets, random_sets
+
+
+def main() -> int:
+    quick = "--quick" in sys.argv
+    started = time.perf_counter()
+    groups, cluster = vtrain_runs(), vtrain_cluster()
+    print(f"SIGMA_LAYOUT (vTrain, within one model shape): {sigma_layout(groups, cluster):.3f}")
+    for test in (True, False):
+        first, every, (worst, label) = one_step_vtrain(groups, cluster, test, quick)
+        print(
+            f"vTrain one step ({'with' if test else 'without'} the identifiability test): "
+            f"MAPE {first:.2f} % (first row of each shape), {every:.2f} % over every choice, "
+            f"worst choice {worst:.1f} % ({label})"
+        )
+    first, every, worst = old_fit_vtrain(groups, cluster, quick)
+    print(
+        f"baseline, costmodels.llm.calibrate_step: {first:.2f} % first row, {every:.2f} % every "
+        f"choice, worst {worst:.1f} %"
+    )
+    counted = []
+    for ref, target, error, expressible in torchtitan():
+        mark = "" if expressible else "   (not expressible: not counted)"
+        print(f"torchtitan one step {ref} -> {target}: {error:+.1f} %{mark}")
+        if expressible:
+            counted.append(abs(error))
+    print(
+        f"torchtitan one step, precision changes: worst {max(counted):.1f} %, mean "
+        f"{statistics.fmean(counted):.1f} % over {len(counted)} transfers"
+    )
+    worst_sets, random_sets = three_steps(groups, cluster, quick)
+    for label, chosen in (
+        ("holding the worst single reference", worst_sets),
+        ("drawn at random", random_sets),
+    ):
+        worst = max(chosen)
+        flagged = sum(1 for r in chosen if r[1][0] in r[2])
+        print(
+            f"vTrain three steps {label} ({len(chosen)} sets): mean MAPE "
+            f"{statistics.fmean(r[0] for r in chosen):.2f} %, worst {worst[0]:.1f} % "
+            f"({', '.join(worst[1])}; outliers reported: {', '.join(worst[2]) or 'none'})"
+            + (
+                f"; the worst reference reported as an outlier in {flagged} of {len(chosen)}"
+                if "worst" in label
+                else ""
+            )
+        )
+    print(
+        "  one-step MAPE of each shape's worst reference: "
+        + ", ".join(f"{v:.1f} %" for v in sorted({r[3] for r in worst_sets}))
+    )
+    print(f"({time.perf_counter() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,198 @@
+"""Guide: calibrate from what you measure (a PyTorch profiler trace, measured steps), and ask
+what-if of a trace.
+
+Every number is computed at build time from a real public trace shipped in the repository
+(tests/costmodels/data/traces/hta_nccl_data_rank0.json.gz, HolisticTraceAnalysis test data:
+README there) with ``costmodels.calibration.trace`` exactly as ``commatlas import-trace`` and
+``commatlas what-if`` compute it, and from the torchtitan dev rows
+(costmodels/data/torchtitan-asynctp-h100-dev.csv) with ``costmodels.calibration.step_transfer``.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from pathlib import Path
+
+from commatlas.docs_site import Files
+from commatlas.docs_site.guides import _common as c
+from costmodels.calibration.step_transfer import SIGMA_LAYOUT, Z, fit_one_step, run_time
+from costmodels.calibration.torchtitan_dev import read_torchtitan_rows, torchtitan_cluster
+from costmodels.calibration.trace.importer import import_traces, read_timelines
+from costmodels.calibration.trace.what_if import Cluster, what_if
+from taxonomy import Taxonomy
+
+fs = c.format_seconds  # every time is printed with its unit
+
+SLUG = "trace-calibration"
+ROOT = Path(__file__).resolve().parents[3]
+TRACE = ROOT / "tests" / "costmodels" / "data" / "traces" / "hta_nccl_data_rank0.json.gz"
+SHOWN = "hta_nccl_data_rank0.json.gz"
+BIGGER = {"gpus": 16, "inter": "InfiniBand HDR"}
+
+
+@cache
+def imported():
+    return import_traces([TRACE])
+
+
+@cache
+def scenarios() -> dict[str, dict]:
+    (timeline,) = read_timelines([TRACE])
+    report, _ = imported()
+    traced = Cluster(report["gpu"]["preset"], report["world_size"], 8, BIGGER["inter"])
+    return {
+        "as traced": what_if(timeline, traced, traced),
+        f"{BIGGER['gpus']} GPUs, {BIGGER['inter']}": what_if(
+            timeline, traced, Cluster(traced.gpu, BIGGER["gpus"], 8, BIGGER["inter"])
+        ),
+        "H100 SXM, 2 GPUs": what_if(timeline, traced, Cluster("H100 SXM", 2, 8, None)),
+    }
+
+
+def communication_rows() -> list[list[str]]:
+    report, _ = imported()
+    rows = []
+    for r in report["communication"]:
+        rows.append([r["op"], c.format_bytes(r["bytes"]), f"{r['count']:g}",
+                     fs(r["time_s"]), f"{r['busbw_GBps']:.3g} GB/s",
+                     r["bytes_source"]])  # fmt: skip
+    return rows
+
+
+def what_if_rows() -> list[list[str]]:
+    rows = []
+    for label, r in scenarios().items():
+        part = r["breakdown"]["what_if"]
+        rows.append([label, fs(r["what_if_step_s"]),
+                     fs(part["communication_s"]),
+                     fs(part["exposed_communication_s"]),
+                     fs(sum(part["compute_s"].values())),
+                     f"{r['speedup']:.3f}x"])  # fmt: skip
+    return rows
+
+
+def transfer_rows() -> list[list[str]]:
+    cluster = torchtitan_cluster()
+    rows = [r for r in read_torchtitan_rows() if r.expressible]
+    out = []
+    for ref in rows:
+        fit = fit_one_step(ref.run, cluster)
+        for row in rows:
+            if row.model == ref.model and row is not ref:
+                predicted = run_time(row.run, cluster, fit.calibration, fit.network_scale)
+                out.append([ref.run.label, row.run.label, f"{fit.scale:.3g} ({fit.factor})",
+                            f"{row.run.seconds:.3g}", f"{predicted:.3g}",
+                            f"{100 * (predicted / row.run.seconds - 1):+.1f} %"])  # fmt: skip
+    return out
+
+
+def page_text() -> str:
+    report, cal = imported()
+    same = scenarios()["as traced"]
+    compute = report["compute_s"]
+    lines = [
+        "# Calibrate from what you measure",
+        "",
+        "**The question.** You ran a few steps on your own cluster with `torch.profiler`, or you "
+        "know how long a step took: how do the predictions use that, and what would the same "
+        "step take on more GPUs, another network or another GPU?",
+        "",
+        "## Read a trace",
+        "",
+        f"The worked example is a real trace: `{SHOWN}` (rank 0 of a 2-GPU DistributedDataParallel "
+        "job, from HolisticTraceAnalysis' test data, shipped in `tests/costmodels/data/traces`).",
+        "",
+        f"    commatlas import-trace tests/costmodels/data/traces/{SHOWN} --out calibration.yaml",
+        "",
+        f"It ran on an {report['gpu']['preset']} (`deviceProperties`: {report['gpu']['name']}), "
+        f"world size {report['world_size']}, NCCL {report['nccl_version']}, "
+        f"{report['steps']['count']} `ProfilerStep`s of {fs(report['step_time_s'])}. "
+        f"Per step the GPU ran {fs(compute['gemm'])} of GEMM and convolution kernels, "
+        f"{fs(compute['memory_bound'])} of memory-bound kernels and "
+        f"{fs(compute['optimizer'])} of optimizer kernels; it was busy "
+        f"{fs(report['gpu_busy_s'])} of the step: this step is set by the host, not "
+        "the GPU. Its NCCL kernels carry their collective arguments, so every size is exact:",
+        "",
+        *c.table(
+            ["op", "size", "calls / step", "time / step", "busbw", "bytes from"],
+            communication_rows(),
+        ),  # fmt: skip
+        f"Communication ran {fs(report['communication_s'])} per step, "
+        f"{fs(report['exposed_communication_s'])} of it with no compute kernel beside "
+        f"it (overlap {c.format_percent(report['overlap_fraction'])}). One rank's NCCL kernel "
+        "times include waiting for the other rank, so these bus bandwidths are lower bounds; "
+        "give every rank's trace (`import-trace rank0.json rank1.json ...`) and the wait is "
+        "measured and taken out.",
+        "",
+        "## What the calibration file holds",
+        "",
+        "`--out` writes what the trace identified, and says why for what it did not. Here: "
+        + "; ".join(f"`{k}`: {v}" for k, v in cal.compute.not_identified.items())
+        + f". The kernel launch gap is {cal.compute.kernel_overhead_s * 1e6:.2g} us. With "
+        "`record_shapes=True` and 16-bit GEMMs the file also holds `gemm_scale` (measured over "
+        "modelled GEMM time) and `memory_bound_scale`. Every command that prices a cluster "
+        "takes it as `--calibration FILE`: `collective`, `predict` and `compare` fit their "
+        "network to its measured collectives (as with a `--profile`), `predict-llm` and "
+        "`plan-llm` scale their kernels by its compute scales, and the calculator's page "
+        f"[Calibrate from a trace]({c.CALCULATOR}) reads a trace or the file.",
+        "",
+        "## What if",
+        "",
+        "`commatlas what-if TRACE` replays the trace's dependency graph: each kernel after its "
+        "launch and its stream predecessor, cross-stream waits and host synchronisations "
+        "inferred from the timing (or read from Kineto's `cuda_sync` records), each edge with "
+        "the lag the trace shows. Unchanged, it reproduces the trace: here "
+        f"{fs(same['replayed_step_s'])} against {fs(same['trace_step_s'])} "
+        f"({100 * same['self_check_error']:+.2f} %). Then communication is re-priced by the NCCL "
+        "model (measured time x model on the new cluster / model on the traced one) and compute "
+        "scaled for a new GPU (tensor peaks for GEMMs, HBM bandwidth for the rest):",
+        "",
+        f"    commatlas what-if tests/costmodels/data/traces/{SHOWN} --gpus {BIGGER['gpus']} "
+        f'--inter "{BIGGER["inter"]}"',
+        "",
+        *c.table(
+            ["scenario", "step", "communication", "exposed", "compute", "speedup"], what_if_rows()
+        ),  # fmt: skip
+        "The network more than doubles this step's communication, yet the step does not move: "
+        "the host sets its pace, and the replay shows it. A what-if can only follow "
+        "dependencies the trace reveals: one that was slack when traced is invisible.",
+        "",
+        "## One measured step that transfers",
+        "",
+        "`--measured-step SECONDS --measured-layout KEY=VALUE,...` takes the layout and also "
+        "`framework=`, `precision=`, `global_batch=`, `seq=` and `model=`: the step is predicted "
+        "on its own run, and the difference becomes one factor on the compute part that "
+        "dominates it (GEMMs, or overheads) and, above 1, on the links. The factor is then "
+        "applied to the target's own kernels, so it carries across precision and framework. "
+        "torchtitan's Llama 3 runs on H100 (dev data), one measured step to the other "
+        "precision:",
+        "",
+        *c.table(
+            ["measured", "predicted", "factor", "measured s", "predicted s", "error"],
+            transfer_rows(),
+        ),  # fmt: skip
+        f"A step within {100 * (math.exp(Z * SIGMA_LAYOUT) - 1):.0f} % of the model "
+        f"({Z:g} x the model's own per-layout scatter of {SIGMA_LAYOUT:g} in log) identifies "
+        "nothing the model does not: the model is kept, and the output says so. `--measured "
+        "FILE` (a CSV of several steps) fits them robustly: a step the model misses far more "
+        "than on the others is reported by row and left out, and the JSON says which "
+        "constants the steps identified.",
+        "",
+        *c.reproduce(
+            [
+                "- The report: `commatlas import-trace "
+                f"tests/costmodels/data/traces/{SHOWN} --json`.",
+                f"- The what-if: `commatlas what-if tests/costmodels/data/traces/{SHOWN} --gpus 16 "
+                "--inter 'InfiniBand HDR' --json`.",
+                "- The transfer figures and the multi-step ones on the vTrain rows: `python "
+                "benchmarks/step_transfer.py`; the 100 MB import time: `python "
+                "benchmarks/trace_import_speed.py`.",
+            ]
+        ),  # fmt: skip
+    ]
+    return "\n".join(lines)
+
+
+def files(tax: Taxonomy) -> Files:
+    return {f"generated/guides/{SLUG}.md": page_text()}

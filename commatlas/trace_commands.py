@@ -1,0 +1,234 @@
+"""``commatlas import-trace`` and ``commatlas what-if``: profiler traces on the command line.
+
+``import-trace TRACE [TRACE ...] [--out calibration.yaml] [--json]`` reads one or more ranks'
+Kineto traces (costmodels.calibration.trace) and prints: ``gpu``, ``world_size``,
+``process_groups``, ``nccl_version``, ``steps``, ``step_time_s``, ``compute_s`` (by kernel
+class), ``kernels_per_step``, ``communication`` (rows of op, bytes, group_size, count, time_s,
+busbw_GBps and where the bytes came from), ``communication_s``, ``exposed_communication_s``,
+``overlap_fraction``, ``gpu_busy_s``, ``per_rank``, ``calibration`` (what was identified) and
+``notes``; ``--out`` writes the calibration file every prediction accepts as ``--calibration``.
+
+``what-if TRACE [--gpus N] [--gpus-per-node G] [--inter LINK] [--gpu PRESET] [--json]`` replays
+the trace's dependency graph with communication re-priced by the NCCL model and compute scaled
+for the new GPU: ``trace_step_s``, ``replayed_step_s`` and ``self_check_error`` (the replay with
+nothing changed), ``what_if_step_s``, ``speedup``, ``breakdown`` and what was re-priced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from commatlas.cli_types import bounded_int, nonempty
+from costmodels.limits import MAX_GPUS, MAX_GPUS_PER_NODE, MAX_UNIT_TEXT
+from costmodels.safe_output import json_text
+
+
+def _fail(command: str, exc: Exception) -> int:
+    print(f"commatlas {command}: {' '.join(str(exc).split())}", file=sys.stderr)
+    return 2
+
+
+def _print_report(report: dict[str, Any]) -> None:
+    gpu = report["gpu"]
+    print(f"traces: {', '.join(report['traces'])} (ranks {report['ranks']})")
+    print(
+        f"GPU: {gpu['used']}; world size "
+        f"{report['world_size']}; NCCL {report['nccl_version'] or 'not recorded'}"
+    )
+    steps = report["steps"]
+    print(f"steps: {steps['count']}, step time {report['step_time_s'] * 1e3:.3f} ms")
+    print(
+        "compute per step (ms, summed over streams): "
+        + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in report["compute_s"].items() if v)
+    )
+    print(
+        f"communication {report['communication_s'] * 1e3:.3f} ms per step, exposed "
+        f"{report['exposed_communication_s'] * 1e3:.3f} ms, overlap "
+        + (
+            "-"
+            if report["overlap_fraction"] is None
+            else f"{100 * report['overlap_fraction']:.1f} %"
+        )
+    )
+    for row in report["communication"][:10]:
+        size = "?" if row["bytes"] is None else f"{row['bytes']:,.0f} B"
+        bw = "-" if row["busbw_GBps"] is None else f"{row['busbw_GBps']:.3g} GB/s"
+        print(
+            f"  {row['op']:15s} {size:>18s} x{row['count']:<6.3g} group {row['group_size']} "
+            f"{row['time_s'] * 1e3:9.3f} ms busbw {bw} ({row['bytes_source']})"
+        )
+    cal = report["calibration"]
+    for key, value in cal["compute"].items():
+        if key != "not_identified" and value not in (None, 0):
+            print(
+                f"calibration.compute.{key}: {value:.4g}"
+                if isinstance(value, float)
+                else f"calibration.compute.{key}: {value}"
+            )
+    if cal["network"]["intra_efficiency"] is not None:
+        print(f"calibration.network.intra_efficiency: {cal['network']['intra_efficiency']:.3g}")
+    for key, why in {
+        **cal["compute"]["not_identified"],
+        **cal["network"]["not_identified"],
+    }.items():
+        print(f"not identified: {key}: {why}")
+    for note in report["notes"]:
+        print(f"note: {note}")
+
+
+def import_trace_command(args: argparse.Namespace) -> int:
+    from costmodels.calibration.trace.calibration_file import save_calibration
+    from costmodels.calibration.trace.importer import import_traces
+    from costmodels.safe_output import check_output_path
+
+    try:
+        if args.out:
+            check_output_path(args.out, "--out")  # before the work, not after
+        report, calibration = import_traces(args.traces, args.gpu, args.gpus_per_node)
+        if args.out:
+            save_calibration(calibration, args.out)
+            report["written"] = args.out
+    except (ValueError, OSError) as exc:
+        return _fail("import-trace", exc)
+    if args.json:
+        print(json_text(report))
+    else:
+        _print_report(report)
+        if args.out:
+            print(f"wrote {args.out} (use it as --calibration {args.out})")
+    return 0
+
+
+def what_if_command(args: argparse.Namespace) -> int:
+    from costmodels.calibration.trace.gpu_match import trace_gpu
+    from costmodels.calibration.trace.importer import read_timelines
+    from costmodels.calibration.trace.what_if import Cluster, what_if
+    from costmodels.hardware import get_gpu
+
+    try:
+        (timeline,) = read_timelines([args.trace])
+        seen = trace_gpu(timeline)
+        base_gpu = get_gpu(args.trace_gpu).name if args.trace_gpu else seen.preset
+        new_gpu = get_gpu(args.gpu).name if args.gpu else base_gpu
+        if new_gpu != base_gpu and base_gpu is None:
+            raise ValueError(
+                "the trace does not name its GPU (no deviceProperties): give "
+                "--trace-gpu to scale compute to --gpu"
+            )
+        per_node = args.trace_gpus_per_node or max(len(timeline.device_properties), 1)
+        world = timeline.world_size or 1
+        base = Cluster(base_gpu, world, per_node, args.trace_inter or args.inter)
+        new = Cluster(new_gpu, args.gpus or world, args.gpus_per_node or per_node, args.inter)
+        if base.gpu is None and (new.gpus != base.gpus or args.inter or args.absolute):
+            raise ValueError(
+                "re-pricing communication needs the traced GPU's fabric: give "
+                "--trace-gpu (the trace has no deviceProperties)"
+            )
+        report = what_if(timeline, base, new, absolute=args.absolute)
+    except (ValueError, OSError) as exc:
+        return _fail("what-if", exc)
+    report["assumptions"] = [
+        f"traced cluster: {base.gpus} GPUs, {base.gpus_per_node} per node, GPU {base.gpu}, "
+        f"network {base.inter or 'not needed / not given'}",
+        f"what-if cluster: {new.gpus} GPUs, {new.gpus_per_node} per node, GPU {new.gpu}, "
+        f"network {new.inter or 'not needed / not given'}",
+        "communication: "
+        + (
+            "NCCL model time (absolute)"
+            if args.absolute
+            else "measured time x NCCL model(new) / model(traced)"
+        ),
+        "weak scaling: message sizes and per-GPU work as traced; the host as traced",
+    ]
+    if args.json:
+        print(json_text(report))
+        return 0
+    print(
+        f"trace step {report['trace_step_s'] * 1e3:.3f} ms; replayed as traced "
+        f"{report['replayed_step_s'] * 1e3:.3f} ms (self-check "
+        f"{100 * (report['self_check_error'] or 0):+.2f} %)"
+    )
+    print(
+        f"what-if step {report['what_if_step_s'] * 1e3:.3f} ms (speedup "
+        f"{report['speedup'] or 0:.3f}x)"
+    )
+    for label in ("as_traced", "what_if"):
+        part = report["breakdown"][label]
+        print(
+            f"  {label}: communication {part['communication_s'] * 1e3:.3f} ms, exposed "
+            f"{part['exposed_communication_s'] * 1e3:.3f} ms; compute "
+            + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in part["compute_s"].items() if v)
+        )
+    c = report["collectives"]
+    print(
+        f"collectives re-priced {c['repriced']} of {c['total']} ({c['kept_unknown_bytes']} "
+        "kept: unknown bytes)"
+    )
+    print("assumptions:\n" + "\n".join(f"  - {line}" for line in report["assumptions"]))
+    return 0
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Register ``import-trace`` and ``what-if`` on the ``commatlas`` subparsers."""
+    text = nonempty(MAX_UNIT_TEXT)
+    per_node = bounded_int(1, MAX_GPUS_PER_NODE)
+    imp = sub.add_parser("import-trace", help="read PyTorch profiler traces into a calibration")
+    imp.add_argument(
+        "traces",
+        nargs="+",
+        metavar="TRACE",
+        type=nonempty(),
+        help="Kineto trace JSON or .json.gz, one per rank",
+    )
+    imp.add_argument(
+        "--out",
+        metavar="FILE",
+        type=nonempty(),
+        help="write the calibration YAML (for --calibration)",
+    )
+    imp.add_argument(
+        "--gpu",
+        type=nonempty(100),
+        help="GPU preset the trace ran on, when it has no deviceProperties",
+    )
+    imp.add_argument(
+        "--gpus-per-node", type=per_node, help="GPUs per node (default: the GPUs the trace lists)"
+    )
+    imp.add_argument("--json", action="store_true")
+    imp.set_defaults(run=import_trace_command)
+
+    wif = sub.add_parser("what-if", help="replay a trace's step on another cluster or GPU")
+    wif.add_argument("trace", metavar="TRACE", type=nonempty(), help="one rank's Kineto trace")
+    wif.add_argument(
+        "--gpus",
+        type=bounded_int(1, MAX_GPUS),
+        help="GPUs of the job (default: the trace's world size)",
+    )
+    wif.add_argument("--gpus-per-node", type=per_node, help="GPUs per node of the new cluster")
+    wif.add_argument("--gpu", type=nonempty(100), help="GPU preset of the new cluster")
+    wif.add_argument(
+        "--inter",
+        type=text,
+        help="NIC link or bandwidth per NIC of the new cluster ('InfiniBand NDR', "
+        "'400 Gbit/s'); needed when a group spans nodes",
+    )
+    wif.add_argument(
+        "--trace-gpu",
+        type=nonempty(100),
+        help="GPU preset the trace ran on (default: its deviceProperties)",
+    )
+    wif.add_argument(
+        "--trace-gpus-per-node",
+        type=per_node,
+        help="GPUs per node where the trace ran (default: the GPUs it lists)",
+    )
+    wif.add_argument("--trace-inter", type=text, help="NIC where the trace ran (default: --inter)")
+    wif.add_argument(
+        "--absolute",
+        action="store_true",
+        help="price communication with the NCCL model alone, not relative to the measured times",
+    )
+    wif.add_argument("--json", action="store_true")
+    wif.set_defaults(run=what_if_command)
