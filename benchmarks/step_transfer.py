@@ -10,9 +10,10 @@ On the dev data only (costmodels/data/README.md):
    rows of that shape predicted (MAPE): with the first row as reference (the figure of
    benchmarks/llm_step_accuracy.py), averaged over every choice, the worst choice; with and
    without the identifiability test; the old fit (costmodels.llm.calibrate_step) as baseline;
-3. torchtitan async-TP rows, one measured step: bf16 <-> float8 (tensorwise) of the same model,
-   vanilla TP (the rows the step model can express), error of each transfer; the async-TP and
-   float8-rowwise rows are printed beside, not counted (torchtitan_dev.py says why);
+3. torchtitan async-TP rows, one measured step: every row of a model -> every other row of the
+   same model (bf16, float8 tensorwise and rowwise, vanilla and async TP, each with its recipe:
+   costmodels.llm.recipe), error of each transfer; summarised over the bf16 <-> tensorwise
+   vanilla-TP pairs and over every pair;
 4. vTrain, three measured steps (costmodels.calibration.measured_steps): per shape, triples of
    its worst single reference (the row whose one-step calibration spreads the most error) and
    two rows the model does not miss by more than BAD, and seeded random triples; MAPE on the
@@ -132,20 +133,15 @@ def torchtitan() -> list[tuple[str, str, float, bool]]:
     cluster = torchtitan_cluster()
     rows = read_torchtitan_rows()
     out = []
-    for ref in (r for r in rows if r.expressible):
+    for ref in rows:
         fit = fit_one_step(ref.run, cluster)
         for row in rows:
             if row is ref or row.model != ref.model:
                 continue
             predicted = run_time(row.run, cluster, fit.calibration, fit.network_scale)
-            out.append(
-                (
-                    ref.run.label,
-                    row.run.label,
-                    100 * (predicted / row.run.seconds - 1),
-                    row.expressible,
-                )
-            )
+            plain = not row.async_tp and row.quantization != "float8_rowwise"
+            out.append((ref.run.label, row.run.label, 100 * (predicted / row.run.seconds - 1),
+                        plain))  # fmt: skip
     return out
 
 
@@ -212,16 +208,16 @@ def main() -> int:
         f"baseline, costmodels.llm.calibrate_step: {first:.2f} % first row, {every:.2f} % every "
         f"choice, worst {worst:.1f} %"
     )
-    counted = []
-    for ref, target, error, expressible in torchtitan():
-        mark = "" if expressible else "   (not expressible: not counted)"
-        print(f"torchtitan one step {ref} -> {target}: {error:+.1f} %{mark}")
-        if expressible:
-            counted.append(abs(error))
-    print(
-        f"torchtitan one step, precision changes: worst {max(counted):.1f} %, mean "
-        f"{statistics.fmean(counted):.1f} % over {len(counted)} transfers"
-    )
+    plain, every = [], []
+    for ref, target, error, is_plain in torchtitan():
+        print(f"torchtitan one step {ref} -> {target}: {error:+.1f} %")
+        every.append(abs(error))
+        if is_plain:
+            plain.append(abs(error))
+    for label, errors in (("bf16 <-> float8 tensorwise, vanilla TP", plain),
+                          ("every pair (rowwise and async TP included)", every)):  # fmt: skip
+        print(f"torchtitan one step, {label}: worst {max(errors):.1f} %, mean "
+              f"{statistics.fmean(errors):.1f} % over {len(errors)} transfers")  # fmt: skip
     worst_sets, random_sets = three_steps(groups, cluster, quick)
     for label, chosen in (
         ("holding the worst single reference", worst_sets),

@@ -13,6 +13,7 @@ Keys left out take the predicted run's values (its shape, batch, precision and f
 predict-llm its layout). Errors name the label (``--measured-layout`` or ``FILE:line``) and the key.
 
 >>> from costmodels.llm.presets import preset_shape
+from costmodels.llm.recipe import TrainingRecipe
 >>> run = measured_run("tp=1,pp=1,dp=8,mb=2,zero=3,framework=pytorch,precision=bf16,"
 ...                    "global_batch=16,model=llama-3.1-8b,seq=4096", 2.5,
 ...                    shape=preset_shape("llama-3.1-8b"), global_batch=64, precision="fp8",
@@ -25,12 +26,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 from costmodels.limits import MAX_BATCH, MAX_SEQUENCE, check_count
 from costmodels.llm.frameworks import FRAMEWORKS_ORDER
 from costmodels.llm.measured_layout import measured_layout
 from costmodels.llm.precision import PRECISIONS
 from costmodels.llm.presets import preset_shape
+from costmodels.llm.recipe import TrainingRecipe
 from costmodels.llm.shapes import Layout, TransformerShape
 
 RUN_KEYS = ("framework", "precision", "global_batch", "seq", "model")
@@ -47,10 +50,15 @@ class MeasuredRun:
     framework: str
     seconds: float
     label: str = "--measured-layout"
+    # fp8 recipe, async TP, FSDP knobs the run used (costmodels.llm.recipe); None: the defaults
+    recipe: TrainingRecipe | None = None
 
     @property
-    def options(self) -> dict[str, str]:
-        return {"precision": self.precision, "framework": self.framework}
+    def options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {"precision": self.precision, "framework": self.framework}
+        if self.recipe is not None:
+            options["recipe"] = self.recipe
+        return options
 
 
 def split_run_keys(text: str, label: str) -> tuple[str, dict[str, str]]:

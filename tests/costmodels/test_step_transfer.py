@@ -125,15 +125,17 @@ def test_the_csv_names_file_line_and_column(tmp_path) -> None:
 
 
 def test_one_step_transfers_across_precision_on_the_torchtitan_dev_rows() -> None:
-    """The issue's target (benchmarks/step_transfer.py prints the same): one measured step ->
-    the other expressible row of the same model within 8 %."""
+    """The issue's target (benchmarks/step_transfer.py prints every pair): one measured step ->
+    the other vanilla-TP bf16 / float8-tensorwise row of the same model within 8 %. The
+    float8-rowwise and async-TP rows are printed there too; their errors are the step model's
+    (costmodels/llm/fp8_recipes.py, async_tp.py), which one factor cannot remove."""
     cluster = torchtitan_cluster()
-    rows = [r for r in read_torchtitan_rows() if r.expressible]
-    assert len(rows) == 4
-    for ref in rows:
+    rows = read_torchtitan_rows()
+    assert len(rows) == 12 and all(r.run.recipe is not None for r in rows)
+    plain = [r for r in rows if not r.async_tp and r.quantization != "float8_rowwise"]
+    for ref in plain:
         fit = fit_one_step(ref.run, cluster)
-        assert fit.identified  # the model is 35-90 % off there: far outside its scatter
-        for row in rows:
+        for row in plain:
             if row.model == ref.model and row is not ref:
                 predicted = run_time(row.run, cluster, fit.calibration, fit.network_scale)
                 assert abs(predicted / row.run.seconds - 1) < 0.08, (ref.run.label, row.run.label)

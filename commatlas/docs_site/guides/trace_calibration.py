@@ -74,7 +74,7 @@ def what_if_rows() -> list[list[str]]:
 
 def transfer_rows() -> list[list[str]]:
     cluster = torchtitan_cluster()
-    rows = [r for r in read_torchtitan_rows() if r.expressible]
+    rows = read_torchtitan_rows()
     out = []
     for ref in rows:
         fit = fit_one_step(ref.run, cluster)
