@@ -36,13 +36,14 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from commatlas.measure.collectives import TORCHRUN_HINT, report
-from commatlas.measure.ddp_measure import fit_links, measure_step
-from costmodels.calibration.ddp_check import COMPRESSORS, METHODS
-from costmodels.calibration.profile import ClusterProfile, LinkFit, load_profile
-from costmodels.calibration.profile_links import level_fit
+from costmodels.calibration.ddp_methods import COMPRESSORS, METHODS
+from costmodels.safe_output import check_output
+from reference_impls.torchrun_env import TORCHRUN_HINT, torchrun_env
+
+if TYPE_CHECKING:  # the measurement and the models load after the environment is checked
+    from costmodels.calibration.profile import ClusterProfile, LinkFit
 
 PROG = "commatlas check-ddp"
 HINT = TORCHRUN_HINT.replace("commatlas.calibrate --out profile.yaml", "commatlas.check_ddp")
@@ -77,8 +78,13 @@ def check_arguments(args: argparse.Namespace) -> tuple[list[int], ClusterProfile
     unknown = [m for m in args.methods if m not in METHODS]
     if unknown:
         raise ValueError(f"methods: {unknown} unknown; choose from {list(METHODS)}")
+    if args.calibration_out and os.environ.get("RANK") == "0":  # rank 0 writes it, at the end
+        check_output(args.calibration_out, "--calibration-out")
     profile = None
     if args.profile:
+        from costmodels.calibration.profile import load_profile
+        from costmodels.calibration.profile_links import level_fit
+
         profile = load_profile(args.profile)  # ProfileError names the file and the field
         try:
             level_fit(profile, "intra")
@@ -132,6 +138,8 @@ def _measure_and_predict(
 
     import torch.distributed as dist
 
+    from commatlas.measure.collectives import report
+    from commatlas.measure.ddp_measure import fit_links, measure_step
     from costmodels.calibration.ddp_check import predict_methods
 
     device = _device(args)
@@ -161,13 +169,13 @@ def _measure_and_predict(
 
 def run(args: argparse.Namespace) -> int:
     """Check the arguments, measure under torchrun, print on rank 0; 2 with a message."""
-    names = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-    missing = [name for name in names if name not in os.environ]
     try:
-        if missing:
-            raise ValueError(f"{', '.join(missing)} not set: {HINT}")
+        try:  # a rank outside the world would wait at the rendezvous for ever
+            torchrun_env()
+        except ValueError as exc:
+            raise ValueError(f"{exc}: {HINT}") from None
         widths, profile = check_arguments(args)
-    except ValueError as exc:  # ProfileError included
+    except (ValueError, OSError) as exc:  # ProfileError and OutputError included
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     import torch.distributed as dist
