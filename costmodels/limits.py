@@ -82,11 +82,12 @@ def read_text_bounded(
     when it is missing, too big, binary or not a file (the one reader of every input file).
 
     The file is opened without blocking and judged by what was opened (fstat, so no race):
-    a regular file is read up to ``limit`` + 1 bytes; a pipe or FIFO (``--times <(grep ...)``,
-    ``/dev/stdin`` from a pipe) is read until its writer closes it, for at most
-    ``STREAM_WAIT_S`` seconds and ``limit`` bytes, so a FIFO nobody writes is an error, not a
-    hang; a device (``/dev/zero``, a terminal), a socket or a directory never holds an input
-    and is refused. ``errors="replace"`` decodes bytes that are not UTF-8 as U+FFFD."""
+    a regular file or a character device is read up to ``limit`` + 1 bytes (``/dev/null`` is
+    empty, ``/dev/zero`` is refused at the limit, a terminal with nothing typed is refused at
+    once); a pipe or FIFO (``--times <(grep ...)``, ``/dev/stdin`` from a pipe) is read until
+    its writer closes it, for at most ``STREAM_WAIT_S`` seconds and ``limit`` bytes, so a FIFO
+    nobody writes is an error, not a hang; a socket, a block device or a directory never holds
+    an input and is refused. ``errors="replace"`` decodes bytes that are not UTF-8 as U+FFFD."""
     if str(path).strip() == "":
         raise InputFileError(what, "", "the file name is empty")
     file = Path(path)
@@ -106,6 +107,15 @@ def read_text_bounded(
             data = _read_upto(fd, limit + 1)
         elif stat.S_ISFIFO(mode):
             data = _read_pipe(fd, limit + 1, what, file)
+        elif stat.S_ISCHR(mode):  # /dev/null reads as empty, /dev/zero stops at the limit
+            try:
+                data = _read_upto(fd, limit + 1)
+            except BlockingIOError:
+                raise InputFileError(what, file, "is a terminal or device with no input ready; "
+                                     "give a file") from None  # fmt: skip
+            if len(data) > limit:
+                raise InputFileError(what, file, f"is a device that does not end (more than "
+                                     f"{limit:,} bytes)")  # fmt: skip
         else:
             kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
             raise InputFileError(what, file, f"is {kind}, not a file")
@@ -130,8 +140,8 @@ class InputFileError(ValueError):
 
 
 STREAM_WAIT_S = 10.0  # how long a pipe or FIFO given as an input may take to deliver it whole
-_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFCHR: "a character device",
-          stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}  # fmt: skip
+_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFBLK: "a block device",
+          stat.S_IFSOCK: "a socket"}  # fmt: skip
 
 
 def _kind(file: Path) -> str:
