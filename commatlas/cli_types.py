@@ -9,7 +9,7 @@ given as ``--intra ''`` is an error, not a silent fall-back.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from costmodels.limits import check_count
 
@@ -59,3 +59,10 @@ def nonempty(max_length: int = 4096) -> Callable[[str], str]:
 
 
 port = bounded_int(1, 65535)
+
+
+def flag_message(message: str, flags: Mapping[str, str]) -> str:
+    """A package's message that begins with a field name ("gpus_per_node: 1024 GPUs do not fit
+    ...") with the flag the user typed instead ("--gpus-per-node: ..."); others unchanged."""
+    field, colon, rest = message.partition(": ")
+    return f"{flags[field]}: {rest}" if colon and field in flags else message

@@ -94,10 +94,10 @@ def read_text_bounded(
     try:
         fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except FileNotFoundError:
-        raise InputFileError(what, file, "does not exist") from None
+        raise InputFileError(what, file, "is not a readable file (no such file)") from None
     except OSError as exc:  # a socket (ENXIO), no permission, a loop of links ...
         kind = _kind(file)
-        reason = f"is {kind}, not a file" if kind else f"cannot be read ({exc.strerror or exc})"
+        reason = f"is not a readable file ({kind or exc.strerror or exc})"
         raise InputFileError(what, file, reason) from None
     try:
         mode = os.fstat(fd).st_mode
@@ -118,7 +118,7 @@ def read_text_bounded(
                                      f"{limit:,} bytes)")  # fmt: skip
         else:
             kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
-            raise InputFileError(what, file, f"is {kind}, not a file")
+            raise InputFileError(what, file, f"is not a readable file ({kind})")
     except OSError as exc:
         raise InputFileError(what, file, f"cannot be read ({exc.strerror or exc})") from None
     finally:

@@ -58,6 +58,13 @@ class ConfigError(ValueError):
     """A config.json that cannot describe a TransformerShape; the message names file and key."""
 
 
+class _LongNumber(str):
+    """A JSON integer too long to be any config value, shown by its length."""
+
+    def __repr__(self) -> str:
+        return f"a {len(self):,}-digit number"
+
+
 @dataclass(frozen=True)
 class ImportedConfig:
     """TransformerShape keyword arguments read from one file (seq_len = its context)."""
@@ -74,8 +81,9 @@ def load_json(path: str | Path, what: str = "--hf-config") -> dict[str, Any]:
         text = read_text_bounded(file, what)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    try:
-        value = json.loads(text)
+    try:  # a 5,000-digit number is kept as text, so the key's check names it (not int())
+        value = json.loads(text, parse_int=lambda digits: int(digits) if len(digits) <= 64
+                           else _LongNumber(digits))  # fmt: skip
     except (json.JSONDecodeError, RecursionError) as exc:
         detail = f"line {exc.lineno} column {exc.colno}: {exc.msg}" if hasattr(exc, "msg") else ""
         reason = detail or "too deeply nested"
@@ -184,6 +192,13 @@ def shape_fields(config: dict[str, Any], where: str) -> ImportedConfig:
         fields["experts"] = keys.count(("n_routed_experts",), MAX_WIDTH)
         fields["top_k"] = keys.count(("num_experts_per_tok",), MAX_WIDTH) + shared
         fields["ffn"] = keys.count(("moe_intermediate_size",), MAX_WIDTH)
+    if fields.get("top_k", 1) > fields.get("experts", 1):  # name the keys, not the flags
+        per_token = "key 'num_experts_per_tok'"
+        if family != "mixtral":
+            per_token = "keys 'num_experts_per_tok' + 'n_shared_experts' (shared experts count)"
+        total = "key 'num_local_experts'" if family == "mixtral" else "key 'n_routed_experts'"
+        raise ConfigError(f"{where}: {per_token} = {fields['top_k']} experts per token is more "
+                          f"than {total} = {fields['experts']}")  # fmt: skip
     return ImportedConfig(fields, family, where)
 
 
