@@ -43,10 +43,13 @@ DISTRIBUTIONS = ("normal", "lognormal", "shifted-exponential", "empirical")
 
 def _coefficient(text: str) -> float:
     """--cv: a finite number >= 0 (the family's own upper bound is checked later)."""
+    from costmodels.units import ascii_decimal
+
     try:
-        value = float(text)
+        value = ascii_decimal(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        message = f"expected a number in ASCII digits, got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
     if not (math.isfinite(value) and value >= 0):
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
     return value

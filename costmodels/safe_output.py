@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 STREAM_WAIT_S = 10.0  # how long a FIFO may have no reader before its write is refused
-_DESCRIPTOR = re.compile(r"^/(?:dev/fd|proc/self/fd)/(\d{1,4})$")
+_DESCRIPTOR = re.compile(r"^/(?:dev/fd|proc/self/fd)/([0-9]{1,4})$")
 _NAMED = {"-": 1, "/dev/stdout": 1, "/dev/stderr": 2}
 _REFUSED = {stat.S_IFDIR: "a directory, not a file name", stat.S_IFSOCK: "a socket",
             stat.S_IFBLK: "a block device"}  # fmt: skip

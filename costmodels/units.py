@@ -71,6 +71,35 @@ _QUANTITY = re.compile(
 MAX_TEXT = MAX_UNIT_TEXT  # characters of one quantity string
 
 
+# One rule for every number a user types (flags, URL parameters, data files): ASCII digits.
+# int() and float() also read other scripts' digits ("١٦", "８"), underscores and "infinity";
+# the unit strings above never did, so neither does anything else.
+_WHOLE = re.compile(r"^\s*[+-]?[0-9]{1,30}\s*$")
+_DECIMAL = re.compile(
+    r"^\s*[+-]?(?:(?:[0-9]{1,30}\.?[0-9]{0,30}|\.[0-9]{1,30})(?:[eE][+-]?[0-9]{1,3})?|nan|inf)\s*$",
+    re.IGNORECASE,
+)
+
+
+def ascii_whole(text: str) -> int:
+    """'16' -> 16; ValueError for anything but an optional sign and ASCII digits.
+
+    >>> ascii_whole(" 16 "), ascii_whole("-3")
+    (16, -3)
+    """
+    if not isinstance(text, str) or not _WHOLE.match(text):
+        raise ValueError(f"expected a whole number in ASCII digits (0-9), got {text!r}")
+    return int(text)
+
+
+def ascii_decimal(text: str) -> float:
+    """'2.5e-3' -> 0.0025 ('nan' and 'inf' too, for the caller's finiteness message); ValueError
+    for other scripts' digits, underscores, hex or words."""
+    if not isinstance(text, str) or not _DECIMAL.match(text):
+        raise ValueError(f"expected a number in ASCII digits (0-9), got {text!r}")
+    return float(text)
+
+
 BYTES_PER_SECOND, SECOND, BYTE = "byte / second", "second", "byte"
 #: what each target quantity is called and a unit string to show as an example
 QUANTITIES = {

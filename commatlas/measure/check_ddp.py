@@ -38,8 +38,11 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from commatlas.cli_types import bounded_int, positive_float
 from costmodels.calibration.ddp_methods import COMPRESSORS, METHODS
+from costmodels.limits import MAX_BATCH
 from costmodels.safe_output import check_output
+from costmodels.units import ascii_whole
 from reference_impls.torchrun_env import TORCHRUN_HINT, torchrun_env
 
 if TYPE_CHECKING:  # the measurement and the models load after the environment is checked
@@ -55,7 +58,7 @@ def parse_widths(texts: list[str]) -> list[int]:
     widths = []
     for text in texts:
         try:
-            value = int(text)
+            value = ascii_whole(text)
         except ValueError:
             value = 0
         if value < 1:
@@ -207,10 +210,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--calibration-out", help="write the profile fitted in the run to this YAML file")
     add("--methods", nargs="+", default=list(DEFAULT_METHODS), help=f"of {', '.join(METHODS)}")
     add("--widths", nargs="+", default=["256", "1024", "1024", "10"], help="MLP layer widths")
-    add("--batch-size", type=int, default=32, help="samples per rank")
-    add("--iters", type=int, default=20, help="timed rounds (iterations per method)")
-    add("--warmup", type=int, default=5, help="untimed first rounds (>= 1)")
-    add("--bucket-cap-mb", type=float, default=25.0, help="DDP bucket size in MiB")
+    add("--batch-size", type=bounded_int(1, MAX_BATCH), default=32, help="samples per rank")
+    add("--iters", type=bounded_int(1, 100_000), default=20,
+        help="timed rounds (iterations per method)")  # fmt: skip
+    add("--warmup", type=bounded_int(1, 10_000), default=5, help="untimed first rounds (>= 1)")
+    add("--bucket-cap-mb", type=positive_float, default=25.0, help="DDP bucket size in MiB")
     add("--device", choices=["cpu", "cuda"], default="cpu")
     add("--backend", choices=["gloo", "nccl"], help="default: gloo on cpu, nccl on cuda")
     add("--json", action="store_true", help="print one JSON object")
