@@ -237,7 +237,10 @@ def fit_alpha_beta(
     if alpha < 0:  # a negative latency is no latency: refit beta alone
         (beta,) = huber_irls(volume[:, None], seconds)
     if not beta > 0:
-        raise ValueError(f"fit_alpha_beta: the {name} times do not grow with the message size")
+        raise ValueError(
+            f"fit_alpha_beta: the {name} times do not grow with the message size (the fitted "
+            "bandwidth is not positive); no bandwidth can be fitted"
+        )
     # 2. alpha with beta fixed, residuals relative to each time: the small sizes decide it.
     alpha = 0.0
     if np.any(steps > 0):
