@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-import yaml
 
 from costmodels.calibration.nccl_tests import UnnamedCollectiveError
 from costmodels.calibration.profile import (
@@ -29,15 +28,16 @@ from costmodels.calibration.profile import (
 )
 from costmodels.hardware import LINKS
 from costmodels.limits import MAX_UPLOAD_BYTES
+from costmodels.yaml_bounded import safe_load_bounded
 
 MAX_TEXT = MAX_UPLOAD_BYTES  # characters: a full nccl-tests sweep is ~5 kB; more is not a log
 PROFILE_KEYS = {"levels", "collectives", "measurements", "source"}
 
 
 def _is_profile_yaml(text: str) -> bool:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
+    try:  # bounded: nesting and value count (costmodels/yaml_bounded.py), never a RecursionError
+        data = safe_load_bounded(text, "text")
+    except ValueError:
         return False  # nccl-tests logs are rarely valid YAML; they are read below
     return isinstance(data, dict) and bool(PROFILE_KEYS & {str(key) for key in data})
 
