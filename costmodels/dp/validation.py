@@ -66,7 +66,7 @@ from costmodels.dp.validation_rows import (
 from costmodels.hardware import get_link
 from costmodels.workloads import get_workload
 
-__all__ = ["ALLREDUCE", "METHODS", "Calibration", "Checked", "Row", "calibrate", "falling_root",
+__all__ = ["ALLREDUCE", "METHODS", "Calibration", "Checked", "Row", "calibrate", "rising_root",
            "predicted_iteration_s", "read_rows", "row_method", "validate"]  # fmt: skip
 
 INTRA_LINK = get_link("pcie3")  # its latency preset; the bandwidth is fitted
@@ -141,7 +141,10 @@ def cluster_of(gpus: int, link: dict[str, float]) -> Cluster:
 def predicted_iteration_s(row: Row, link: dict[str, float], allreduce: str = ALLREDUCE) -> float:
     """The row's predicted iteration time on ``link``; the same run on the same link is
     predicted once (a data file may repeat rows, and the fit tries each link many times)."""
-    return _predicted(run_of(row), tuple(sorted(link.items())), allreduce)
+    try:
+        return _predicted(run_of(row), tuple(sorted(link.items())), allreduce)
+    except ValueError as exc:  # a run the models refuse: name the data row, not a field
+        raise ValueError(f"{row.where or 'row'}: {exc}") from None
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -161,63 +164,62 @@ def _implied_bandwidth(
     """The bandwidth ``key`` at which the row's predicted time equals the measured one (the
     bracket's end when no bandwidth in it reaches the measured time); once per distinct run."""
     fixed = tuple(sorted((k, v) for k, v in link.items() if k != key))
-    return _implied(run_of(row), row.measured_iteration_s, fixed, key, allreduce)
+    try:
+        return _implied(run_of(row), row.measured_iteration_s, fixed, key, allreduce)
+    except ValueError as exc:
+        raise ValueError(f"{row.where or 'row'}: {exc}") from None
 
 
 @functools.lru_cache(maxsize=65_536)
 def _implied(
     run: Row, measured_s: float, fixed: tuple[tuple[str, float], ...], key: str, allreduce: str
 ) -> float:
-    def excess(log_bandwidth: float) -> float:  # falls as the bandwidth grows
-        link = tuple(sorted((*fixed, (key, math.exp(log_bandwidth)))))
+    def excess(seconds_per_byte: float) -> float:  # grows with 1/B: nearly linearly for BSP
+        link = tuple(sorted((*fixed, (key, 1.0 / seconds_per_byte))))
         return _predicted(run, link, allreduce) / measured_s - 1.0
 
-    return math.exp(falling_root(excess, math.log(LOW_BPS), math.log(HIGH_BPS)))
+    return 1.0 / rising_root(excess, 1.0 / HIGH_BPS, 1.0 / LOW_BPS)
 
 
-def falling_root(f: Callable[[float], float], low: float, high: float, tol: float = 1e-9) -> float:
-    """Where the non-increasing ``f`` crosses 0 in [low, high] (an end when it does not).
+def rising_root(f: Callable[[float], float], low: float, high: float, rtol: float = 1e-10) -> float:
+    """Where the non-decreasing ``f`` crosses 0 in [low, high], 0 < low (an end when it does
+    not cross).
 
     Regula falsi with the Illinois rule (M. Dowell and P. Jarratt, "A modified regula falsi
-    method for computing the root of an equation", BIT 11, 1971), and a bisection step whenever
-    the bracket did not halve, so a step function (NCCL's protocol switches) still converges as
-    bisection does: ~10 evaluations instead of bisection's 40-60.
+    method for computing the root of an equation", BIT 11, 1971), which needs a few evaluations
+    where ``f`` is nearly linear (a BSP iteration is compute + bytes / B, linear in 1/B); every
+    third step that did not shrink the bracket four-fold, a bisection of its logarithm, so steps
+    (NCCL's protocol switches) converge as bisection over the bracket's decades does.
 
-    >>> round(falling_root(lambda x: 2.0 - x, 0.0, 10.0), 9)
+    >>> round(rising_root(lambda x: x - 2.0, 1e-3, 1e3), 9)
     2.0
     """
     f_low, f_high = f(low), f(high)
-    if f_high >= 0:
-        return high
-    if f_low <= 0:
+    if f_low >= 0:
         return low
-    kept = 0  # which end survived the last step twice in a row: -1 low, +1 high
-    while high - low > tol * max(1.0, abs(low)):
-        width = high - low
-        x = high - f_high * width / (f_high - f_low)
-        if not low < x < high:
-            x = (low + high) / 2
+    if f_high <= 0:
+        return high
+    kept, steps, before = 0, 0, high - low  # kept: which end survived the last step
+    while high - low > rtol * high:
+        steps += 1
+        if steps % 3 == 0 and high - low > before / 4:
+            x = math.sqrt(low * high)
+        else:
+            x = low - f_low * (high - low) / (f_high - f_low)
+            x = x if low < x < high else math.sqrt(low * high)
+        if steps % 3 == 0:
+            before = high - low
         value = f(x)
-        if value == 0:
+        if abs(value) <= 1e-13:
             return x
-        if value > 0:
+        if value < 0:
             low, f_low = x, value
-            f_high = f_high / 2 if kept == 1 else f_high
-            kept = 1
+            f_high = f_high / 2 if kept == -1 else f_high
+            kept = -1
         else:
             high, f_high = x, value
-            f_low = f_low / 2 if kept == -1 else f_low
-            kept = -1
-        if high - low > width / 2:  # no halving: bisect once
-            middle = (low + high) / 2
-            value = f(middle)
-            if value == 0:
-                return middle
-            if value > 0:
-                low, f_low = middle, value
-            else:
-                high, f_high = middle, value
-            kept = 0
+            f_low = f_low / 2 if kept == 1 else f_low
+            kept = 1
     return (low + high) / 2
 
 
