@@ -155,7 +155,10 @@ def test_import_nccl_tests_matches_fit(tmp_path: Path, capsys) -> None:
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        (["import-nccl-tests", "missing.log", "--out", "x.yaml"], "LOG missing.log: not a file"),
+        (
+            ["import-nccl-tests", "missing.log", "--out", "x.yaml"],
+            "LOG missing.log: is not a readable file",
+        ),
         (  # issue 17, item 12: the hint names the flag that fixes it
             [
                 "import-nccl-tests",
