@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-import yaml
 
 from costmodels.calibration.nccl_tests import UnnamedCollectiveError
 from costmodels.calibration.profile import (
@@ -29,15 +28,18 @@ from costmodels.calibration.profile import (
 )
 from costmodels.hardware import LINKS
 from costmodels.limits import MAX_UPLOAD_BYTES
+from costmodels.yaml_bounded import safe_load_bounded
 
 MAX_TEXT = MAX_UPLOAD_BYTES  # characters: a full nccl-tests sweep is ~5 kB; more is not a log
 PROFILE_KEYS = {"levels", "collectives", "measurements", "source"}
 
 
-def _is_profile_yaml(text: str) -> bool:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
+def _is_profile_yaml(text: str, origin: str) -> bool:
+    try:  # bounded: nesting and value count (costmodels/yaml_bounded.py), never a RecursionError
+        data = safe_load_bounded(text, origin)
+    except ValueError as exc:
+        if "1,000 levels" in str(exc) or "YAML values" in str(exc):
+            raise  # no log nests 1,000 deep: the profile's own error
         return False  # nccl-tests logs are rarely valid YAML; they are read below
     return isinstance(data, dict) and bool(PROFILE_KEYS & {str(key) for key in data})
 
@@ -54,7 +56,7 @@ def read_source(
         raise ValueError(f"{origin}: {len(text):,} characters is more than an nccl-tests log")
     if not text.strip():
         raise ValueError(f"{origin}: empty")
-    if _is_profile_yaml(text):
+    if _is_profile_yaml(text, origin):
         return profile_from_yaml(text, origin)
     try:
         measurements = parse_nccl_tests(text, collective, level)  # type: ignore[arg-type]
@@ -62,8 +64,10 @@ def read_source(
     except UnnamedCollectiveError as exc:
         hint = str(exc).replace("; choose it", "; choose it under 'Collective' in the sidebar")
         raise ValueError(f"{origin}: {hint}") from None
-    except ValueError as exc:
-        raise ValueError(f"{origin}: {exc}") from None
+    except ValueError as exc:  # a mixed log: the sidebar's menu, not a flag, sets the collective
+        message = str(exc).replace("leave the collective unset", "choose 'auto-detect' under "
+                                   "'Collective' in the sidebar")  # fmt: skip
+        raise ValueError(f"{origin}: {message}") from None
 
 
 def points_table(profile: ClusterProfile) -> pd.DataFrame:

@@ -24,6 +24,8 @@ from typing import Any
 
 import streamlit as st
 
+from costmodels.units import ascii_decimal, ascii_whole
+
 Parser = Callable[[str], Any]
 
 
@@ -41,10 +43,10 @@ def int_between(low: int, high: int) -> Parser:
     """Parse an integer in [low, high]; the message names the range."""
 
     def parse(raw: str) -> int:
-        try:
-            value = int(str(raw).strip())
+        try:  # ASCII digits only, as every number typed (costmodels.units)
+            value = ascii_whole(str(raw))
         except ValueError:
-            raise ValueError(f"{raw!r} is not a whole number") from None
+            raise ValueError(f"{raw!r} is not a whole number (ASCII digits)") from None
         if not low <= value <= high:
             raise ValueError(f"{value} is outside {low} .. {high}")
         return value
@@ -64,9 +66,9 @@ def float_between(low: float, high: float) -> Parser:
 
     def parse(raw: str) -> float:
         try:
-            value = float(str(raw).strip())
+            value = ascii_decimal(str(raw))
         except ValueError:
-            raise ValueError(f"{raw!r} is not a number") from None
+            raise ValueError(f"{raw!r} is not a number (ASCII digits)") from None
         if not low <= value <= high:  # also rejects nan
             raise ValueError(f"{value:g} is outside {low:g} .. {high:g}")
         return value

@@ -115,12 +115,12 @@ def main() -> None:
         step = distribution(state["sg_dist"], state["sg_mean"], float(state["sg_cv"]),
                             state["sg_times"])  # fmt: skip
         sync_s = parse_time(state["sg_sync"], "Synchronisation time")
-    except ValueError as exc:
+        workers, backups = int(state["sg_workers"]), int(state["sg_backups"])
+        frame, curves = computed(step, workers, int(state["sg_staleness"]),
+                                 int(state["sg_period"]), backups, sync_s)  # fmt: skip
+    except ValueError as exc:  # bounds of costmodels.limits included: one line, no traceback
         st.error(str(exc))
         return
-    workers, backups = int(state["sg_workers"]), int(state["sg_backups"])
-    frame, curves = computed(step, workers, int(state["sg_staleness"]), int(state["sg_period"]),
-                             backups, sync_s)  # fmt: skip
     st.caption(caption(describe(step), workers, backups, sync_s))
     best = frame.sort_values("iteration_ms").iloc[0]
     bsp_ms = frame["iteration_ms"].iloc[0]

@@ -9,19 +9,22 @@ given as ``--intra ''`` is an error, not a silent fall-back.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from costmodels.limits import check_count
+from costmodels.units import ascii_decimal, ascii_whole
 
 
 def bounded_int(low: int, high: int) -> Callable[[str], int]:
     """An argparse type accepting whole numbers in [low, high]."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text.strip())
+        try:  # ASCII digits only (costmodels.units: one rule for every number typed)
+            value = ascii_whole(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number in ASCII digits, got {text!r}"
+            ) from None
         try:
             return check_count(value, "value", high, low)
         except ValueError:
@@ -36,9 +39,10 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
 def positive_float(text: str) -> float:
     """A finite number > 0 (e.g. a measured step time in seconds)."""
     try:
-        value = float(text)
+        value = ascii_decimal(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        message = f"expected a number in ASCII digits, got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
     return value
@@ -59,3 +63,10 @@ def nonempty(max_length: int = 4096) -> Callable[[str], str]:
 
 
 port = bounded_int(1, 65535)
+
+
+def flag_message(message: str, flags: Mapping[str, str]) -> str:
+    """A package's message that begins with a field name ("gpus_per_node: 1024 GPUs do not fit
+    ...") with the flag the user typed instead ("--gpus-per-node: ..."); others unchanged."""
+    field, colon, rest = message.partition(": ")
+    return f"{flags[field]}: {rest}" if colon and field in flags else message

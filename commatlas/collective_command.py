@@ -18,8 +18,15 @@ import re
 import sys
 from typing import Any
 
-from commatlas.cli_types import bounded_int, nonempty
-from costmodels.limits import MAX_GPUS, MAX_GPUS_PER_NODE, MAX_UNIT_TEXT, check_items
+from commatlas.cli_types import bounded_int, flag_message, nonempty
+from costmodels.limits import (
+    MAX_BYTES,
+    MAX_GPUS,
+    MAX_GPUS_PER_NODE,
+    MAX_NODES,
+    MAX_UNIT_TEXT,
+    check_items,
+)
 from costmodels.safe_output import json_text
 
 PROG = "commatlas collective"
@@ -28,6 +35,10 @@ OPERATIONS = ("all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce
 ALGORITHMS = ("auto", "ring", "tree", "nvls", "nvls-tree", "collnet", "collnet-direct",
               "collnet-chain", "pat")  # fmt: skip
 PROTOCOLS = ("auto", "simple", "ll", "ll128")
+# fields of costmodels.nccl's messages -> the flags that set them
+FLAGS = {"gpus_per_node": "--gpus-per-node", "nodes": "--gpus / --gpus-per-node",
+         "inter": "--inter", "intra": "--intra", "nbytes": "--sizes",
+         "nics_per_node": "--nics-per-node", "gpu": "--gpu"}  # fmt: skip
 _NCCL_TESTS_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kKmMgG]?)\s*$")
 _BINARY = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
 
@@ -41,12 +52,11 @@ def read_size(text: str) -> float:
     match = _NCCL_TESTS_SIZE.match(text)
     if match and not match.group(2):  # nccl-tests reads "8" as bytes; we ask for the unit
         raise needs_unit(text, "--sizes", BYTE)
-    if match:
-        value = float(match.group(1)) * _BINARY[match.group(2).lower()]
-        if not value > 0:
-            raise ValueError(f"--sizes: {text!r} must be more than 0 bytes")
-        return value
-    return parse_bytes(text, "--sizes")
+    value = (float(match.group(1)) * _BINARY[match.group(2).lower()] if match
+             else parse_bytes(text, "--sizes"))  # fmt: skip
+    if not 0 < value <= MAX_BYTES:
+        raise ValueError(f"--sizes: {text!r} must be more than 0 bytes and at most 1 EiB")
+    return value
 
 
 def _algorithm(name: str, op: str, system: Any) -> str:
@@ -65,6 +75,11 @@ def build_system(args: argparse.Namespace, op: str) -> Any:
     if args.gpus % args.gpus_per_node:
         raise ValueError(
             f"--gpus {args.gpus} is not a multiple of --gpus-per-node {args.gpus_per_node}"
+        )
+    if args.gpus // args.gpus_per_node > MAX_NODES:
+        raise ValueError(
+            f"--gpus {args.gpus} at --gpus-per-node {args.gpus_per_node} are "
+            f"{args.gpus // args.gpus_per_node:,} nodes, more than {MAX_NODES:,}"
         )
     if args.gpu is None and args.intra is None:
         raise ValueError("give --gpu PRESET (e.g. a100-80gb, h100) or --intra BANDWIDTH per GPU")
@@ -122,8 +137,8 @@ def run_collective(args: argparse.Namespace) -> int:
         system = build_system(args, op)
         algorithm = _algorithm(args.algorithm, op, system)
         estimate = collective_time(op, sizes, system, algorithm, args.protocol)
-    except ValueError as exc:
-        print(f"{PROG}: {' '.join(str(exc).split())}", file=sys.stderr)
+    except ValueError as exc:  # the model's field names become the flags typed
+        print(f"{PROG}: {flag_message(' '.join(str(exc).split()), FLAGS)}", file=sys.stderr)
         return 2
     notes = assumptions(system, op, algorithm, args.protocol)
     if args.json:

@@ -123,6 +123,16 @@ def _app(args: argparse.Namespace) -> int:
     return streamlit_cli.main()  # runs in this process until interrupted
 
 
+def _site_dir_problem(site: Path) -> str | None:
+    """Why MkDocs must not build into ``site`` (it deletes what the folder holds first): not a
+    folder, or a non-empty folder that holds no earlier build (no index.html)."""
+    if site.exists() and not site.is_dir():
+        return f"{site} exists and is not a directory"
+    if site.is_dir() and any(site.iterdir()) and not (site / "index.html").is_file():
+        return f"{site} holds files but no built site (index.html); the build would delete them"
+    return None
+
+
 def _docs(args: argparse.Namespace) -> int:
     import logging
 
@@ -142,6 +152,10 @@ def _docs(args: argparse.Namespace) -> int:
         from mkdocs.commands.build import build
         from mkdocs.config import load_config
 
+        problem = _site_dir_problem(Path(args.site_dir))
+        if problem:  # before the build, which empties the folder first
+            print(f"commatlas docs build: --site-dir: {problem}", file=sys.stderr)
+            return 2
         try:
             config = load_config(config_file=str(config_file), strict=True, site_dir=args.site_dir)
             build(config)

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from commatlas.cli_types import nonempty
-from costmodels.safe_output import OutputError, write_atomic
+from costmodels.safe_output import OutputError, check_output, write_output
 from taxonomy import Record, load_taxonomy
 from taxonomy.export import FORMATS
 from taxonomy.query import Filter, search, select
@@ -26,17 +26,15 @@ def _filter(args: argparse.Namespace) -> Filter:
 
 
 def export(args: argparse.Namespace) -> int:
-    records = select(load_taxonomy().records.values(), _filter(args))
-    text = FORMATS[args.format](records)
+    try:  # the destination first: rendering every record takes seconds
+        target = check_output(args.output or "-", "--output")
+        records = select(load_taxonomy().records.values(), _filter(args))
+        target = write_output(target, FORMATS[args.format](records))
+    except OutputError as exc:
+        print(f"commatlas export: {exc}", file=sys.stderr)
+        return 2
     if args.output:
-        try:  # whole or absent: a unique temporary name, fsync, rename
-            path = write_atomic(args.output, text, "--output")
-        except OutputError as exc:
-            print(f"commatlas export: {exc}", file=sys.stderr)
-            return 2
-        print(f"{len(records)} records written to {path}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+        print(f"{len(records)} records written to {target}", file=sys.stderr)
     return 0
 
 
@@ -103,7 +101,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     exp.add_argument("--survey", choices=["A", "B"], help="confirmed to be discussed there")
     exp.add_argument("--executable", action="store_true", help="has a formula or code")
     exp.add_argument("-o", "--output", type=nonempty(),
-                     help="file to write (default: standard output)")  # fmt: skip
+                     help="file to write; - or none: standard output")  # fmt: skip
     exp.set_defaults(run=export)
 
     srch = sub.add_parser("search", help="find records by name, alias, category or summary")

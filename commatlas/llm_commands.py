@@ -76,15 +76,19 @@ def _check_precision(args: argparse.Namespace, gpu: Any) -> None:
 
 
 def args_layout(args: argparse.Namespace, shape: Any, cluster: Any):
-    from costmodels.llm.layout_check import checked_layout
+    from costmodels.llm.layout_check import LayoutError, checked_layout, nodes_problem
 
-    return checked_layout(
+    layout = checked_layout(
         shape, tp=args.tp, pp=args.pp, dp=args.dp, global_batch=args.global_batch,
         micro_batch=args.micro_batch, interleave=args.interleave, zero=args.zero,
         sequence_parallel=args.sequence_parallel, recompute=args.recompute, cp=args.cp,
         ep=args.ep, gpus_per_node=None if args.tp_across_nodes else cluster.gpus_per_node,
         recompute_every=getattr(args, "recompute_every", 1), dp_shard=getattr(args, "dp_shard", 0),
     )  # fmt: skip
+    problem = nodes_problem(args.tp * args.pp * args.dp * args.cp, cluster.gpus_per_node)
+    if problem:
+        raise LayoutError(problem)
+    return layout
 
 
 def gpu_json(gpu: Any, precision: str) -> dict[str, Any]:

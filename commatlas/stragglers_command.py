@@ -26,7 +26,14 @@ import sys
 from typing import Any
 
 from commatlas.cli_types import bounded_int, nonempty
-from costmodels.limits import MAX_BACKUPS, MAX_GPUS, MAX_PERIOD, MAX_STALENESS, MAX_UNIT_TEXT
+from costmodels.limits import (
+    MAX_BACKUPS,
+    MAX_GPUS,
+    MAX_PERIOD,
+    MAX_STALENESS,
+    MAX_STEP_S,
+    MAX_UNIT_TEXT,
+)
 from costmodels.safe_output import json_text
 
 PROG = "commatlas predict-stragglers"
@@ -36,10 +43,13 @@ DISTRIBUTIONS = ("normal", "lognormal", "shifted-exponential", "empirical")
 
 def _coefficient(text: str) -> float:
     """--cv: a finite number >= 0 (the family's own upper bound is checked later)."""
+    from costmodels.units import ascii_decimal
+
     try:
-        value = float(text)
+        value = ascii_decimal(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        message = f"expected a number in ASCII digits, got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
     if not (math.isfinite(value) and value >= 0):
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
     return value
@@ -95,6 +105,8 @@ def run_stragglers(args: argparse.Namespace) -> int:
     try:
         step = step_distribution(args)
         sync = parse_time(args.sync, "--sync")
+        if not 0 <= sync <= MAX_STEP_S:
+            raise ValueError(f"--sync: {args.sync!r} is outside 0 to {MAX_STEP_S:g} s per step")
         table = compare_strategies(step, args.workers, args.staleness, args.period,
                                    args.backups, sync)  # fmt: skip
     except ValueError as exc:

@@ -17,6 +17,10 @@ Example::
 from __future__ import annotations
 
 import math
+import os
+import select
+import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +35,7 @@ MAX_LIST_ITEMS = 64  # items of a list flag (--node-counts, --sizes)
 MAX_UNIT_TEXT = 64  # characters of one unit string ("100 Gbit/s")
 MAX_RECORD_BYTES = 1_000_000  # one input file read whole (HF config; taxonomy.loader has its own)
 MAX_UPLOAD_BYTES = 2_000_000  # one uploaded file (profile, nccl-tests log) in the calculator
+MAX_PROFILE_BYTES = 2_000_000  # one profile YAML (fits, and at most MAX_MEASUREMENTS behind them)
 MAX_BYTES = 2.0**60  # one message or memory size (1 EiB)
 # Stragglers (costmodels/stragglers): SSP staleness in clocks, local-SGD period in steps (DiLoCo
 # communicates ~500x less than every step: record diloco), backup workers, measured step times.
@@ -38,6 +43,16 @@ MAX_STALENESS = 1000
 MAX_PERIOD = 1000
 MAX_BACKUPS = 256
 MAX_STEP_SAMPLES = 100_000
+# Physical bounds on what a measurement may say (nccl-tests rows, profiles, step times): one
+# collective call takes at least 10 ns (no GPU kernel launches faster) and at most an hour; no
+# rank moves more than 1 PB/s (NVLink 5 is 1.8 TB/s per GPU); a training step takes from 1 us to
+# 10^6 s (11.6 days). Rows outside are typing or unit mistakes, refused with their line.
+MIN_CALL_S = 1e-8
+MAX_CALL_S = 3600.0
+MAX_RATE_BPS = 1e15
+MIN_STEP_S = 1e-6
+MAX_STEP_S = 1e6
+MAX_MEASUREMENTS = 4096  # measurements of one profile (a sweep is ~30 sizes; YAML loads slowly)
 
 
 def check_count(value: Any, what: str, limit: int, low: int = 1) -> int:
@@ -60,43 +75,120 @@ def check_items(values: list[Any], what: str, limit: int = MAX_LIST_ITEMS) -> li
     return values
 
 
-def read_text_bounded(path: str | Path, what: str, limit: int = MAX_RECORD_BYTES) -> str:
-    """A UTF-8 file's text, read at most ``limit`` bytes (a FIFO or /dev/zero must not fill
-    memory); ValueError naming ``what`` and the file when it is missing, too big or binary."""
-    file = Path(path)
-    if str(path).strip() == "":
-        raise ValueError(f"{what}: the file name is empty")
-    if not file.exists() or file.is_dir():  # devices and FIFOs are read, bounded, below
-        raise ValueError(f"{what}: {file} is not a readable file")
+def read_text_bounded(
+    path: str | Path, what: str, limit: int = MAX_RECORD_BYTES, *, errors: str = "strict"
+) -> str:
+    """A UTF-8 file's text, at most ``limit`` bytes; ValueError naming ``what`` and the file
+    when it is missing, too big, binary or not a file (the one reader of every input file:
+    :func:`read_bytes_bounded`'s rules, then UTF-8; ``errors="replace"`` decodes bytes that
+    are not UTF-8 as U+FFFD)."""
+    data = read_bytes_bounded(path, what, limit)
     try:
-        with file.open("rb") as stream:
-            data = stream.read(limit + 1)
-    except OSError as exc:
-        raise ValueError(f"{what}: cannot read {file} ({exc.strerror or exc})") from None
-    if len(data) > limit:
-        raise ValueError(f"{what}: {file} is larger than {limit:,} bytes")
-    try:
-        return data.decode("utf-8")
+        return data.decode("utf-8", errors=errors)
     except UnicodeDecodeError:
-        raise ValueError(f"{what}: {file} is not UTF-8 text") from None
-
+        raise InputFileError(what, path, "is not UTF-8 text") from None
 
 
 def read_bytes_bounded(path: str | Path, what: str, limit: int = MAX_RECORD_BYTES) -> bytes:
-    """A regular file's bytes, read at most ``limit`` (binary inputs: gzip-compressed profiler
-    traces); ValueError naming ``what`` and the file when it is missing, not a regular file
-    (a directory, FIFO or device: opening a FIFO without a writer would wait forever) or too
-    big. :func:`read_text_bounded`'s rules otherwise, without the UTF-8 decoding."""
-    file = Path(path)
+    """A file's bytes, at most ``limit`` (binary inputs too: gzip-compressed profiler traces);
+    InputFileError (a ValueError) naming ``what`` and the file otherwise.
+
+    The file is opened without blocking and judged by what was opened (fstat, so no race):
+    a regular file or a character device is read up to ``limit`` + 1 bytes (``/dev/null`` is
+    empty, ``/dev/zero`` is refused at the limit, a terminal with nothing typed is refused at
+    once); a pipe or FIFO (``--times <(grep ...)``, ``/dev/stdin`` from a pipe) is read until
+    its writer closes it, for at most ``STREAM_WAIT_S`` seconds and ``limit`` bytes, so a FIFO
+    nobody writes is an error, not a hang; a socket, a block device or a directory never holds
+    an input and is refused."""
     if str(path).strip() == "":
-        raise ValueError(f"{what}: the file name is empty")
-    if not file.is_file():  # follows links; False for directories, FIFOs and devices
-        raise ValueError(f"{what}: {file} is not a readable file")
+        raise InputFileError(what, "", "the file name is empty")
+    file = Path(path)
     try:
-        with file.open("rb") as stream:
-            data = stream.read(limit + 1)
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except FileNotFoundError:
+        raise InputFileError(what, file, "is not a readable file (no such file)") from None
+    except OSError as exc:  # a socket (ENXIO), no permission, a loop of links ...
+        kind = _kind(file)
+        reason = f"is not a readable file ({kind or exc.strerror or exc})"
+        raise InputFileError(what, file, reason) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode):
+            if os.fstat(fd).st_size > limit:
+                raise InputFileError(what, file, f"is larger than {limit:,} bytes")
+            data = _read_upto(fd, limit + 1)
+        elif stat.S_ISFIFO(mode):
+            data = _read_pipe(fd, limit + 1, what, file)
+        elif stat.S_ISCHR(mode):  # /dev/null reads as empty, /dev/zero stops at the limit
+            try:
+                data = _read_upto(fd, limit + 1)
+            except BlockingIOError:
+                raise InputFileError(what, file, "is a terminal or device with no input ready; "
+                                     "give a file") from None  # fmt: skip
+            if len(data) > limit:
+                raise InputFileError(what, file, f"is a device that does not end (more than "
+                                     f"{limit:,} bytes)")  # fmt: skip
+        else:
+            kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            raise InputFileError(what, file, f"is not a readable file ({kind})")
     except OSError as exc:
-        raise ValueError(f"{what}: cannot read {file} ({exc.strerror or exc})") from None
+        raise InputFileError(what, file, f"cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
     if len(data) > limit:
-        raise ValueError(f"{what}: {file} is larger than {limit:,} bytes")
+        raise InputFileError(what, file, f"is larger than {limit:,} bytes")
     return data
+
+
+class InputFileError(ValueError):
+    """An input file that cannot be read: ``what`` (the flag), ``file`` and ``reason``."""
+
+    def __init__(self, what: str, file: str | Path, reason: str) -> None:
+        self.what, self.file, self.reason = what, file, reason
+        super().__init__(f"{what}: {file} {reason}" if str(file) else f"{what}: {reason}")
+
+
+STREAM_WAIT_S = 10.0  # how long a pipe or FIFO given as an input may take to deliver it whole
+_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFBLK: "a block device",
+          stat.S_IFSOCK: "a socket"}  # fmt: skip
+
+
+def _kind(file: Path) -> str:
+    try:
+        return _KINDS.get(stat.S_IFMT(os.stat(file).st_mode), "")
+    except OSError:
+        return ""
+
+
+def _read_upto(fd: int, size: int) -> bytes:
+    chunks: list[bytes] = []
+    while size > 0:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_pipe(fd: int, size: int, what: str, file: Path) -> bytes:
+    """A pipe's bytes until its writer closes it: at most ``size`` bytes and STREAM_WAIT_S s
+    (poll waits for a writer; Linux reports no hang-up before a writer has come)."""
+    deadline = time.monotonic() + STREAM_WAIT_S
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP)
+    chunks: list[bytes] = []
+    while size > 0:
+        left = deadline - time.monotonic()
+        if left <= 0 or not poller.poll(left * 1000):
+            raise InputFileError(what, file, f"gave no end of input within {STREAM_WAIT_S:g} s "
+                                 "(a pipe or FIFO nobody finishes writing)")  # fmt: skip
+        try:
+            chunk = os.read(fd, min(size, 1 << 20))
+        except BlockingIOError:
+            continue
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)

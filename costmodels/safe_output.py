@@ -1,29 +1,58 @@
-"""What every command writes: strictly valid JSON and files that are whole or absent.
+"""What every command writes: strictly valid JSON, and outputs that are whole or absent.
 
 - :func:`json_text` never prints ``NaN`` or ``Infinity`` (not JSON, rejected by strict parsers):
   a non-finite float becomes ``null``.
-- :func:`write_atomic` writes beside the target under a unique temporary name, fsyncs, then
-  renames, so a reader (or a crash) never sees half a file and two writers never collide; a
-  missing or read-only directory is one :class:`OutputError` naming the path and the reason.
+- :func:`check_output` decides, before any expensive work, where an output goes, and
+  :func:`write_output` writes it there (the one output primitive of every command):
+
+  ``-``, ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``
+      the process's own descriptor (``-o -`` is standard output), written in place;
+  an existing FIFO or character device (``/dev/null``, ``/dev/full``, a terminal)
+      opened and written as a stream, never renamed over; a FIFO nobody reads within
+      ``STREAM_WAIT_S`` is an error, not a hang;
+  a regular file, new or existing (symlinks are followed, as the shell's ``>`` does)
+      written beside the target under a unique temporary name, fsynced, then renamed over it,
+      so a reader (or a crash) never sees half a file and two writers never collide; an
+      existing file keeps its mode, and with ``overwrite=False`` an existing file is refused;
+  anything else (a directory, a socket, a block device), a read-only file, a missing or
+      read-only directory
+      refused with one :class:`OutputError` naming the path and the reason.
 
 Example::
 
     >>> json_text({"mape": float("nan"), "rows": [1.5, float("inf")]})
     '{"mape": null, "rows": [1.5, null]}'
+    >>> check_output("-", "--output").to_stdout
+    True
+    >>> check_output("/dev/null", "--output").kind
+    'stream'
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import math
 import os
+import re
+import stat
+import sys
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+STREAM_WAIT_S = 10.0  # how long a FIFO may have no reader before its write is refused
+_DESCRIPTOR = re.compile(r"^/(?:dev/fd|proc/self/fd)/([0-9]{1,4})$")
+_NAMED = {"-": 1, "/dev/stdout": 1, "/dev/stderr": 2}
+_REFUSED = {stat.S_IFDIR: "a directory, not a file name", stat.S_IFSOCK: "a socket",
+            stat.S_IFBLK: "a block device"}  # fmt: skip
 
 
 class OutputError(OSError):
-    """An output file that cannot be written; the message names the path and why."""
+    """An output that cannot be written; the message names the path and why."""
 
 
 def finite(value: Any) -> Any:
@@ -42,45 +71,190 @@ def json_text(value: Any, **kwargs: Any) -> str:
     return json.dumps(finite(value), allow_nan=False, **kwargs)
 
 
-def check_output_path(path: str | Path, what: str) -> Path:
-    """The path of an output file, or OutputError when it cannot be one (empty, a directory,
-    a missing or read-only directory)."""
-    if str(path).strip() == "":
+@dataclass(frozen=True)
+class OutputTarget:
+    """Where one output goes: ``kind`` "descriptor" (``fd``), "stream" or "file" (``path``)."""
+
+    given: str
+    kind: Literal["descriptor", "stream", "file"]
+    path: Path
+    what: str = "output"
+    fd: int | None = None
+    overwrite: bool = True
+    exists_hint: str = ""
+
+    @property
+    def to_stdout(self) -> bool:
+        """True when the output is this process's standard output (print reports elsewhere)."""
+        return self.kind == "descriptor" and self.fd == 1
+
+    def __str__(self) -> str:
+        return "standard output" if self.to_stdout else str(self.path)
+
+
+def check_output(
+    path: str | Path, what: str, *, overwrite: bool = True, exists_hint: str = ""
+) -> OutputTarget:
+    """Where ``path`` sends an output, or OutputError naming ``what`` and the reason; cheap and
+    free of side effects, so every command calls it before its work.
+
+    ``overwrite=False`` refuses an existing regular file ("... exists; " + ``exists_hint``), e.g.
+    for a command that must not silently replace a calibration profile."""
+    given = str(path)
+    if given.strip() == "":
         raise OutputError(f"{what}: the file name is empty")
-    target = Path(path)
-    if target.is_dir():
-        raise OutputError(f"{what}: {target} is a directory, not a file name")
-    folder = target.parent
+    if given.endswith("/"):
+        raise OutputError(f"{what}: {given} names a directory, not a file")
+    fd = _NAMED.get(given)
+    match = _DESCRIPTOR.match(given)
+    if fd is not None or match:
+        fd = fd if fd is not None else int(match.group(1))  # type: ignore[union-attr]
+        try:
+            os.fstat(fd)
+        except OSError:
+            raise OutputError(f"{what}: {given}: descriptor {fd} is not open") from None
+        return OutputTarget(given, "descriptor", Path(given), what, fd)
+    target = Path(given)
+    try:
+        info = os.stat(target)  # follows symlinks: /tmp/null -> /dev/null is a stream
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise OutputError(f"{what}: cannot reach {target} ({exc.strerror})") from None
+    if info is not None:
+        kind = stat.S_IFMT(info.st_mode)
+        if kind in _REFUSED:
+            raise OutputError(f"{what}: {target} is {_REFUSED[kind]}; not written")
+        if kind in (stat.S_IFIFO, stat.S_IFCHR):
+            return OutputTarget(given, "stream", target, what)
+        if not overwrite:
+            hint = f"; {exists_hint}" if exists_hint else ""
+            raise OutputError(f"{what}: {target} already exists{hint}")
+        if info.st_mode & 0o222 == 0 or not os.access(target, os.W_OK):
+            mode = stat.filemode(info.st_mode)
+            raise OutputError(f"{what}: {target} is read-only ({mode}); not replaced")
+    real = Path(os.path.realpath(target))  # a symlink's target is replaced, not the link
+    folder = real.parent
     if not folder.is_dir():
         raise OutputError(f"{what}: directory {folder} does not exist")
     try:  # file modes do not stop root, and read-only mounts ignore them: try for real
-        handle, probe = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
+        handle, probe = tempfile.mkstemp(prefix=f".{real.name}.", dir=folder)
     except OSError as exc:
         raise OutputError(f"{what}: cannot write in {folder} ({exc.strerror})") from None
     os.close(handle)
     os.unlink(probe)
+    return OutputTarget(given, "file", real, what, None, overwrite, exists_hint)
+
+
+def check_output_path(path: str | Path, what: str, *, overwrite: bool = True) -> OutputTarget:
+    """:func:`check_output` under its earlier name."""
+    return check_output(path, what, overwrite=overwrite)
+
+
+def write_output(
+    target: OutputTarget | str | Path, data: str | bytes, what: str = "output", *,
+    overwrite: bool = True,
+) -> OutputTarget:  # fmt: skip
+    """Write ``data`` where ``target`` (checked again now: a path can change during the work)
+    says; OutputError naming the path when the write fails (``/dev/full``, a closed FIFO)."""
+    if isinstance(target, OutputTarget):
+        what, overwrite, hint = target.what, target.overwrite, target.exists_hint
+        target = check_output(target.given, what, overwrite=overwrite, exists_hint=hint)
+    else:
+        target = check_output(target, what, overwrite=overwrite)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        if target.kind == "descriptor":
+            _write_descriptor(target.fd or 0, payload)
+        elif target.kind == "stream":
+            stream = _open_stream(target.path, what)
+            try:
+                _write_all(stream, payload)
+            finally:
+                os.close(stream)
+        else:
+            _replace_file(target, payload)
+    except OSError as exc:
+        if isinstance(exc, OutputError):
+            raise
+        raise OutputError(f"{what}: cannot write {target} ({exc.strerror or exc})") from None
     return target
 
 
 def write_atomic(path: str | Path, data: str | bytes, what: str = "output") -> Path:
-    """Write ``data`` to ``path`` whole or not at all (unique temp file, fsync, rename)."""
-    target = check_output_path(path, what)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    """:func:`write_output` under its earlier name; returns the path written."""
+    return write_output(path, data, what).path
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _write_descriptor(fd: int, payload: bytes) -> None:
+    """Standard output and error go through sys.stdout/sys.stderr (their buffers stay in
+    order, and pytest's capture sees them); other descriptors are written directly."""
+    stream = {1: sys.stdout, 2: sys.stderr}.get(fd)
+    if stream is None:
+        _write_all(fd, payload)
+        return
+    stream.write(payload.decode("utf-8", errors="replace"))
+    stream.flush()
+
+
+def _open_stream(path: Path, what: str) -> int:
+    """A FIFO or character device opened for writing; a FIFO waits for a reader at most
+    STREAM_WAIT_S (opening it blocking would hang for ever when nobody reads)."""
+    if not stat.S_ISFIFO(os.stat(path).st_mode):
+        return os.open(path, os.O_WRONLY | os.O_NOCTTY)
+    deadline = time.monotonic() + STREAM_WAIT_S
+    while True:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise
+            if time.monotonic() >= deadline:
+                raise OutputError(
+                    f"{what}: nobody reads the FIFO {path} (waited {STREAM_WAIT_S:g} s)"
+                ) from None
+            time.sleep(0.05)
+            continue
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        return fd
+
+
+def _replace_file(target: OutputTarget, payload: bytes) -> None:
+    """Unique temporary file beside the target, fsync, then rename (or link, when an existing
+    file must not be replaced); an existing file's mode (and, for root, owner) is kept."""
+    real = target.path
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    except OSError as exc:
-        raise OutputError(f"{what}: cannot write in {target.parent} ({exc.strerror})") from None
+        old = os.stat(real)
+    except FileNotFoundError:
+        old = None
+    handle, temporary = tempfile.mkstemp(prefix=f".{real.name}.", dir=real.parent)
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(payload)
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    except OSError as exc:
-        Path(temporary).unlink(missing_ok=True)
-        raise OutputError(f"{what}: cannot write {target} ({exc.strerror or exc})") from None
+        os.chmod(temporary, stat.S_IMODE(old.st_mode) if old else 0o644)
+        if old is not None and os.geteuid() == 0:
+            os.chown(temporary, old.st_uid, old.st_gid)
+        if target.overwrite:
+            os.replace(temporary, real)
+        else:  # link fails if the name appeared meanwhile: never replace it
+            try:
+                os.link(temporary, real)
+            except FileExistsError:
+                hint = f"; {target.exists_hint}" if target.exists_hint else ""
+                raise OutputError(f"{target.what}: {real} already exists{hint}") from None
+            except OSError:  # a file system without hard links: check, then rename
+                if real.exists():
+                    raise
+                os.replace(temporary, real)
+            Path(temporary).unlink(missing_ok=True)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    return target

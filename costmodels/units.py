@@ -71,6 +71,35 @@ _QUANTITY = re.compile(
 MAX_TEXT = MAX_UNIT_TEXT  # characters of one quantity string
 
 
+# One rule for every number a user types (flags, URL parameters, data files): ASCII digits.
+# int() and float() also read other scripts' digits ("١٦", "８"), underscores and "infinity";
+# the unit strings above never did, so neither does anything else.
+_WHOLE = re.compile(r"^\s*[+-]?[0-9]{1,30}\s*$")
+_DECIMAL = re.compile(
+    r"^\s*[+-]?(?:(?:[0-9]{1,30}\.?[0-9]{0,30}|\.[0-9]{1,30})(?:[eE][+-]?[0-9]{1,3})?|nan|inf)\s*$",
+    re.IGNORECASE,
+)
+
+
+def ascii_whole(text: str) -> int:
+    """'16' -> 16; ValueError for anything but an optional sign and ASCII digits.
+
+    >>> ascii_whole(" 16 "), ascii_whole("-3")
+    (16, -3)
+    """
+    if not isinstance(text, str) or not _WHOLE.match(text):
+        raise ValueError(f"expected a whole number in ASCII digits (0-9), got {text!r}")
+    return int(text)
+
+
+def ascii_decimal(text: str) -> float:
+    """'2.5e-3' -> 0.0025 ('nan' and 'inf' too, for the caller's finiteness message); ValueError
+    for other scripts' digits, underscores, hex or words."""
+    if not isinstance(text, str) or not _DECIMAL.match(text):
+        raise ValueError(f"expected a number in ASCII digits (0-9), got {text!r}")
+    return float(text)
+
+
 BYTES_PER_SECOND, SECOND, BYTE = "byte / second", "second", "byte"
 #: what each target quantity is called and a unit string to show as an example
 QUANTITIES = {
@@ -142,6 +171,33 @@ def _factor(unit: str, target: str) -> float:
     return float(quantity.to(target).magnitude)
 
 
+_PREFIX = re.compile(r"^(?P<prefix>[kKMGTPE]i?)(?P<b>b)?(?P<rate>/s)?$")
+
+
+def _confusable(number: str, unit: str, target: str) -> str | None:
+    """Why a prefix alone ("1T", "1000P") or "Gb" ("100 Gb/s") is refused, with the spellings
+    meant: the unit library reads them as other units (T tesla, P poise, Gb gilbert, Mb
+    millibarn), and "Gb" means gigabits to network vendors but is no SI symbol."""
+    match = _PREFIX.match(unit)
+    if not match or target == SECOND or unit in COMMON_UNITS:
+        return None
+    typed = match.group("prefix")
+    decimal, binary = typed[0].replace("K", "k"), typed[0].upper() + "i"
+    if match.group("b"):
+        read = "gilbert" if typed == "G" else f"{_NAMES.get(typed[0], typed)}barn, an area"
+        why = f"'{typed}b' is not bits here (the unit library reads it as {read})"
+    else:
+        why = f"a bare '{typed}' is a prefix, not a unit"
+    if target == BYTE:
+        meant = [f"{number} {decimal}B", f"{number} {binary}B"]
+    else:
+        meant = [f"{number} {decimal}bit/s", f"{number} {decimal}B/s"]
+    return f"{why}; write '{meant[0]}' or '{meant[1]}'"
+
+
+_NAMES = {"k": "kilo", "K": "kilo", "M": "mega", "T": "tera", "P": "peta", "E": "exa"}
+
+
 def needs_unit(text: object, what: str, target: str) -> UnitParseError:
     """The one message for a number typed without its unit (CLI, app, API alike)."""
     return UnitParseError(f"{what}: {text!r} needs a unit, e.g. {QUANTITIES[target][1]}")
@@ -166,6 +222,10 @@ def _quantity(text: str | float | int, what: str, unit: str, allow_zero: bool = 
             )
         if not match.group("unit"):
             raise needs_unit(text, what, unit)
+        confusion = _confusable(match.group("number"), re.sub(r"\s+", "", match.group("unit")),
+                                unit)  # fmt: skip
+        if confusion:
+            raise UnitParseError(f"{what}: {text!r}: {confusion}")
         try:
             factor = _factor(match.group("unit").strip(), unit)
         except ValueError as exc:

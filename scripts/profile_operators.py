@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from costmodels.llm.attention import causal_fraction  # noqa: E402
 from costmodels.llm.operator_table import FORMAT  # noqa: E402
-from costmodels.safe_output import json_text, write_atomic  # noqa: E402
+from costmodels.safe_output import OutputError, check_output, json_text, write_output  # noqa: E402
 
 GEMM_SIZES = (1024, 2048, 4096, 8192, 14336)
 SMOKE_SIZES = (32, 64)
@@ -209,6 +209,11 @@ def build_table(device_name: str, torch_version: str, smoke: bool, parts: dict) 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    try:  # the destination before minutes of measurement
+        target = check_output(args.out, "--out")
+    except OutputError as exc:
+        print(f"profile_operators: {exc}", file=sys.stderr)
+        return 2
     import torch
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -221,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         "adam": adam_rows(args.smoke, device, args.reps, args.warmup),
     }
     table = build_table(name, torch.__version__, args.smoke, parts)
-    write_atomic(args.out, json_text(table, indent=1) + "\n", what="operator table")
+    write_output(target, json_text(table, indent=1) + "\n")
     print(f"wrote {args.out}: {len(parts['gemm'])} GEMMs, {len(parts['attention'])} attention, "
           f"{len(parts['memory'])} memory-bound, {len(parts['adam'])} Adam rows")  # fmt: skip
     return 0

@@ -30,13 +30,14 @@ from commatlas.measure.collectives import (
     size_range,
 )
 from costmodels.calibration.profile import save_profile
-from costmodels.safe_output import check_output_path
+from costmodels.safe_output import check_output
+from reference_impls.torchrun_env import torchrun_env
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``python -m commatlas.calibrate`` and ``commatlas calibrate``."""
     parser.add_argument("--out", default="profile.yaml", type=nonempty(),
-                        help="profile YAML (rank 0 writes it)")  # fmt: skip
+                        help="profile YAML (rank 0 writes it; - for standard output)")  # fmt: skip
     parser.add_argument(
         "--sizes",
         nargs=2,
@@ -56,21 +57,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Measure under torchrun, fit and save on rank 0; 2 with a message on bad input."""
-    import torch
-    import torch.distributed as dist
-
     prog = "commatlas calibrate"
-    missing = [
-        k for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT") if k not in os.environ
-    ]
-    if missing:
-        print(f"{prog}: {', '.join(missing)} not set: {TORCHRUN_HINT}", file=sys.stderr)
+    try:
+        env = torchrun_env()  # a rank outside the world would wait at the rendezvous for ever
+    except ValueError as exc:
+        print(f"{prog}: {exc}: {TORCHRUN_HINT}", file=sys.stderr)
         return 2
     try:
         sizes = size_range(*args.sizes)
         check_plan(args.collectives, sizes, args.warmup, args.repeats)
-        if os.environ["RANK"] == "0":  # the writer: fail now, not after the measurements
-            check_output_path(args.out, "--out")
+        target = None
+        if env.rank == 0:  # the writer: fail now, not after the measurements
+            target = check_output(args.out, "--out")
         if args.nominal:
             from costmodels.hardware import get_link
 
@@ -78,6 +76,9 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
+    import torch  # after the checks: a bad environment answers at once
+    import torch.distributed as dist
+
     backend = args.backend or ("nccl" if args.device == "cuda" else "gloo")
     device = torch.device(args.device)
     if args.device == "cuda":
@@ -88,11 +89,12 @@ def run(args: argparse.Namespace) -> int:
         measurements = measure(args.collectives, sizes, args.warmup, args.repeats, device)
         if dist.get_rank() == 0:
             profile, skipped = fit_profile(measurements, args.name, "commatlas calibrate")
-            save_profile(profile, args.out)
-            print("\n".join(report(profile, args.nominal)))
+            save_profile(profile, target or args.out)
+            said = sys.stderr if target is not None and target.to_stdout else sys.stdout
+            print("\n".join(report(profile, args.nominal)), file=said)
             for collective, reason in skipped.items():
-                print(f"{collective}: not fitted ({reason})")
-            print(f"profile written to {args.out}")
+                print(f"{collective}: not fitted ({reason})", file=said)
+            print(f"profile written to {target or args.out}", file=said)
     finally:
         dist.destroy_process_group()
     return 0

@@ -36,17 +36,35 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from commatlas.measure.collectives import TORCHRUN_HINT, report
-from commatlas.measure.ddp_measure import fit_links, measure_step
-from costmodels.calibration.ddp_check import COMPRESSORS, METHODS
-from costmodels.calibration.profile import ClusterProfile, LinkFit, load_profile
-from costmodels.calibration.profile_links import level_fit
+from costmodels.calibration.ddp_methods import COMPRESSORS, METHODS
+from costmodels.limits import MAX_BATCH
+from costmodels.safe_output import check_output
+from costmodels.units import ascii_decimal, ascii_whole
+from reference_impls.torchrun_env import TORCHRUN_HINT, torchrun_env
+
+if TYPE_CHECKING:  # the measurement and the models load after the environment is checked
+    from costmodels.calibration.profile import ClusterProfile, LinkFit
 
 PROG = "commatlas check-ddp"
 HINT = TORCHRUN_HINT.replace("commatlas.calibrate --out profile.yaml", "commatlas.check_ddp")
 DEFAULT_METHODS = ("allreduce", "fp16", "topk", "powersgd")
+
+
+def _whole(text: str) -> int:
+    """argparse type: a whole number in ASCII digits (the range is checked with the others)."""
+    try:
+        return ascii_whole(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _number(text: str) -> float:
+    try:
+        return ascii_decimal(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def parse_widths(texts: list[str]) -> list[int]:
@@ -54,7 +72,7 @@ def parse_widths(texts: list[str]) -> list[int]:
     widths = []
     for text in texts:
         try:
-            value = int(text)
+            value = ascii_whole(text)
         except ValueError:
             value = 0
         if value < 1:
@@ -68,17 +86,27 @@ def parse_widths(texts: list[str]) -> list[int]:
 def check_arguments(args: argparse.Namespace) -> tuple[list[int], ClusterProfile | None]:
     """Everything that can be wrong before a process group exists (ValueError, one line)."""
     widths = parse_widths(args.widths)
-    for name, low in (("batch_size", 1), ("iters", 1), ("warmup", 1)):
+    for name, low, high in (("batch_size", 1, MAX_BATCH), ("iters", 1, 100_000),
+                            ("warmup", 1, 10_000)):  # fmt: skip
         if getattr(args, name) < low:
             flag = name.replace("_", "-")
             raise ValueError(f"{flag} must be >= {low}, got {getattr(args, name)}")
-    if not args.bucket_cap_mb > 0:
-        raise ValueError(f"bucket-cap-mb must be > 0, got {args.bucket_cap_mb}")
+        if getattr(args, name) > high:
+            raise ValueError(
+                f"{name.replace('_', '-')} must be <= {high:,}, got {getattr(args, name)}"
+            )
+    if not 0 < args.bucket_cap_mb <= 2**20:
+        raise ValueError(f"bucket-cap-mb must be > 0 and at most 1 TiB, got {args.bucket_cap_mb}")
     unknown = [m for m in args.methods if m not in METHODS]
     if unknown:
         raise ValueError(f"methods: {unknown} unknown; choose from {list(METHODS)}")
+    if args.calibration_out and os.environ.get("RANK") == "0":  # rank 0 writes it, at the end
+        check_output(args.calibration_out, "--calibration-out")
     profile = None
     if args.profile:
+        from costmodels.calibration.profile import load_profile
+        from costmodels.calibration.profile_links import level_fit
+
         profile = load_profile(args.profile)  # ProfileError names the file and the field
         try:
             level_fit(profile, "intra")
@@ -132,6 +160,8 @@ def _measure_and_predict(
 
     import torch.distributed as dist
 
+    from commatlas.measure.collectives import report
+    from commatlas.measure.ddp_measure import fit_links, measure_step
     from costmodels.calibration.ddp_check import predict_methods
 
     device = _device(args)
@@ -161,13 +191,13 @@ def _measure_and_predict(
 
 def run(args: argparse.Namespace) -> int:
     """Check the arguments, measure under torchrun, print on rank 0; 2 with a message."""
-    names = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-    missing = [name for name in names if name not in os.environ]
     try:
-        if missing:
-            raise ValueError(f"{', '.join(missing)} not set: {HINT}")
+        try:  # a rank outside the world would wait at the rendezvous for ever
+            torchrun_env()
+        except ValueError as exc:
+            raise ValueError(f"{exc}: {HINT}") from None
         widths, profile = check_arguments(args)
-    except ValueError as exc:  # ProfileError included
+    except (ValueError, OSError) as exc:  # ProfileError and OutputError included
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     import torch.distributed as dist
@@ -199,10 +229,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--calibration-out", help="write the profile fitted in the run to this YAML file")
     add("--methods", nargs="+", default=list(DEFAULT_METHODS), help=f"of {', '.join(METHODS)}")
     add("--widths", nargs="+", default=["256", "1024", "1024", "10"], help="MLP layer widths")
-    add("--batch-size", type=int, default=32, help="samples per rank")
-    add("--iters", type=int, default=20, help="timed rounds (iterations per method)")
-    add("--warmup", type=int, default=5, help="untimed first rounds (>= 1)")
-    add("--bucket-cap-mb", type=float, default=25.0, help="DDP bucket size in MiB")
+    add("--batch-size", type=_whole, default=32, help="samples per rank")
+    add("--iters", type=_whole, default=20, help="timed rounds (iterations per method)")
+    add("--warmup", type=_whole, default=5, help="untimed first rounds (>= 1)")
+    add("--bucket-cap-mb", type=_number, default=25.0, help="DDP bucket size in MiB")
     add("--device", choices=["cpu", "cuda"], default="cpu")
     add("--backend", choices=["gloo", "nccl"], help="default: gloo on cpu, nccl on cuda")
     add("--json", action="store_true", help="print one JSON object")

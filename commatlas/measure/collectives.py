@@ -40,14 +40,14 @@ from costmodels.calibration.profile import (
     profile_from_measurements,
 )
 from costmodels.units import BYTE, needs_unit
+from reference_impls.torchrun_env import TORCHRUN_HINT
+
+__all__ = ["SUPPORTED", "TORCHRUN_HINT", "check_plan", "fit_profile", "measure", "parse_size",
+           "report", "size_range"]  # fmt: skip
 
 SUPPORTED = ("all-reduce", "all-gather", "reduce-scatter", "broadcast", "send-recv")
-_SIZE = re.compile(r"^\s*(\d{1,15}(?:\.\d{1,15})?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*([0-9]{1,15}(?:\.[0-9]{1,15})?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
 _SCALE = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-TORCHRUN_HINT = (
-    "must run under torchrun, one process per rank, e.g. "
-    "torchrun --standalone --nproc-per-node=8 -m commatlas.calibrate --out profile.yaml"
-)
 
 
 MAX_CALIBRATION_BYTES = 64 << 30  # one buffer; nccl-tests sweeps stop at a few GiB

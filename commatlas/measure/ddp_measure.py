@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 from commatlas.measure.collectives import size_range
-from costmodels.calibration.ddp_check import COMPRESSORS
+from costmodels.calibration.ddp_methods import COMPRESSORS
 from costmodels.calibration.profile import ClusterProfile, LinkFit
 
 

@@ -41,7 +41,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from commatlas.measure.collectives import fit_profile, measure
 from commatlas.measure.ddp_probes import CALIBRATION_HOOKS, EACH, EACH_BUCKET_MB
-from costmodels.calibration.ddp_check import COMPRESSORS
+from costmodels.calibration.ddp_methods import COMPRESSORS
 from costmodels.calibration.profile import ClusterProfile, Measurement
 from costmodels.gradients import Gradient
 from reference_impls.collectives import ring_allreduce

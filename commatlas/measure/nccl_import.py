@@ -23,7 +23,7 @@ from typing import Any
 
 from commatlas.cli_types import nonempty
 from commatlas.measure.collectives import report
-from costmodels.calibration.nccl_tests import UnnamedCollectiveError
+from costmodels.calibration.nccl_tests import MAX_LOG_BYTES, UnnamedCollectiveError
 from costmodels.calibration.profile import (
     Measurement,
     canonical_collective,
@@ -31,16 +31,15 @@ from costmodels.calibration.profile import (
     profile_from_measurements,
     save_profile,
 )
-from costmodels.safe_output import check_output_path
-
-MAX_LOG_BYTES = 64_000_000  # an nccl-tests log is kilobytes; a whole job log a few megabytes
+from costmodels.limits import InputFileError, read_text_bounded
+from costmodels.safe_output import check_output
 
 
 def run_import(args: argparse.Namespace) -> int:
     """``commatlas import-nccl-tests``: nccl-tests logs -> profile YAML."""
     prog = "commatlas import-nccl-tests"
     try:
-        check_output_path(args.out, "--out")  # before the work, not after it
+        target = check_output(args.out, "--out")  # before the work, not after it
         measurements: list[Measurement] = []
         for log in args.logs:
             text = _read_log(Path(log))
@@ -50,30 +49,31 @@ def run_import(args: argparse.Namespace) -> int:
                 hint = str(exc).replace("; choose it", "; name it with --collective, e.g. "
                                         "--collective all-reduce")  # fmt: skip
                 raise ValueError(f"LOG {log}: {hint}") from None
+            except ValueError as exc:  # a row's line, a mixed log: say which file
+                message = str(exc).replace("leave the collective unset", "leave out --collective")
+                raise ValueError(f"LOG {log}: {message}") from None
             if not found:
                 raise ValueError(f"LOG {log}: no nccl-tests result rows found")
             measurements += found
-        name = args.name or Path(args.out).stem
+        name = args.name or ("imported" if target.kind != "file" else Path(args.out).stem)
         profile = profile_from_measurements(measurements, name, "nccl-tests")
-        save_profile(profile, args.out)
+        save_profile(profile, target)
     except (ValueError, OSError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
-    print("\n".join(report(profile)))
-    print(f"profile written to {args.out}")
+    said = sys.stderr if target.to_stdout else sys.stdout  # the YAML alone on stdout
+    print("\n".join(report(profile)), file=said)
+    print(f"profile written to {target}", file=said)
     return 0
 
 
 def _read_log(path: Path) -> str:
-    """A log's text; ValueError naming the file when it is missing, a directory or too big."""
+    """A log's text (bytes that are not UTF-8 replaced); ValueError naming the file when it is
+    missing, too big or not a file (a FIFO nobody writes, a device: the bounded reader)."""
     try:
-        if not path.is_file():
-            raise ValueError(f"LOG {path}: not a file")
-        if path.stat().st_size > MAX_LOG_BYTES:
-            raise ValueError(f"LOG {path}: larger than {MAX_LOG_BYTES:,} bytes")
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise ValueError(f"LOG {path}: cannot read ({exc.strerror})") from None
+        return read_text_bounded(path, "LOG", MAX_LOG_BYTES, errors="replace")
+    except InputFileError as exc:
+        raise ValueError(f"LOG {path}: {exc.reason}") from None
 
 
 def collective_name(text: str) -> str:
@@ -89,7 +89,8 @@ def add_parser(sub: Any) -> None:
     imp = sub.add_parser("import-nccl-tests", help="fit a profile to nccl-tests output")
     imp.add_argument("logs", nargs="+", metavar="LOG", type=nonempty(),
                      help="nccl-tests output files")  # fmt: skip
-    imp.add_argument("--out", required=True, type=nonempty(), help="profile YAML to write")
+    imp.add_argument("--out", required=True, type=nonempty(),
+                     help="profile YAML to write (- for standard output)")  # fmt: skip
     imp.add_argument("--collective", type=collective_name,
                      help="collective, when the log does not name its binary")  # fmt: skip
     imp.add_argument("--level", choices=["intra", "inter"], help="override the detected level")

@@ -72,17 +72,7 @@ from costmodels.schedules import IterationResult, simulate
 from costmodels.schedules.fixed_costs import FixedCosts
 from costmodels.schedules.fusion import buckets
 
-# check-ddp's methods: DDP's own all-reduce, and reference compressors as DDP hooks, each
-# method -> (compressor record id, its config, the compression spec of its cost model). The
-# spec must describe the same compressor: top-k ratio = density, QSGD levels 7 = 4 bits
-# (sign + 3 level bits), PowerSGD rank r = "powersgd:r".
-COMPRESSORS: dict[str, tuple[str, dict[str, Any], str]] = {
-    "fp16": ("fp16-comm", {}, "fp16"),
-    "topk": ("topk-sparsification", {"ratio": 0.01}, "topk:0.01"),
-    "qsgd": ("qsgd", {"levels": 7}, "qsgd:4"),
-    "powersgd": ("powersgd", {"rank": 2}, "powersgd:2"),
-}
-METHODS = ("allreduce", *COMPRESSORS)
+# check-ddp's methods and their compressors: costmodels/calibration/ddp_methods.py
 
 
 @dataclass(frozen=True)

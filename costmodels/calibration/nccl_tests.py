@@ -37,6 +37,15 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from costmodels.limits import (
+    MAX_BYTES,
+    MAX_CALL_S,
+    MAX_GPUS,
+    MAX_MEASUREMENTS,
+    MAX_RATE_BPS,
+    MIN_CALL_S,
+)
+
 # nccl-tests binary -> the collective's name in this project (costmodels.dp.collective_time).
 BINARY_COLLECTIVES: dict[str, str] = {
     "all_reduce_perf": "all-reduce",
@@ -49,12 +58,17 @@ BINARY_COLLECTIVES: dict[str, str] = {
 }
 
 _BINARY = re.compile(r"\b(" + "|".join(BINARY_COLLECTIVES) + r")(?:_mpi)?\b")
-_NTHREAD = re.compile(r"^\s*#?\s*nThread\s+(\d+)\s+nGpus\s+(\d+)")
+_NTHREAD = re.compile(r"^\s*#?\s*nThread\s+([0-9]{1,6})\s+nGpus\s+([0-9]{1,6})")
 _RANK = re.compile(
-    r"^\s*#?\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)"
+    r"^\s*#?\s*Rank\s+([0-9]{1,7})\s+(?:Group\s+[0-9]+\s+)?Pid\s+[0-9]+\s+on\s+(\S+)\s+"
+    r"device\s+([0-9]+)"
     r"\s+\[[^\]]*\]\s*(.*)$"
 )
-_INT = re.compile(r"^\d+$")
+_FLOAT = re.compile(  # ASCII decimals (float() also reads other scripts' digits), nan and inf
+    r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?|nan|inf)$", re.IGNORECASE
+)
+_INT = re.compile(r"^[0-9]+$")
+MAX_LOG_BYTES = 16_000_000  # an nccl-tests log is kilobytes; a job log with NCCL INFO megabytes
 
 
 class NcclTestsFormatError(ValueError):
@@ -84,6 +98,7 @@ class NcclTestsRun:
     ranks: dict[int, tuple[str, str]] = field(default_factory=dict)  # rank -> (host, device)
     header: list[str] = field(default_factory=list)
     rows: list[NcclTestsRow] = field(default_factory=list)
+    line: int = 0  # where its '# nThread ...' line is
 
     @property
     def world_size(self) -> int:
@@ -115,14 +130,44 @@ def _header_tokens(line: str) -> list[str] | None:
 
 def _number(token: str, what: str, number: int, positive: bool = False) -> float:
     """A finite number (> 0 when ``positive``, else >= 0); the error names line and column."""
-    try:
-        value = float(token)
-    except ValueError:
-        raise NcclTestsFormatError(f"line {number}: {what} {token!r} is not a number") from None
+    if not _FLOAT.match(token):
+        raise NcclTestsFormatError(f"line {number}: {what} {token!r} is not a number")
+    value = float(token)
     if not math.isfinite(value) or value < 0 or (positive and value == 0):
         bound = "a positive" if positive else "a non-negative"
         raise NcclTestsFormatError(f"line {number}: {what} {token!r} must be {bound} number")
     return value
+
+
+def _whole(token: str, what: str, number: int) -> int:
+    if len(token) > 19 or int(token) > MAX_BYTES:
+        raise NcclTestsFormatError(
+            f"line {number}: {what} {token[:24]}{'...' if len(token) > 24 else ''} is above "
+            f"{MAX_BYTES:.3g} (1 EiB), not a message size"
+        )
+    return int(token)
+
+
+def _check_physical(row: NcclTestsRow, number: int) -> NcclTestsRow:
+    """Refuse a row no network can produce (costmodels.limits: MIN_CALL_S ... MAX_RATE_BPS)."""
+    times = [row.time_us] + ([row.in_place_time_us] if row.in_place_time_us else [])
+    for micros in times:
+        if not MIN_CALL_S <= micros * 1e-6 <= MAX_CALL_S:
+            raise NcclTestsFormatError(
+                f"line {number}: time {micros:.4g} us is outside {MIN_CALL_S * 1e6:g} us to "
+                f"{MAX_CALL_S:g} s for one collective call (a unit or typing mistake?)"
+            )
+        if row.size_bytes / (micros * 1e-6) > MAX_RATE_BPS:
+            raise NcclTestsFormatError(
+                f"line {number}: {row.size_bytes:,} bytes in {micros:.4g} us is faster than "
+                f"{MAX_RATE_BPS:.0e} B/s, more than any network moves"
+            )
+    for name, value in (("algbw", row.algbw_GBps), ("busbw", row.busbw_GBps)):
+        if value * 1e9 > MAX_RATE_BPS:
+            raise NcclTestsFormatError(
+                f"line {number}: {name} {value:.4g} GB/s is above {MAX_RATE_BPS / 1e9:.0e} GB/s"
+            )
+    return row
 
 
 def _row(tokens: list[str], header: list[str], number: int) -> NcclTestsRow:
@@ -134,9 +179,9 @@ def _row(tokens: list[str], header: list[str], number: int) -> NcclTestsRow:
         )
     tail = tokens[-len(tail_names) :]
     in_place = [i for i, name in enumerate(tail_names) if name == "time"][1:]
-    return NcclTestsRow(
-        size_bytes=int(tokens[0]),
-        count=int(tokens[1]),
+    row = NcclTestsRow(
+        size_bytes=_whole(tokens[0], "size", number),
+        count=_whole(tokens[1], "count", number),
         dtype=tokens[2],
         time_us=_number(tail[0], "time", number, positive=True),
         algbw_GBps=_number(tail[tail_names.index("algbw")], "algbw", number),
@@ -145,6 +190,7 @@ def _row(tokens: list[str], header: list[str], number: int) -> NcclTestsRow:
             _number(tail[in_place[0]], "in-place time", number, positive=True) if in_place else None
         ),
     )
+    return _check_physical(row, number)
 
 
 def parse_runs(text: str) -> list[NcclTestsRun]:
@@ -158,6 +204,7 @@ def parse_runs(text: str) -> list[NcclTestsRun]:
     runs: list[NcclTestsRun] = []
     current: NcclTestsRun | None = None
     pending: str | None = None  # a binary named after the last table, for the next run
+    rows = 0
     for number, line in enumerate(text.splitlines(), start=1):
         binary = _BINARY.search(line)
         if binary:
@@ -167,7 +214,7 @@ def parse_runs(text: str) -> list[NcclTestsRun]:
             else:
                 pending = name
         if match := _NTHREAD.match(line):
-            current = NcclTestsRun(pending, int(match.group(1)), int(match.group(2)))
+            current = NcclTestsRun(pending, int(match.group(1)), int(match.group(2)), line=number)
             runs.append(current)
             pending = None
             continue
@@ -187,6 +234,12 @@ def parse_runs(text: str) -> list[NcclTestsRun]:
                     "algbw busbw' header"
                 )
             current.rows.append(_row(tokens, current.header, number))
+            rows += 1
+            if rows > MAX_MEASUREMENTS:  # bounded work: a profile holds no more
+                raise NcclTestsFormatError(
+                    f"line {number}: more than {MAX_MEASUREMENTS:,} result rows (a sweep has "
+                    "~30); give the sweeps of one job, not many runs' logs"
+                )
     if not any(run.rows for run in runs):
         raise NcclTestsFormatError(
             "no nccl-tests results found: expected a '# nThread 1 nGpus 8 ...' line, a "
@@ -206,13 +259,24 @@ def measurement_fields(
     """One dict per row of every run, in the fields of
     ``costmodels.calibration.profile.Measurement``.
 
-    ``collective`` overrides (or supplies, when the text does not name its binary) the
-    collective; ``level`` overrides the one read from the rank lines (two or more hosts: inter,
-    one host: intra, no rank lines: unknown).
+    ``collective`` supplies the collective of the runs whose text does not name their binary; a
+    run that names another one is an error (a log of all_reduce_perf and all_gather_perf is
+    fitted per collective, never as one curve). ``level`` overrides the one read from the rank
+    lines (two or more hosts: inter, one host: intra, no rank lines: unknown).
     """
     fields: list[dict[str, object]] = []
     for number, run in enumerate(parse_runs(text), start=1):
-        name = collective or run.collective
+        if collective and run.collective and run.collective != collective:
+            raise ValueError(
+                f"nccl-tests run {number} (line {run.line}) measured {run.collective}, not "
+                f"{collective}; leave the collective unset and every run is fitted as the "
+                "collective it names"
+            )
+        if run.world_size > MAX_GPUS:
+            raise NcclTestsFormatError(
+                f"line {run.line}: {run.world_size:,} ranks; at most {MAX_GPUS:,}"
+            )
+        name = run.collective or collective
         if name is None:
             raise UnnamedCollectiveError(
                 f"nccl-tests run {number}: the text does not say which collective it measured "

@@ -58,13 +58,22 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from costmodels.calibration.nccl_tests import measurement_fields
 from costmodels.calibration.robust_fit import check_identified, huber_irls
-from costmodels.registry import get
-from costmodels.safe_output import write_atomic
+from costmodels.limits import (
+    MAX_BYTES,
+    MAX_CALL_S,
+    MAX_MEASUREMENTS,
+    MAX_PROFILE_BYTES,
+    MAX_RATE_BPS,
+    MIN_CALL_S,
+    InputFileError,
+    read_text_bounded,
+)
+from costmodels.safe_output import OutputTarget, write_output
+from costmodels.yaml_bounded import dump_yaml, safe_load_bounded
 
 Level = Literal["intra", "inter"]
 COLLECTIVES = (
@@ -102,6 +111,8 @@ def coefficients(collective: str, p: object, n: object) -> tuple[np.ndarray, np.
     if np.any(ranks < 1) or np.any(size < 0):
         raise ValueError("coefficients: p must be >= 1 and n >= 0")
     if collective in FORMS:
+        from costmodels.registry import get  # sympy: only when a ring form is evaluated
+
         model_id, variant = FORMS[collective]
         model = get(model_id)
         steps = model.evaluate(variant, p=ranks, n=size, alpha=1.0, beta=0.0, gamma=0.0)
@@ -154,14 +165,24 @@ class Measurement(_Strict):
     level: Level | None = None
     world_size: int = Field(ge=1)
     ranks_per_node: int | None = Field(default=None, ge=1)  # from the log's hosts, when known
-    bytes: float = Field(ge=0, allow_inf_nan=False)
-    seconds: float = Field(gt=0, allow_inf_nan=False)
-    busbw_Bps: float | None = Field(default=None, ge=0)  # as the measuring tool reported it
+    bytes: float = Field(ge=0, le=MAX_BYTES, allow_inf_nan=False)
+    # one call: 10 ns to an hour, at most 1 PB/s (costmodels.limits: what no network produces)
+    seconds: float = Field(ge=MIN_CALL_S, le=MAX_CALL_S, allow_inf_nan=False)
+    busbw_Bps: float | None = Field(default=None, ge=0, le=MAX_RATE_BPS, allow_inf_nan=False)
 
     @field_validator("collective")
     @classmethod
     def _known(cls, value: str) -> str:
         return canonical_collective(value)
+
+    @model_validator(mode="after")
+    def _physical(self) -> Measurement:
+        if self.bytes / self.seconds > MAX_RATE_BPS:
+            raise ValueError(
+                f"{self.bytes:.4g} bytes in {self.seconds:.4g} s is faster than "
+                f"{MAX_RATE_BPS:.0e} B/s, more than any network moves"
+            )
+        return self
 
 
 class ClusterProfile(_Strict):
@@ -172,7 +193,7 @@ class ClusterProfile(_Strict):
     created: datetime = Field(default_factory=lambda: datetime.now(UTC))
     levels: dict[Level, LinkFit] = Field(default_factory=dict)
     collectives: dict[str, dict[Level | Literal["unknown"], LinkFit]] = Field(default_factory=dict)
-    measurements: list[Measurement] = Field(default_factory=list)
+    measurements: list[Measurement] = Field(default_factory=list, max_length=MAX_MEASUREMENTS)
 
     @field_validator("collectives")
     @classmethod
@@ -219,7 +240,10 @@ def fit_alpha_beta(
     if alpha < 0:  # a negative latency is no latency: refit beta alone
         (beta,) = huber_irls(volume[:, None], seconds)
     if not beta > 0:
-        raise ValueError(f"fit_alpha_beta: the {name} times do not grow with the message size")
+        raise ValueError(
+            f"fit_alpha_beta: the {name} times do not grow with the message size (the fitted "
+            "bandwidth is not positive); no bandwidth can be fitted"
+        )
     bounded = None
     if ceiling_Bps is not None and 1.0 / beta > ceiling_Bps:
         bounded = (f"bounded: the fit gave {1e-9 / beta:.4g} GB/s, above the nominal "
@@ -251,7 +275,8 @@ def parse_nccl_tests(
 ) -> list[Measurement]:
     """Measurements from nccl-tests output (format and overrides:
     costmodels/calibration/nccl_tests.py)."""
-    return [Measurement(**fields) for fields in measurement_fields(text, collective, level)]
+    wanted = canonical_collective(collective) if collective else None
+    return [Measurement(**fields) for fields in measurement_fields(text, wanted, level)]
 
 
 def per_gpu(fit: LinkFit) -> LinkFit:
@@ -279,6 +304,11 @@ def profile_from_measurements(
     one (what the calculator prices most), else the fit with the most points; the inter level
     as one GPU's share (:func:`per_gpu`). ``ceilings``: nominal bus bandwidth per level, when
     known (fit_alpha_beta's ``ceiling_Bps``)."""
+    if len(measurements) > MAX_MEASUREMENTS:
+        raise ValueError(
+            f"{len(measurements):,} measurements; a profile holds at most {MAX_MEASUREMENTS:,} "
+            "(an nccl-tests sweep is ~30 sizes: give the sweeps of one job, not many runs' logs)"
+        )
     fits: dict[str, dict[str, LinkFit]] = {}
     for collective, level in sorted({(m.collective, m.level or "unknown") for m in measurements}):
         wanted = None if level == "unknown" else level
@@ -308,10 +338,10 @@ def _field_errors(exc: ValidationError) -> str:
 
 def profile_from_yaml(text: str, origin: str = "<text>") -> ClusterProfile:
     """A profile from YAML text; ``origin`` (a file name) prefixes every error message."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ProfileError(f"{origin}: not valid YAML ({exc})".replace("\n", " ")) from None
+    try:  # bounded: at most MAX_NODES values, 1,000 levels deep (costmodels/yaml_bounded.py)
+        data = safe_load_bounded(text, origin)
+    except ValueError as exc:
+        raise ProfileError(str(exc)) from None
     if not isinstance(data, dict):
         raise ProfileError(f"{origin}: expected a mapping with name, source, levels ...")
     try:
@@ -321,21 +351,25 @@ def profile_from_yaml(text: str, origin: str = "<text>") -> ClusterProfile:
 
 
 def profile_to_yaml(profile: ClusterProfile) -> str:
-    return yaml.safe_dump(profile.model_dump(mode="json"), sort_keys=False)
+    # measurements one per line: PyYAML's representer took 16 s for 13k of them
+    return dump_yaml(profile.model_dump(mode="json"), flat_lists=("measurements",))
 
 
-def load_profile(path: str | Path) -> ClusterProfile:
-    """Read a profile YAML file (ProfileError naming the file and the field when it is bad)."""
-    path = Path(path)
+def load_profile(path: str | Path, what: str = "--profile") -> ClusterProfile:
+    """Read a profile YAML file of at most MAX_PROFILE_BYTES (ProfileError naming the file and
+    the field when it is bad; a FIFO, a device or a huge file is refused by the bounded reader,
+    costmodels.limits.read_text_bounded)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError(f"{path}: cannot read ({exc})") from None
+        text = read_text_bounded(path, what, MAX_PROFILE_BYTES)
+    except InputFileError as exc:
+        raise ProfileError(f"{path}: cannot read ({exc.reason})") from None
     return profile_from_yaml(text, str(path))
 
 
-def save_profile(profile: ClusterProfile, path: str | Path) -> Path:
-    """Write ``profile`` as YAML (load_profile reads it back equal)."""
+def save_profile(profile: ClusterProfile, path: str | Path | OutputTarget) -> Path:
+    """Write ``profile`` as YAML (load_profile reads it back equal) where ``path`` says: a file
+    name, or the :class:`OutputTarget` a command checked before its work (``-`` is standard
+    output; costmodels/safe_output.py)."""
     if not isinstance(profile, ClusterProfile):
         raise TypeError(f"profile must be a ClusterProfile, got {type(profile).__name__}")
-    return write_atomic(path, profile_to_yaml(profile), "profile")
+    return write_output(path, profile_to_yaml(profile), "profile").path

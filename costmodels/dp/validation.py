@@ -49,8 +49,9 @@ between nodes). No knob is tuned per row.
 
 from __future__ import annotations
 
-import csv
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -58,12 +59,21 @@ import numpy as np
 
 from costmodels.dp.predict import Cluster, Method, predict
 from costmodels.dp.validation_networks import network_kind, network_link
+from costmodels.dp.validation_rows import (
+    ALLREDUCE,
+    GPUS_PER_NODE,
+    METHODS,
+    WORKLOADS,
+    Row,
+    read_rows,
+    run_of,
+)
 from costmodels.hardware import get_link
-from costmodels.limits import MAX_BATCH, MAX_GPUS, read_text_bounded
-from costmodels.schedules.frameworks import BYTEPS, BYTESCHEDULER_SHI, HOROVOD_0_19
 from costmodels.workloads import get_workload
 
-GPUS_PER_NODE = 4  # Shi et al.'s testbed: 8 nodes x 4 GPUs, PCIe inside a node
+__all__ = ["ALLREDUCE", "METHODS", "Calibration", "Checked", "Row", "calibrate", "rising_root",
+           "predicted_iteration_s", "read_rows", "row_method", "validate"]  # fmt: skip
+
 INTRA_LINK = get_link("pcie3")  # its latency preset; the bandwidth is fitted
 TESTBED_GPU = "RTX 2080 Ti"  # the fabric NCCL runs on: PCIe 3.0 through the CPU
 # One adapter per node as the NCCL system's NICs. The Horovod script names two Ethernet
@@ -71,70 +81,9 @@ TESTBED_GPU = "RTX 2080 Ti"  # the fabric NCCL runs on: PCIe 3.0 through the CPU
 # calibrated per-GPU share halves and every prediction is the same (checked when written).
 NICS_PER_NODE = 1
 ALPHA_BETA = Path(__file__).resolve().parents[1] / "data" / "paper-a-alpha-beta.csv"
-ALLREDUCE = "nccl-ring"  # NCCL's ring with its protocols (module docstring: why not its tuner)
-METHODS: dict[str, Method] = {
-    "BSP-A2A": Method("allreduce", "bsp", ALLREDUCE, **HOROVOD_0_19),
-    "WFBP-A2A": Method("allreduce", "wfbp", ALLREDUCE, **HOROVOD_0_19),
-    "MG-WFBP": Method("allreduce", "mg-wfbp", ALLREDUCE, **HOROVOD_0_19),
-    "ByteScheduler-A2A": Method("allreduce", "bytescheduler", ALLREDUCE, **HOROVOD_0_19,
-                                **BYTESCHEDULER_SHI),
-    "BSP-PS": Method("ps", "bsp", **BYTEPS),
-    "WFBP-PS": Method("ps", "wfbp", **BYTEPS),
-    "ByteScheduler-PS": Method("ps", "wfbp", **BYTEPS),  # server-side scheduling: docstring
-}  # fmt: skip
-WORKLOADS = {"ResNet-50": "resnet50", "BERT-Base": "bert-base", "BERT-Large": "bert-large"}
 
 
-@dataclass(frozen=True)
-class Row:
-    dnn: str
-    batch: int
-    network: str
-    method: str
-    gpus: int
-    measured: float  # samples/s
-    single_gpu: float  # samples/s on one GPU
-    measured_std: float = 0.0  # samples/s, over the repeated runs
-
-    @property
-    def step_s(self) -> float:
-        return self.batch / self.single_gpu
-
-    @property
-    def measured_iteration_s(self) -> float:
-        return self.batch * self.gpus / self.measured
-
-
-def read_rows(path: Path) -> list[Row]:
-    """Parse the CSV; errors name the file, line and column."""
-    text = read_text_bounded(path, "--data").splitlines()
-    lines = [(i + 1, line) for i, line in enumerate(text) if line and not line.startswith("#")]
-    reader = csv.DictReader(line for _, line in lines)
-    rows = []
-    for (number, _), record in zip(lines[1:], reader, strict=True):
-        try:
-            row = Row(
-                dnn=record["dnn"], batch=int(record["batch_per_gpu"]), network=record["network"],
-                method=record["method"], gpus=int(record["gpus"]),
-                measured=float(record["throughput_mean"]), single_gpu=float(record["single_gpu"]),
-                measured_std=float(record.get("throughput_std") or 0.0),
-            )  # fmt: skip
-            network_link(row.network)  # NetworkNameError names the column and the forms
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{path}:{number}: bad row ({exc})") from None
-        if row.method not in METHODS or row.dnn not in WORKLOADS:
-            raise ValueError(f"{path}:{number}: unknown method {row.method!r} or dnn {row.dnn!r}")
-        numbers = (row.batch, row.gpus, row.measured, row.single_gpu)
-        if not all(math.isfinite(x) and x > 0 for x in numbers) or not row.measured_std >= 0:
-            raise ValueError(f"{path}:{number}: sizes and throughputs must be positive numbers")
-        if row.gpus > MAX_GPUS or row.batch > MAX_BATCH:
-            raise ValueError(f"{path}:{number}: gpus <= {MAX_GPUS} and batch <= {MAX_BATCH}")
-        rows.append(row)
-    if not rows:
-        raise ValueError(f"{path}: no measured rows to check (no data lines after the header)")
-    return rows
-
-
+@functools.lru_cache(maxsize=8)
 def planner_table(network: str) -> dict[int, tuple[float, float]]:
     """MG-WFBP's own (alpha, beta) per worker count for the network's kind (its source picks
     the 56 Gb IB table when run with RDMA and the 10GbE one otherwise)."""
@@ -155,9 +104,12 @@ def row_method(row: Row, allreduce: str = ALLREDUCE) -> Method:
     if method.architecture == "allreduce" and allreduce != method.collective:
         method = replace(method, collective=allreduce)
     if method.schedule == "mg-wfbp":
-        plan = planner_table(row.network).get(row.gpus)
-        if plan is not None:
-            return replace(method, plan_alpha_s=plan[0], plan_beta_s_per_byte=plan[1])
+        # Its table stops at 64 workers; another count plans with the nearest entry (an
+        # assumption; planning with the NCCL model instead costs ~0.5 s per BERT-Large run).
+        table = planner_table(row.network)
+        nearest = min(table, key=lambda workers: (abs(math.log(workers / row.gpus)), workers))
+        plan = table[nearest]
+        return replace(method, plan_alpha_s=plan[0], plan_beta_s_per_byte=plan[1])
     return method
 
 
@@ -194,8 +146,18 @@ def cluster_of(gpus: int, link: dict[str, float]) -> Cluster:
 
 
 def predicted_iteration_s(row: Row, link: dict[str, float], allreduce: str = ALLREDUCE) -> float:
+    """The row's predicted iteration time on ``link``; the same run on the same link is
+    predicted once (a data file may repeat rows, and the fit tries each link many times)."""
+    try:
+        return _predicted(run_of(row), tuple(sorted(link.items())), allreduce)
+    except ValueError as exc:  # a run the models refuse: name the data row, not a field
+        raise ValueError(f"{row.where or 'row'}: {exc}") from None
+
+
+@functools.lru_cache(maxsize=65_536)
+def _predicted(row: Row, link: tuple[tuple[str, float], ...], allreduce: str) -> float:
     workload = get_workload(WORKLOADS[row.dnn])
-    cluster = cluster_of(row.gpus, link)
+    cluster = cluster_of(row.gpus, dict(link))
     method = row_method(row, allreduce)
     return predict(workload, row.batch, row.step_s, cluster, method).iteration_time_s
 
@@ -227,19 +189,70 @@ def _implied_bandwidth(
 ) -> float | None:  # fmt: skip
     """The bandwidth ``key`` at which the row's predicted time equals the measured one, or None
     when even ``ceiling`` predicts it slower than measured (the row cannot identify the link:
-    something other than this link is faster than modelled) or when 8 Mbit/s is too fast."""
-    def slower(bandwidth: float) -> bool:  # beyond rounding: a flat curve is not slower
-        return predicted_iteration_s(row, {**link, key: bandwidth}, allreduce) > (
-            row.measured_iteration_s * (1 + 1e-9)
-        )
+    something other than this link is faster than modelled) or when 8 Mbit/s is too fast;
+    solved once per distinct run."""
+    fixed = tuple(sorted((k, v) for k, v in link.items() if k != key))
+    try:
+        return _implied(run_of(row), row.measured_iteration_s, fixed, key, allreduce, ceiling)
+    except ValueError as exc:
+        raise ValueError(f"{row.where or 'row'}: {exc}") from None
 
-    if slower(ceiling) or not slower(LOW_BPS):
+
+@functools.lru_cache(maxsize=65_536)
+def _implied(
+    run: Row, measured_s: float, fixed: tuple[tuple[str, float], ...], key: str, allreduce: str,
+    ceiling: float,
+) -> float | None:  # fmt: skip
+    def excess(seconds_per_byte: float) -> float:  # grows with 1/B: nearly linearly for BSP
+        link = tuple(sorted((*fixed, (key, 1.0 / seconds_per_byte))))
+        return _predicted(run, link, allreduce) / measured_s - 1.0
+
+    fastest, slowest = 1.0 / ceiling, 1.0 / LOW_BPS
+    if excess(fastest) > 1e-9 or not excess(slowest) > 1e-9:  # beyond rounding
         return None
-    low, high = math.log(LOW_BPS), math.log(ceiling)
-    for _ in range(60):  # the bracket shrinks 2^60 times: far below the data's precision
-        middle = (low + high) / 2
-        low, high = (middle, high) if slower(math.exp(middle)) else (low, middle)
-    return math.exp((low + high) / 2)
+    return 1.0 / rising_root(excess, fastest, slowest)
+
+
+def rising_root(f: Callable[[float], float], low: float, high: float, rtol: float = 1e-10) -> float:
+    """Where the non-decreasing ``f`` crosses 0 in [low, high], 0 < low (an end when it does
+    not cross).
+
+    Regula falsi with the Illinois rule (M. Dowell and P. Jarratt, "A modified regula falsi
+    method for computing the root of an equation", BIT 11, 1971), which needs a few evaluations
+    where ``f`` is nearly linear (a BSP iteration is compute + bytes / B, linear in 1/B); every
+    third step that did not shrink the bracket four-fold, a bisection of its logarithm, so steps
+    (NCCL's protocol switches) converge as bisection over the bracket's decades does.
+
+    >>> round(rising_root(lambda x: x - 2.0, 1e-3, 1e3), 9)
+    2.0
+    """
+    f_low, f_high = f(low), f(high)
+    if f_low >= 0:
+        return low
+    if f_high <= 0:
+        return high
+    kept, steps, before = 0, 0, high - low  # kept: which end survived the last step
+    while high - low > rtol * high:
+        steps += 1
+        if steps % 3 == 0 and high - low > before / 4:
+            x = math.sqrt(low * high)
+        else:
+            x = low - f_low * (high - low) / (f_high - f_low)
+            x = x if low < x < high else math.sqrt(low * high)
+        if steps % 3 == 0:
+            before = high - low
+        value = f(x)
+        if abs(value) <= 1e-13:
+            return x
+        if value < 0:
+            low, f_low = x, value
+            f_high = f_high / 2 if kept == -1 else f_high
+            kept = -1
+        else:
+            high, f_high = x, value
+            f_low = f_low / 2 if kept == 1 else f_low
+            kept = 1
+    return (low + high) / 2
 
 
 def calibrate(

@@ -63,14 +63,16 @@ def _candidate(lower: str) -> str | None:
     generation = re.search(r"(?:infiniband|\bib)\s*(edr|hdr|ndr)\b", lower)
     if generation:
         return f"InfiniBand {generation.group(1).upper()}"
-    speed = re.search(r"(\d+)\s*g(?:b|bit|bps)?(?:/s)?", lower) or re.search(r"roce\s*(\d+)", lower)
+    speed = re.search(r"([0-9]+)\s*g(?:b|bit|bps)?(?:/s)?", lower) or re.search(
+        r"roce\s*([0-9]+)", lower
+    )
     if speed is None:
         return None
     gbit = speed.group(1)
     infiniband = "infiniband" in lower or re.search(
-        r"(?<![a-z])ib(?![a-z])|\dg(?:b|bps)?ib\b", lower
+        r"(?<![a-z])ib(?![a-z])|[0-9]g(?:b|bps)?ib\b", lower
     )
-    ethernet = re.search(r"\dg(?:b|bps)?e\b|gbe\b|ethernet", lower)
+    ethernet = re.search(r"[0-9]g(?:b|bps)?e\b|gbe\b|ethernet", lower)
     if infiniband:
         return _IB_SPEEDS.get(gbit)
     if "roce" in lower or ("rdma" in lower and ethernet):

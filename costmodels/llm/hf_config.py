@@ -70,6 +70,13 @@ class ConfigError(ValueError):
     """A config.json that cannot describe a TransformerShape; the message names file and key."""
 
 
+class _LongNumber(str):
+    """A JSON integer too long to be any config value, shown by its length."""
+
+    def __repr__(self) -> str:
+        return f"a {len(self):,}-digit number"
+
+
 @dataclass(frozen=True)
 class ImportedConfig:
     """TransformerShape keyword arguments read from one file (seq_len = its context)."""
@@ -86,8 +93,9 @@ def load_json(path: str | Path, what: str = "--hf-config") -> dict[str, Any]:
         text = read_text_bounded(file, what)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    try:
-        value = json.loads(text)
+    try:  # a 5,000-digit number is kept as text, so the key's check names it (not int())
+        value = json.loads(text, parse_int=lambda digits: int(digits) if len(digits) <= 64
+                           else _LongNumber(digits))  # fmt: skip
     except (json.JSONDecodeError, RecursionError) as exc:
         detail = f"line {exc.lineno} column {exc.colno}: {exc.msg}" if hasattr(exc, "msg") else ""
         reason = detail or "too deeply nested"
@@ -181,6 +189,11 @@ def shape_fields(config: dict[str, Any], where: str) -> ImportedConfig:
                           f"divide num_attention_heads {heads}")  # fmt: skip
     fields.update(_attention_fields(config, keys, family, hidden // heads))
     fields.update(_moe_fields(config, keys, family))
+    if fields.get("top_k", 1) > fields.get("experts", 1):  # name the keys, not the flags
+        total = {"mixtral": "num_local_experts", "llama4_text": "num_local_experts",
+                 "qwen3_moe": "num_experts"}.get(family, "n_routed_experts")  # fmt: skip
+        raise ConfigError(f"{where}: key 'num_experts_per_tok' = {fields['top_k']} experts per "
+                          f"token is more than key '{total}' = {fields['experts']}")  # fmt: skip
     return ImportedConfig(fields, family, where)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from costmodels.limits import MAX_BATCH, MAX_GPUS, MAX_LAYERS, check_count
+from costmodels.limits import MAX_BATCH, MAX_GPUS, MAX_LAYERS, MAX_NODES, check_count
 from costmodels.llm.shapes import Layout, Recompute, TransformerShape
 
 CLI_NAMES: dict[str, str] = {
@@ -63,6 +63,15 @@ def tensor_parallel_problem(
     if gpus_per_node is not None and tp > gpus_per_node:
         return (f"{names['tp']} {tp} is more than {names['gpus_per_node']} {gpus_per_node}: "
                 "tensor parallelism stays inside a node")  # fmt: skip
+    return None
+
+
+def nodes_problem(gpus: int, gpus_per_node: int, names: Mapping[str, str] = CLI_NAMES):
+    """Why ``gpus`` GPUs at ``gpus_per_node`` per node make too many nodes (None when not)."""
+    nodes = -(-gpus // gpus_per_node)
+    if nodes > MAX_NODES:
+        return (f"{gpus:,} GPUs at {names['gpus_per_node']} {gpus_per_node} are {nodes:,} nodes, "
+                f"more than {MAX_NODES:,}; give more GPUs per node")  # fmt: skip
     return None
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from costmodels.hardware import GPU
+from costmodels.limits import read_text_bounded
 from costmodels.llm.gemm import DEFAULT_SM_COUNT, wave_utilisation
 from costmodels.llm.kernels import GemmShape
 
@@ -143,9 +144,9 @@ def table_from_dict(record: dict, gpu: GPU) -> OperatorTable:
 
 def load_operator_table(path: str | Path, gpu: GPU) -> OperatorTable:
     """Read a table written by scripts/profile_operators.py."""
-    try:
-        record = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+    try:  # the bounded reader: a FIFO or a device is an error, not a hang
+        record = json.loads(read_text_bounded(path, "operator_table"))
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise ValueError(f"operator_table: cannot read {str(path)!r}: {exc}") from None
     if not isinstance(record, dict):
         raise ValueError("operator_table: the file must hold one JSON object")

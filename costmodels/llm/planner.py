@@ -31,10 +31,12 @@ from typing import Any
 
 from costmodels.limits import MAX_BATCH, MAX_GPUS, check_count
 from costmodels.llm.layout_check import (
+    LayoutError,
     batch_problem,
     context_parallel_problem,
     expert_parallel_problem,
     interleave_problem,
+    nodes_problem,
     pipeline_problem,
     tensor_parallel_problem,
 )
@@ -158,6 +160,9 @@ def bounded_layouts(
     limit: int = MAX_PLAN_LAYOUTS, **choices: Any,
 ) -> list[Layout]:  # fmt: skip
     """``enumerate_layouts`` as a list; TooManyLayouts as soon as it passes ``limit``."""
+    problem = nodes_problem(gpus, cluster.gpus_per_node)
+    if problem:
+        raise LayoutError(problem)
     found: list[Layout] = []
     for layout in enumerate_layouts(shape, gpus, cluster, global_batch, **choices):
         found.append(layout)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from costmodels.limits import MAX_STEP_S
 from costmodels.stragglers import strategies
 from costmodels.stragglers.distributions import (
     Empirical,
@@ -102,6 +103,8 @@ def compare_strategies(
     sync_s: float = 0.0,
 ) -> StragglerComparison:
     """BSP and every strategy given a parameter, for ``workers`` workers."""
+    if not 0 <= sync_s <= MAX_STEP_S:  # physical bounds (costmodels.limits)
+        raise ValueError(f"sync time: {sync_s:.3g} s is outside 0 to {MAX_STEP_S:g} s per step")
     bsp = strategies.bsp_time(step, workers, sync_s)
     rows = [_row("bsp", "barrier every step", bsp, bsp, step.mean + sync_s,
                  _expectation_method(step))]  # fmt: skip

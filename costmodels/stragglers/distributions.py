@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from costmodels.limits import MAX_STEP_S, MIN_STEP_S
 from costmodels.stragglers import lattice as lat
 from costmodels.stragglers.order_statistics import continuous_wait, discrete_wait, harmonic
 
@@ -212,6 +213,11 @@ def from_mean_cv(
     ``names`` are what errors call the two inputs (e.g. the CLI's flags)."""
     if not (isinstance(mean_s, int | float) and math.isfinite(mean_s) and mean_s > 0):
         raise ValueError(f"{names[0]}: must be a positive number of seconds, got {mean_s!r}")
+    if not MIN_STEP_S <= mean_s <= MAX_STEP_S:  # physical bounds (costmodels.limits)
+        raise ValueError(
+            f"{names[0]}: {mean_s:.3g} s is outside {MIN_STEP_S * 1e6:g} us to {MAX_STEP_S:g} s, "
+            "no training step takes that"
+        )
     if kind not in KINDS:
         raise ValueError(f"distribution: {kind!r} is not one of {', '.join(KINDS)}")
     limit = {"normal": MAX_NORMAL_CV, "shifted-exponential": 1.0}.get(kind, MAX_CV)

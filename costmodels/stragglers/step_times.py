@@ -20,11 +20,18 @@ import math
 import re
 from pathlib import Path
 
-from costmodels.limits import MAX_RECORD_BYTES, MAX_STEP_SAMPLES, read_text_bounded
+from costmodels.limits import (
+    MAX_RECORD_BYTES,
+    MAX_STEP_S,
+    MAX_STEP_SAMPLES,
+    MIN_STEP_S,
+    read_text_bounded,
+)
 from costmodels.stragglers.distributions import Empirical
 
 UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0}
-_VALUE = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-zµ]*)$")
+# ASCII digits only (\d would take other scripts'), an exponent of at most 3 digits
+_VALUE = re.compile(r"^([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?)\s*([a-zµ]*)$")
 _HEADER = re.compile(r"^#?\s*unit\s*[:=]\s*([a-zµ]+)\s*$", re.IGNORECASE)
 
 
@@ -42,6 +49,11 @@ def _read_value(text: str, default_unit: str | None, where: str) -> float:
     seconds = number * UNITS[unit]
     if not (math.isfinite(seconds) and seconds > 0):
         raise ValueError(f"{where}: a step time must be positive and finite, got {text[:40]!r}")
+    if not MIN_STEP_S <= seconds <= MAX_STEP_S:  # physical bounds, costmodels.limits
+        raise ValueError(
+            f"{where}: {text[:40]!r} is outside {MIN_STEP_S * 1e6:g} us to {MAX_STEP_S:g} s, "
+            "no training step takes that"
+        )
     return seconds
 
 

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from reference_impls.selftest.core import Check, CheckContext, CheckFailed, Skip
+if TYPE_CHECKING:
+    from reference_impls.selftest.core import Check
 
 #: modules under reference_impls.selftest whose checks() lists the checks, in table order
 FAMILIES: list[str] = [
@@ -48,6 +50,14 @@ def all_checks() -> list[Check]:
         make: Callable[[], list[Check]] = module.checks
         out.extend(make())
     return out
+
+
+def __getattr__(name: str) -> Any:
+    """Check, CheckContext, CheckFailed, Skip load torch: import them on first use, so that
+    ``python -m reference_impls.selftest`` can refuse a bad launch before torch loads."""
+    if name in ("Check", "CheckContext", "CheckFailed", "Skip"):
+        return getattr(importlib.import_module("reference_impls.selftest.core"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["FAMILIES", "Check", "CheckContext", "CheckFailed", "Skip", "all_checks"]

@@ -2,10 +2,13 @@
 
 Each method trains one step of the same 4-layer model on 2 and 3 ranks. Two identity layers
 sleep 100 ms in backward before the two input-side Linear layers, so the output-side gradients
-are ready long before backward ends: a scheduler that overlaps finishes some communication
-before ``loss.backward()`` returns (``perf_counter`` stamps, same process). Weights, inputs and
-targets are small integers in float64, so every gradient is an integer far below 2**53 and every
-sum is exact in any order: results must equal ``dist.all_reduce(grad) / p`` bit for bit.
+are ready long before backward ends: a scheduler that overlaps starts communicating inside
+``loss.backward()`` (a launch from a gradient hook precedes the return of backward, whatever the
+machine's load). How much of the communication then finishes during backward depends on the
+load, so it is measured by benchmarks/scheduler_overlap.py, not asserted here (issue 24).
+Weights, inputs and targets are small integers in float64, so every gradient is an integer far
+below 2**53 and every sum is exact in any order: results must equal
+``dist.all_reduce(grad) / p`` bit for bit.
 """
 
 from __future__ import annotations
@@ -197,9 +200,8 @@ def test_schedulers(world: int) -> None:
             for name, grad in got["grads"].items():
                 assert torch.equal(grad, result["reference"][name]), (rank, method, name)
             starts = [r.start_s for r in got["records"]]
-            ends = [r.end_s for r in got["records"]]
             assert min(starts) < got["backward_end"], (rank, method)  # started during backward
-            assert min(ends) < got["backward_end"], (rank, method)  # and finished during it
+            # one clock's ordering, not durations: ready, then launched, then completed
             assert all(r.ready_s <= r.start_s <= r.end_s for r in got["records"]), method
         # WFBP with the reference ring: the ring's bytes per tensor (every size divides by p).
         ring = model_of("ring-allreduce")

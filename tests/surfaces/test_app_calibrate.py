@@ -136,6 +136,10 @@ def test_profile_yaml_round_trips_through_the_page() -> None:
         ("# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1\n"
          "# size count type redop root time algbw busbw #wrong\n"
          " 8 2 float sum -1 10 0 0 0\n 16 4 float sum -1 10 0 0 0\n", "one rank sends nothing"),
+        # issue 24: a profile nested 50k deep, a row no network produces
+        ("levels: " + "[" * 50_000, "nested more than 1,000 levels"),
+        ("# nThread 1 nGpus 2\n# size count type time algbw busbw\n 8 2 float 1e308 0 0\n",
+         "line 3: time 1e+308 us is outside"),
     ],
 )  # fmt: skip
 def test_unreadable_input_shows_one_clear_error(text: str, words: str) -> None:

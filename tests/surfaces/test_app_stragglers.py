@@ -87,6 +87,12 @@ def test_changing_an_input_updates_the_table_chart_and_url() -> None:
         ({"sg_dist": "empirical"}, "error", "paste at least 2 values"),
         ({"sg_dist": "empirical", "sg_times": "100 ms\nslow"}, "error", "line 2"),
         ({"sg_sync": "fast"}, "error", "Synchronisation time"),
+        # issue 24: physical bounds, one message and no traceback with server paths
+        ({"sg_dist": "empirical", "sg_times": "1e308 s\n1e308 s"}, "error", "is outside"),
+        ({"sg_dist": "empirical", "sg_times": "1e-300 s, 1e300 s"}, "error", "is outside"),
+        ({"sg_mean": "1e308 s"}, "error", "is outside"),
+        ({"sg_sync": "1e308 s"}, "error", "sync time"),
+        ({"sg_workers": "١٦"}, "warning", "ignored"),
     ],
 )
 def test_bad_inputs_show_a_clear_message(query: dict, kind: str, words: str) -> None:

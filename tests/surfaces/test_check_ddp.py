@@ -234,7 +234,7 @@ def test_the_mlp_and_the_compressor_specs() -> None:
     import torch
 
     from commatlas.measure.ddp_timing import build_mlp
-    from costmodels.calibration.ddp_check import COMPRESSORS
+    from costmodels.calibration.ddp_methods import COMPRESSORS
     from reference_impls.compression import get
 
     state = torch.random.get_rng_state()

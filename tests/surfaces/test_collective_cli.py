@@ -135,7 +135,11 @@ def test_profile_calibrates(capsys, tmp_path) -> None:
         (["all-reduce", *A100, "--sizes", "4096"], "'4096' needs a unit, e.g. 64 MB"),
         (["all-reduce", *A100, "--sizes", "-5"], "--sizes"),
         (["all-reduce", *A100, "--sizes", "nan"], "--sizes"),
-        (["all-reduce", *A100, "--sizes", "2000000000000G"], "nbytes"),
+        (["all-reduce", *A100, "--sizes", "2000000000000G"], "--sizes: '2000000000000G' must be"),
+        (["all-reduce", *A100, "--sizes", "2 EiB"], "at most 1 EiB"),  # issue 24: not "nbytes"
+        (["all-reduce", *A100, "--sizes", "1T"], "write '1 TB' or '1 TiB'"),
+        (["all-reduce", "--gpus", "1024", "--gpus-per-node", "1024", "--gpu", "a100", "--sizes",
+          "1M"], "--gpus-per-node: 1024 GPUs do not fit"),
         (["all-reduce", "--gpus", "8", "--gpus-per-node", "8", "--gpu", "mi300x", "--sizes", "1M"],
          "xGMI"),
         (["all-reduce", "--gpus", "8", "--gpus-per-node", "8", "--gpu", "tpu", "--sizes", "1M"],
