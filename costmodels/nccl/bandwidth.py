@@ -168,8 +168,9 @@ def bandwidth_term(op: str, algorithm: str, protocol: str, system: NcclSystem) -
             eta *= K.TREE_PATTERN_FRACTION  # tuning.cc: maxTreePattern == NCCL_TOPO_PATTERN_TREE
         if protocol != "simple" or system.tuner_view:
             return BandwidthTerm(a_intra, a_net, eta, row)
-        return BandwidthTerm(a_intra, a_net, eta, row, K.TREE_CORRECTION_MAX_INDEX,
-                             *tree_fill(system, chans))
+        return BandwidthTerm(
+            a_intra, a_net, eta, row, K.TREE_CORRECTION_MAX_INDEX, *tree_fill(system, chans)
+        )
     if algorithm == "collnet-direct":
         eta = K.COLLNET_HOPPER_FRACTION if system.arch in ("hopper", "blackwell") else 1.0
         if op == "all-reduce":
@@ -177,8 +178,12 @@ def bandwidth_term(op: str, algorithm: str, protocol: str, system: NcclSystem) -
             eta /= ratio - (ratio - 1) / 2
         return BandwidthTerm(a_intra, a_net, eta)
     if algorithm in ("nvls", "nvls-tree"):
-        return BandwidthTerm(a_intra, a_net, link / _nvls_seconds(op, algorithm, system),
-                             *_nvls_correction(algorithm, system))
+        return BandwidthTerm(
+            a_intra,
+            a_net,
+            link / _nvls_seconds(op, algorithm, system),
+            *_nvls_correction(algorithm, system),
+        )
     if algorithm == "pat":
         return BandwidthTerm(a_intra, a_net, K.PAT_FRACTION)
     return term  # collnet-chain, p2p: the links' rate

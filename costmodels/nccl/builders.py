@@ -142,8 +142,11 @@ def system_from_cluster(
             "inter: a cluster of several nodes needs its NIC link, e.g. 'InfiniBand NDR', "
             "'RoCE 400' or '400 Gbit/s' (per NIC)"
         )
-    chosen = get_transport(transport) if transport is not None else get_transport(
-        transport_for_link(nic_name))
+    chosen = (
+        get_transport(transport)
+        if transport is not None
+        else get_transport(transport_for_link(nic_name))
+    )
     nic_latency = chosen.hop_latency_s if inter_latency_s is None else inter_latency_s
     system = NcclSystem(
         nodes=nodes, gpus_per_node=gpus_per_node, fabric=fabric,

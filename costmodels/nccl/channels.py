@@ -79,8 +79,15 @@ def _fastest_at_most(speeds: tuple[float, ...], limit_gbps: float) -> float:
 
 
 @lru_cache(maxsize=256)
-def nvls_graph(arch: str, bus_Bps_per_gpu: float, gpus: int, nodes: int, nics: int,
-               nic_Bps: float, quantise_inter: bool = True) -> tuple[int, float, float]:
+def nvls_graph(
+    arch: str,
+    bus_Bps_per_gpu: float,
+    gpus: int,
+    nodes: int,
+    nics: int,
+    nic_Bps: float,
+    quantise_inter: bool = True,
+) -> tuple[int, float, float]:
     """(channels C, bwIntra, bwInter in GB/s per channel) of NCCL's NVLS graph.
 
     search.cc: one channel per head GPU, C = min(32, GPUs) (across nodes each head needs a NIC,

@@ -25,8 +25,9 @@ from costmodels.nccl.availability import canonical_operation
 from costmodels.nccl.system import NcclSystem
 from costmodels.nccl.tuner import plan
 
-Row = tuple[float, float, float, float, float, tuple[float, ...] | None, int, float, float,
-            float, float]
+Row = tuple[
+    float, float, float, float, float, tuple[float, ...] | None, int, float, float, float, float
+]
 
 
 def _row_of(c) -> Row:

@@ -99,8 +99,9 @@ def latency_term(
     if algorithm == "p2p":
         return _p2p(op, system)
     term = _nccl_latency(op, algorithm, protocol, system, channels)
-    return replace(term, startup_s=system.startup_s[K.PROTOCOLS.index(protocol)],
-                   host_s=system.host_enqueue_s)
+    return replace(
+        term, startup_s=system.startup_s[K.PROTOCOLS.index(protocol)], host_s=system.host_enqueue_s
+    )
 
 
 def _nccl_latency(

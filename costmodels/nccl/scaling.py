@@ -19,9 +19,9 @@ on 1-64 nodes of 8 x H100, medians) falls far below NCCL's estimate from 4 nodes
 
 with a = 0.7 and b = 0.7 fitted on that series alone (a grid over a, b in 0.1-2 minimising the
 mean relative busbw error of the seven medians; benchmarks/cloud_networks.py prints the fit's
-errors) stands for the loss: 0.59 at 4 nodes, 0.40 at 8, 0.25 at 32. The source does not say whether it is congestion, placement or the
-provider; the fit is the dev series' median, and it is applied to every EFA preset (p4d, p5,
-p5e), which is an assumption.
+errors) stands for the loss: 0.59 at 4 nodes, 0.40 at 8, 0.18 at 32. The source does not say
+whether it is congestion, placement or the provider; the fit is the dev series' median, and
+it is applied to every EFA preset (p4d, p5, p5e), which is an assumption.
 
 Example::
 
@@ -32,8 +32,6 @@ Example::
 """
 
 from __future__ import annotations
-
-import math
 
 # Fitted on efa-allreduce-vs-nodes-dev.csv: see module text.
 EFA_A = 0.7

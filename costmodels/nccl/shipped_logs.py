@@ -46,8 +46,10 @@ class ShippedLog:
 
 
 _SUPERBENCH = dict(gpu="A100 40GB SXM", gpus_per_node=8, nodes=1, gpus_per_process=8)
-_SUPERBENCH_TEXT = ("one node, 8 x A100-SXM4-40GB (the log's device lines); NVSwitch preset; one "
-                    "process drives the 8 GPUs (the log's header: nThread 1 nGpus 8)")
+_SUPERBENCH_TEXT = (
+    "one node, 8 x A100-SXM4-40GB (the log's device lines); NVSwitch preset; one "
+    "process drives the 8 GPUs (the log's header: nThread 1 nGpus 8)"
+)
 SHIPPED_LOGS = (
     ShippedLog("superbench_8xa100_allreduce.txt", "all-reduce", _SUPERBENCH, _SUPERBENCH_TEXT),
     ShippedLog("superbench_8xa100_allgather.txt", "all-gather", _SUPERBENCH, _SUPERBENCH_TEXT),
