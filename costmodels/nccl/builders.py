@@ -112,6 +112,7 @@ def system_from_cluster(
     transport: str | Transport | None = None,
     fabric: str | None = None,
     gpus_per_process: int = 1,
+    cpu_vendor: str | None = None,
 ) -> NcclSystem:
     """An NCCL system from a GPU preset and/or explicit numbers (SI units).
 
@@ -154,6 +155,7 @@ def system_from_cluster(
         nic_name=nic_name, nic_latency_s=nic_latency,
         intra_hop_latency_s=intra_latency_s or 0.0, collnet=collnet, transport=chosen,
         nic_nominal_Bps=nominal, **_process_costs(gpus_per_process),
+        **({"cpu_vendor": cpu_vendor} if cpu_vendor is not None else {}),
         **({"launch_s": launch_s} if launch_s is not None else {}),
     )  # fmt: skip
     if nodes > 1:
@@ -165,8 +167,9 @@ def system_from_cluster(
         if chosen.scaling != "flat":
             notes.append(f"network share at {nodes} nodes: {system.network_share:.3g} of the "
                          f"2-node rate (costmodels.nccl.scaling, {chosen.scaling})")  # fmt: skip
+        share = "" if system.network_share == 1 else f" x {system.network_share:.3g} share"
         notes.append(
-            f"{system.nics} NICs per node x {nic_bw / 1e9:.4g} GB/s = "
+            f"{system.nics} NICs per node x {nic_bw / 1e9:.4g} GB/s{share} = "
             f"{system.node_network_Bps / 1e9:.4g} GB/s per node; one ring/tree channel per NIC"
         )
     return system.with_changes(notes=tuple(notes))
@@ -196,3 +199,10 @@ def system_from_predict_cluster(
         nics_per_node=nics if nodes > 1 else nics_per_node,
         inter_latency_s=float(cluster.inter_latency_s) if nodes > 1 else None, collnet=collnet,
     )  # fmt: skip
+
+
+def nic_rates(inter: str | float | Link, transport: str | Transport | None = None) -> tuple:
+    """(achieved, nominal) bytes/s of one NIC given by its nominal rate or link preset: the
+    one rule every command and the calculator use for ``--inter``."""
+    _name, achieved, nominal, _note = _nic(inter, transport)
+    return achieved, nominal
