@@ -48,7 +48,9 @@ def resolve_nic(inter: str | float | Link) -> tuple[str, float, float | None, st
     return link.name, achieved, link.latency_s, note
 
 
-def _nic(inter: str | float | Link, transport: str | Transport | None) -> tuple:
+def _nic(
+    inter: str | float | Link, transport: str | Transport | None, what: str = "inter"
+) -> tuple:
     """(name, achieved bytes/s, nominal bytes/s, note) of the ``inter`` NIC.
 
     ``inter`` is the NIC's nominal rate, one direction: a link preset or a bandwidth. The
@@ -65,7 +67,7 @@ def _nic(inter: str | float | Link, transport: str | Transport | None) -> tuple:
         name, nominal = link.name, link.bandwidth_Bps
         fraction, why = link.achievable_fraction, "achievable"
     else:
-        nominal = parse_bandwidth(inter, "inter (a link preset or a nominal bandwidth per NIC)")
+        nominal = parse_bandwidth(inter, f"{what} (a link preset or a nominal rate per NIC)")
         name = inter.strip() if isinstance(inter, str) else f"{nominal / 1e9:.4g} GB/s"
         fraction, why = None, ""
     if transport is not None or fraction is None:
@@ -177,7 +179,7 @@ def system_from_cluster(
 
 def system_from_predict_cluster(
     cluster: Any, *, gpu: str | None = None, nics_per_node: int | None = None,
-    collnet: bool = False,
+    collnet: bool = False, transport: str | None = None,
 ) -> NcclSystem:  # fmt: skip
     """The NCCL system of a ``costmodels.predict.Cluster`` (or any object with its fields).
 
@@ -198,11 +200,14 @@ def system_from_predict_cluster(
         intra_bandwidth_Bps=float(cluster.intra_bandwidth_Bps), nic_bandwidth_Bps=nic_bw,
         nics_per_node=nics if nodes > 1 else nics_per_node,
         inter_latency_s=float(cluster.inter_latency_s) if nodes > 1 else None, collnet=collnet,
+        transport=transport,
     )  # fmt: skip
 
 
-def nic_rates(inter: str | float | Link, transport: str | Transport | None = None) -> tuple:
+def nic_rates(
+    inter: str | float | Link, transport: str | Transport | None = None, what: str = "--inter"
+) -> tuple:
     """(achieved, nominal) bytes/s of one NIC given by its nominal rate or link preset: the
     one rule every command and the calculator use for ``--inter``."""
-    _name, achieved, nominal, _note = _nic(inter, transport)
+    _name, achieved, nominal, _note = _nic(inter, transport, what)
     return achieved, nominal
