@@ -1,9 +1,11 @@
 """The network flags every command that takes a cluster shares, with one meaning everywhere.
 
-``--inter`` is one NIC's nominal rate, one direction, in every command and in the calculator: a
-link preset ('InfiniBand NDR', 'RoCE 400', '100 GbE', costmodels/hardware/links.py) or a
-bandwidth with its unit ('400 Gbit/s', '50 GB/s'). A node has ``--nics-per-node`` of them
-(default one per GPU); the achieved rate is the nominal one times the transport's efficiency.
+``--inter`` is one NIC, one direction, in every command and in the calculator: a link preset
+('InfiniBand NDR', 'RoCE 400', '100 GbE', costmodels/hardware/links.py: its nominal rate x its
+achievable fraction, or x the transport's efficiency with --transport) or a bandwidth with its
+unit ('45 GB/s', '360 Gbit/s': the rate it achieves). A node has ``--nics-per-node`` of them
+(default one per GPU); a command that keeps a per-GPU figure divides the node's NICs by its
+GPUs.
 ``--cluster NAME`` fills the GPU, GPUs per node, NICs, their rate and the transport from a
 preset (``commatlas clusters`` lists them); an explicit flag overrides the preset's field.
 """
@@ -17,9 +19,9 @@ from commatlas.cli_types import bounded_int, nonempty
 from costmodels.limits import MAX_GPUS_PER_NODE, MAX_UNIT_TEXT
 
 INTER_HELP = (
-    "one NIC's NOMINAL rate, one direction: a link preset ('InfiniBand NDR', 'RoCE 400', "
-    "'100 GbE') or a bandwidth ('400 Gbit/s'); a node has --nics-per-node of them; the same "
-    "meaning in every command"
+    "ONE NIC, one direction: a link preset ('InfiniBand NDR', 'RoCE 400', '100 GbE': nominal x "
+    "achievable) or a bandwidth as achieved ('45 GB/s'); a node has --nics-per-node of them; "
+    "the same meaning in every command"
 )
 NICS_HELP = "NICs (rails) PER NODE, each at --inter (default: the preset's, else one per GPU)"
 CLUSTER_HELP = (
@@ -63,8 +65,21 @@ def preset_or_none(args: argparse.Namespace) -> Any:
         raise ValueError(f"--cluster: {exc}") from None
 
 
-def per_nic_Bps(inter: str, transport: str | None = None) -> tuple[float, float]:
-    """(achieved, nominal) bytes/s of one NIC given as ``--inter`` text (module docstring)."""
+def per_nic_Bps(inter: str, transport: str | None = None) -> tuple[float, float | None]:
+    """(achieved, nominal or None) bytes/s of one NIC given as ``--inter`` (module docstring)."""
     from costmodels.nccl.builders import nic_rates
 
     return nic_rates(inter, transport)
+
+
+def nic_achieved_Bps(args: argparse.Namespace, preset: Any, transport: str | None,
+                     default: str) -> float:  # fmt: skip
+    """Achieved bytes/s of one NIC: --inter as given, else the preset's nominal rate x its
+    transport's efficiency, else ``default`` (an --inter text)."""
+    if getattr(args, "inter", None):
+        return per_nic_Bps(args.inter, transport)[0]
+    if preset is not None:
+        from costmodels.nccl.transports import get_transport
+
+        return preset.nic_Bps * get_transport(transport or preset.transport).efficiency
+    return per_nic_Bps(default, transport)[0]

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from commatlas.cli_types import bounded_int, nonempty, positive_float
-from commatlas.network_flags import add_network_flags, per_nic_Bps, preset_or_none
+from commatlas.network_flags import add_network_flags, nic_achieved_Bps, preset_or_none
 from costmodels.collective_time import ALLREDUCE_ALGORITHMS
 from costmodels.dp_cluster import ALLREDUCE_CHOICES, Cluster, per_gpu_share
 from costmodels.limits import (
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 LINK_DEFAULTS = {  # flag dest -> default, applied when neither the flag nor --profile is given
     "intra": "100 GB/s",
     "intra_latency": "2 us",
-    "inter": "100 Gbit/s",  # one NIC's nominal rate
+    "inter": "100 Gbit/s",  # one NIC, as achieved
     "inter_latency": "5 us",
 }
 
@@ -92,14 +92,12 @@ def _cluster(
             raise ValueError(f"--profile {args.profile}: {exc}") from None
         return replace(cluster, **hardware)
     link = {key: getattr(args, key) or default for key, default in LINK_DEFAULTS.items()}
-    if preset is not None and args.inter is None:
-        link["inter"] = preset.inter
     inter_latency = parse_time(link["inter_latency"], "--inter-latency")
     if args.inter_latency is None and (preset is not None or args.transport):
         from costmodels.nccl.transports import get_transport
 
         inter_latency = get_transport(transport or "ib").hop_latency_s
-    per_nic, _nominal = per_nic_Bps(link["inter"], transport)
+    per_nic = nic_achieved_Bps(args, preset, transport, LINK_DEFAULTS["inter"])
     intra = parse_bandwidth(link["intra"], "--intra")
     if preset is not None and args.intra is None:  # the preset node's own fabric
         from costmodels.nccl.fabrics import get_fabric
@@ -135,9 +133,8 @@ def assumptions(cluster: Cluster, method: Method | None = None) -> list[str]:
         f"; intra-node {cluster.intra_bandwidth_Bps / 1e9:.4g} GB/s per GPU, one direction",
         f"network per node: {nics} NIC(s) x {cluster.node_network_Bps / nics / 1e9:.4g} GB/s = "
         f"{cluster.node_network_Bps / 1e9:.4g} GB/s ({cluster.inter_bandwidth_Bps / 1e9:.4g} "
-        f"GB/s per GPU), latency {cluster.inter_latency_s * 1e6:.3g} us; --inter is one NIC's "
-        f"nominal rate, achieved = nominal x the transport's efficiency "
-        f"({cluster.transport or 'ib'}{', SHARP' if cluster.sharp else ''})",
+        f"GB/s per GPU), latency {cluster.inter_latency_s * 1e6:.3g} us; --inter is one NIC "
+        f"(transport {cluster.transport or 'ib'}{', SHARP' if cluster.sharp else ''})",
     ]
     if method is not None and method.architecture == "allreduce":
         what = {
@@ -276,7 +273,7 @@ def _cluster_flags(parser: argparse.ArgumentParser) -> None:
                         help="intra-node bandwidth per GPU, one direction (default: the "
                         "preset node's fabric, else 100 GB/s)")  # fmt: skip
     parser.add_argument("--intra-latency", type=text, help="intra-node latency (2 us)")
-    add_network_flags(parser, inter_default="100 Gbit/s")
+    add_network_flags(parser, inter_default="100 Gbit/s as achieved")
     parser.add_argument("--inter-latency", type=text, help="inter-node latency (5 us)")
     parser.add_argument(
         "--profile", metavar="FILE", type=nonempty(),
@@ -321,9 +318,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "compare", help="predict many methods and node counts as a table",
         description="Predict a fixed set of methods (NCCL's own all-reduce per message, "
         "textbook ring / hierarchical / double binary tree, parameter servers, compression) at "
-        "each node count. --intra is per GPU and direction, --inter one NIC's nominal rate and "
-        "direction, --nics-per-node NICs per node (default one per GPU); --cluster fills them "
-        "from a preset.",
+        "each node count. --intra is per GPU and direction, --inter one NIC and direction, "
+        "--nics-per-node NICs per node (default one per GPU); --cluster fills them from a "
+        "preset.",
     )  # fmt: skip
     _cluster_flags(comp)
     comp.add_argument("--node-counts", type=bounded_int(1, MAX_NODES), nargs="+",

@@ -1,4 +1,4 @@
-"""Cluster presets: clouds and vendor systems as their networks are built, each fact with its source.
+"""Cluster presets: clouds and vendor systems as their networks are built, each fact sourced.
 
 A preset fills what a user would otherwise type: the GPU, GPUs per node (for a GB200 NVL72, the
 NVLink domain of 72), the NICs of a node as NCCL sees them (rails) and their nominal rate, the

@@ -100,6 +100,7 @@ class LLMCluster:
     inter_bandwidth_Bps: float  # per GPU, per direction (its share of the node's NICs)
     intra_latency_s: float = 2e-6
     inter_latency_s: float = 5e-6
+    transport: str | None = None  # costmodels.nccl.transports key across nodes; None: RDMA
 
     def __post_init__(self) -> None:
         if self.gpus_per_node < 1:

@@ -5,7 +5,8 @@ the node's fabric); ``nic_bandwidth_Bps`` and a link preset (``inter``) are per 
 has ``nics_per_node`` of them (default: one per GPU). A link preset's nominal rate is scaled by
 its achievable fraction (costmodels/hardware/links.py), or by the transport's efficiency when a
 transport is named (costmodels/nccl/transports.py); a bandwidth given as a number or text is
-taken as achieved. The nominal rate is kept apart: it is what NCCL's tuner sees.
+taken as achieved. A cluster preset gives the nominal rate, scaled by its transport's
+efficiency. The nominal rate is kept apart: it is what NCCL's tuner sees.
 
 Example::
 
@@ -51,32 +52,40 @@ def resolve_nic(inter: str | float | Link) -> tuple[str, float, float | None, st
 def _nic(
     inter: str | float | Link, transport: str | Transport | None, what: str = "inter"
 ) -> tuple:
-    """(name, achieved bytes/s, nominal bytes/s, note) of the ``inter`` NIC.
+    """(name, achieved bytes/s, nominal bytes/s or None, note) of the ``inter`` NIC.
 
-    ``inter`` is the NIC's nominal rate, one direction: a link preset or a bandwidth. The
-    achieved rate is the nominal one x the transport's efficiency when a transport is named,
-    else x the link preset's achievable fraction, else x the efficiency of the transport the
-    name implies (RDMA for a bare bandwidth)."""
+    A link preset is its nominal rate x its achievable fraction, or x the transport's efficiency
+    when a transport is named; a bandwidth (text or number) is the NIC's rate as given."""
     link = inter if isinstance(inter, Link) else None
     if link is None and isinstance(inter, str):
         try:
             link = get_link(inter)
         except ValueError:
             link = None
-    if link is not None:
-        name, nominal = link.name, link.bandwidth_Bps
-        fraction, why = link.achievable_fraction, "achievable"
-    else:
-        nominal = parse_bandwidth(inter, f"{what} (a link preset or a nominal rate per NIC)")
-        name = inter.strip() if isinstance(inter, str) else f"{nominal / 1e9:.4g} GB/s"
-        fraction, why = None, ""
-    if transport is not None or fraction is None:
-        chosen = get_transport(transport if transport is not None else transport_for_link(name))
+    if link is None:
+        label = what if what.startswith("--") else f"{what} (a link preset or a bandwidth per NIC)"
+        achieved = parse_bandwidth(inter, label)
+        name = inter.strip() if isinstance(inter, str) else f"{achieved / 1e9:.4g} GB/s"
+        return name, achieved, None, f"{name} per NIC as given"
+    nominal, fraction, why = link.bandwidth_Bps, link.achievable_fraction, "achievable"
+    if transport is not None:
+        chosen = get_transport(transport)
         fraction, why = chosen.efficiency, chosen.name
     achieved = nominal * fraction
-    note = (f"{name}: {nominal * 8 / 1e9:g} Gbit/s nominal x {fraction:g} ({why}) = "
+    note = (f"{link.name}: {nominal * 8 / 1e9:g} Gbit/s nominal x {fraction:g} ({why}) = "
             f"{achieved / 1e9:.4g} GB/s per NIC")  # fmt: skip
-    return name, achieved, nominal, note
+    return link.name, achieved, nominal, note
+
+
+def _nominal_nic(nominal_Bps: float, transport: str | Transport) -> tuple:
+    """A NIC given by its nominal rate (a cluster preset): achieved at the transport's
+    efficiency."""
+    chosen = get_transport(transport)
+    achieved = nominal_Bps * chosen.efficiency
+    name = f"{nominal_Bps * 8 / 1e9:g} Gbit/s"
+    note = (f"{name} nominal x {chosen.efficiency:g} ({chosen.name}) = {achieved / 1e9:.4g} "
+            "GB/s per NIC")  # fmt: skip
+    return name, achieved, nominal_Bps, note
 
 
 def _process_costs(gpus_per_process: int) -> dict[str, object]:
@@ -115,6 +124,7 @@ def system_from_cluster(
     fabric: str | None = None,
     gpus_per_process: int = 1,
     cpu_vendor: str | None = None,
+    nic_nominal_Bps: float | None = None,
 ) -> NcclSystem:
     """An NCCL system from a GPU preset and/or explicit numbers (SI units).
 
@@ -124,7 +134,8 @@ def system_from_cluster(
     name, RDMA for a bare bandwidth) sets the protocols, the plugin's reported latency and the
     achieved share of the nominal NIC rate; ``fabric`` names a node fabric
     (costmodels.nccl.fabrics.NODE_FABRICS) in place of the GPU's default one.
-    ``gpus_per_process`` > 1 prices a process that drives several GPUs (nccl-tests -g 8): the
+    ``nic_nominal_Bps`` gives the NIC by its nominal rate (achieved at the transport's
+    efficiency), as a cluster preset does. ``gpus_per_process`` > 1 prices a process that drives several GPUs (nccl-tests -g 8): the
     host enqueue and start-up measured on the shipped superbench logs (constants.py).
     """
     fabric = get_fabric(fabric) if fabric is not None else _fabric(gpu, intra_bandwidth_Bps)
@@ -139,6 +150,9 @@ def system_from_cluster(
         notes.append("network: per NIC as given")
     elif inter is not None:
         nic_name, nic_bw, nominal, note = _nic(inter, transport)
+        notes.append(f"network: {note}")
+    elif nic_nominal_Bps is not None:
+        nic_name, nic_bw, nominal, note = _nominal_nic(nic_nominal_Bps, transport or "ib")
         notes.append(f"network: {note}")
     elif nodes > 1:
         raise ValueError(

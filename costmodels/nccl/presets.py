@@ -3,8 +3,9 @@
 ``cluster_system("aws-p5", gpus=64)`` is a whole question: 8 nodes of 8 H100, 8 NICs of 400
 Gbit/s each over EFA (aws-ofi-nccl). Every field given explicitly replaces the preset's:
 ``gpu`` (a new GPU also drops the preset's node fabric: it is another node), ``gpus_per_node``
-(default: the preset's, or all GPUs when the job is smaller than a node), ``inter`` (the NIC's
-nominal rate, a link preset or a bandwidth), ``nics_per_node``, ``transport`` and ``sharp``.
+(default: the preset's, or all GPUs when the job is smaller than a node), ``inter`` (a link
+preset or the NIC's rate as achieved; without it the preset's nominal rate x the transport's
+efficiency), ``nics_per_node``, ``transport`` and ``sharp``.
 
 Example::
 
@@ -49,16 +50,18 @@ def cluster_kwargs(
         "gpu": gpu or preset.gpu,
         "gpus_per_node": per_node,
         "nodes": nodes,
-        "inter": inter if inter is not None else preset.inter,
+        "inter": inter,
         "nics_per_node": nics_per_node or preset.nics_per_node,
         "transport": transport or preset.transport,
         "collnet": preset.sharp if sharp is None else bool(sharp),
         "cpu_vendor": preset.cpu_vendor,
     }
+    if inter is None:  # the preset's NIC: its nominal rate at the transport's efficiency
+        kwargs["nic_nominal_Bps"] = preset.nic_Bps
     if gpu is None and preset.fabric is not None:
         kwargs["fabric"] = preset.fabric
     if nodes == 1:  # one node: no network in the question
-        kwargs.update(inter=None, nics_per_node=None)
+        kwargs.update(inter=None, nics_per_node=None, nic_nominal_Bps=None)
     return kwargs
 
 

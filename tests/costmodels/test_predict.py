@@ -102,8 +102,7 @@ def test_predict_cli_json_contract(capsys) -> None:
                 "compute_s", "communication_s", "exposed_communication_s"):  # fmt: skip
         assert isinstance(out[key], float), key
     n, p = RESNET.params * 4, 32
-    # --inter is one NIC's nominal rate; achieved = x 0.9 (RDMA transport's efficiency)
-    ring = 2 * (p - 1) * 50e-6 + 2 * (p - 1) / p * n / (1.25e9 * 0.9)
+    ring = 2 * (p - 1) * 50e-6 + 2 * (p - 1) / p * n / 1.25e9
     assert out["iteration_time_s"] == pytest.approx(0.253 + ring, rel=1e-9)
 
 

@@ -106,7 +106,7 @@ def predict_flags(network: str, nodes: int | None = None) -> str:
         (f"--nodes {nodes} " if nodes else "") + f"--gpus-per-node {scenario.GPUS_PER_NODE} "
         f'--intra "{achievable_Bps(scenario.INTRA_LINK) / 1e9:g} GB/s" '
         f'--intra-latency "{intra.alpha_s * 1e6:g} us" '
-        f'--inter "{inter.name}" '  # one NIC's nominal rate: the preset, at its fraction
+        f'--inter "{achievable_Bps(network) / 1e9:g} GB/s" '
         f'--inter-latency "{inter.alpha_s * 1e6:g} us"'
     )
 
