@@ -135,8 +135,9 @@ def system_from_cluster(
     achieved share of the nominal NIC rate; ``fabric`` names a node fabric
     (costmodels.nccl.fabrics.NODE_FABRICS) in place of the GPU's default one.
     ``nic_nominal_Bps`` gives the NIC by its nominal rate (achieved at the transport's
-    efficiency), as a cluster preset does. ``gpus_per_process`` > 1 prices a process that drives several GPUs (nccl-tests -g 8): the
-    host enqueue and start-up measured on the shipped superbench logs (constants.py).
+    efficiency), as a cluster preset does. ``gpus_per_process`` > 1 prices a process that
+    drives several GPUs (nccl-tests -g 8): the host enqueue and start-up measured on the
+    shipped superbench logs (constants.py).
     """
     fabric = get_fabric(fabric) if fabric is not None else _fabric(gpu, intra_bandwidth_Bps)
     notes = [
