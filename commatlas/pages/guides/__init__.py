@@ -8,7 +8,8 @@
 - ``llm-step-time``: where an LLM training step's time goes (the operator model);
 - ``serving``: decode time, the KV cache and disaggregated pools (costmodels.serving);
 - ``checkpoint-goodput``: checkpoint interval and goodput under failures (costmodels.goodput);
-- ``stragglers``: BSP against SSP, local SGD and backup workers (costmodels.stragglers).
+- ``stragglers``: BSP against SSP, local SGD and backup workers (costmodels.stragglers);
+- ``cloud-networks``: which cloud network is my cluster (cluster presets and transports).
 
 Each module's ``files(tax)`` returns its page (``generated/guides/<slug>.md``) and charts
 (``generated/guides/plots/<name>.svg``); ``guide_files`` unions them.
@@ -20,6 +21,7 @@ from commatlas.pages import Files
 from commatlas.pages.guides import (
     calibrate_cluster,
     choose_allreduce,
+    cloud_networks,
     compression_pays,
     goodput_page,
     llm_parallelism,
@@ -40,6 +42,7 @@ GUIDES = {
     "serving": serving,
     "checkpoint-goodput": goodput_page,
     "stragglers": stragglers,
+    "cloud-networks": cloud_networks,
 }
 SLUGS = tuple(GUIDES)
 
