@@ -121,10 +121,16 @@ def view(collective: str, sizes: np.ndarray, pasted) -> None:
     st.caption(
         f"{collective} on {system.p} GPUs ({system.nodes} nodes x {system.gpus_per_node} GPUs), "
         f"as NCCL would run it. " + " ".join(f"{line}." for line in system.notes)
-        + f" Launch overhead {format_seconds(system.launch_s)} per call. The intra-node "
-        "bandwidth is per GPU and direction, the network's per NIC and direction ('NICs per "
-        "node' of them); NCCL's tuner picks the algorithm and protocol per message unless "
-        "forced in the sidebar; bus bandwidth follows nccl-tests."
+        + f" Launch {format_seconds(system.launch_s)} per call, added after NCCL's choice. The "
+        "intra-node bandwidth is per GPU and direction, the network's per NIC and direction "
+        "('NICs per node' of them). NCCL's tuner picks the algorithm and protocol per message "
+        "on its own view (the NICs' port speed, the plugin's reported latency, no per-call "
+        "costs) unless forced in the sidebar; the time is then that pair's on the network as "
+        "it runs: the transport's efficiency and hop latency, its protocols (EFA on P4d and "
+        "Google's TCPX/TCPXO run Simple only), and for EFA a share of the rate that falls with "
+        "the node count. A cluster preset fills the GPU, NICs and transport of a cloud or "
+        "vendor system (guide: which cloud network is my cluster?). Bus bandwidth follows "
+        "nccl-tests."
     )  # fmt: skip
     chosen = frame[frame["algorithm"] == CHOICE]
     others = frame[frame["algorithm"] != CHOICE]
