@@ -12,7 +12,8 @@ A GPU preset (names of costmodels/hardware/gpus.py) maps to its usual fabric:
 =================  =====================  ==========================================  =====
 GPU                fabric                 per-GPU bandwidth (NCCL's view)             NVLS
 =================  =====================  ==========================================  =====
-V100 SXM2          NVLink 2 hybrid mesh   6 links x 20 GB/s = 120 GB/s (DGX-1)        no
+V100 SXM2          NVLink 2 hybrid mesh   rings over the DGX-1's links: 40 GB/s on 2   no
+                                          GPUs, 80 on 4, 120 on 8 (node_topologies)
 A100 40/80GB SXM   NVSwitch, NVLink 3     12 links x 20 GB/s = 240 GB/s               no
 H100 / H200 SXM    NVSwitch, NVLink 4     18 links x 20.6 GB/s = 370.8 GB/s           yes
 B200               NVSwitch, NVLink 5     18 links x 40.1 GB/s = 721.8 GB/s           yes
@@ -21,6 +22,10 @@ H100 PCIe          PCIe 5.0 switch        48 GB/s                               
 RTX 2080 Ti        PCIe 3.0 via the CPU   12 / 1.2 = 10 GB/s                          no
 MI300X             AMD Infinity Fabric    not modelled (RCCL, not NCCL)               --
 =================  =====================  ==========================================  =====
+
+Cluster presets name two more node fabrics (:data:`NODE_FABRICS`): the DGX-2 (16 V100 on
+first-generation NVSwitches, 120 GB/s each) and a dual-root PCIe server of 8 GeForce boards
+(rings bounded by the socket link, 10 GB/s).
 """
 
 from __future__ import annotations

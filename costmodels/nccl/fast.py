@@ -23,7 +23,7 @@ from functools import lru_cache
 from costmodels.limits import MAX_BYTES
 from costmodels.nccl.availability import canonical_operation
 from costmodels.nccl.system import NcclSystem
-from costmodels.nccl.tuner import plan
+from costmodels.nccl.tuner import FP8_RING_PENALTY, FP8_RING_RANKS, FP8_TYPES, plan
 
 Row = tuple[
     float, float, float, float, float, tuple[float, ...] | None, int, float, float, float, float
@@ -57,7 +57,9 @@ def _one(row: Row, nbytes: float, index: int) -> float:
     return latency + row[9] + nbytes * per_byte / correction + fill
 
 
-def _seconds(rows: tuple[tuple[Row, ...], tuple[Row, ...]], nbytes: float) -> float:
+def _seconds(
+    rows: tuple[tuple[Row, ...], tuple[Row, ...]], nbytes: float, penalised: tuple[bool, ...] = ()
+) -> float:
     chosen, timed = rows
     if not chosen or nbytes == 0:
         return 0.0
@@ -73,6 +75,8 @@ def _seconds(rows: tuple[tuple[Row, ...], tuple[Row, ...]], nbytes: float) -> fl
             correction = correction_row[index]
         estimate = ((row[3] if nbytes >= row[2] else 1.0) * row[1]
                     + nbytes * row[4] / correction)  # fmt: skip
+        if penalised and penalised[k]:
+            estimate *= FP8_RING_PENALTY
         if estimate < best:
             best, pick = estimate, k
     return _one(timed[pick], nbytes, index)
@@ -92,9 +96,16 @@ def allreduce_seconds(system: NcclSystem, nbytes: float) -> float:
 
 
 def collective_seconds(
-    op: str, system: NcclSystem, nbytes: float, algorithm: str = "auto", protocol: str = "auto"
-) -> float:
+    op: str, system: NcclSystem, nbytes: float, algorithm: str = "auto", protocol: str = "auto",
+    dtype: str = "float",
+) -> float:  # fmt: skip
     """Seconds of one ``op`` (any name canonical_operation reads) of ``nbytes`` (nccl-tests'
-    size: the all-reduced buffer, the gathered total, the bytes sent ...)."""
-    rows = _rows(canonical_operation(op), system, algorithm, protocol)
-    return _seconds(rows, _check(nbytes))
+    size: the all-reduced buffer, the gathered total, the bytes sent ...); ``dtype`` "fp8"
+    relegates rings on more than 8 ranks as NCCL does."""
+    op = canonical_operation(op)
+    rows = _rows(op, system, algorithm, protocol)
+    penalised: tuple[bool, ...] = ()
+    if dtype.strip().lower() in FP8_TYPES and system.p > FP8_RING_RANKS:
+        penalised = tuple(c.algorithm == "ring" for c in plan(op, system.nccl_view(), algorithm,
+                                                                protocol))  # fmt: skip
+    return _seconds(rows, _check(nbytes), penalised)

@@ -140,9 +140,9 @@ NVLS = CostModel(
     ),
     assumptions=(
         "per GPU the switch reduction moves n + n/g bytes each way, against 2(p-1)/p n for a "
-        "ring: bus bandwidth 2(p-1)/(p+1) x eta x B_gpu (NCCL's tuner uses 2(C-1)/C instead)",
-        "eta is NCCL's NVLS efficiency on the NVLink term; NVLS-tree is capped at NCCL's "
-        "per-channel NVLS-tree ceiling (folded into eta)",
+        "ring; the rate is NCCL's own (tuning.cc): C channels of the NVLS graph x bwIntra x the "
+        "NVLS efficiency x (C-1)/C, x 2 for all-reduce or x (g-1)/g for the gathers, capped by "
+        "bwInter and the NVLS-tree ceiling, all folded into eta",
     ),
 )  # fmt: skip
 

@@ -69,6 +69,10 @@ def test_fp8_rings_above_eight_ranks_are_relegated() -> None:
     assert list(collective_time("all-reduce", sizes, one_node, dtype="fp8").algorithm) == list(
         collective_time("all-reduce", sizes, one_node).algorithm
     )
+    from costmodels.nccl.fast import collective_seconds
+
+    for n, t in zip(sizes, fp8.time_s, strict=True):
+        assert collective_seconds("all-reduce", system, float(n), dtype="fp8") == pytest.approx(t)
     table = choice_times("all-reduce", [1e6], system, dtype="fp8")
     assert table[("ring", "simple")][0] == pytest.approx(
         1024 * choice_times("all-reduce", [1e6], system)[("ring", "simple")][0]
