@@ -125,3 +125,16 @@ def test_v100_is_not_priced_as_an_nvswitch() -> None:
     assert float(big.busbw_Bps[0]) < 40e9  # 2 NVLinks, not 6
     sixteen = cluster_system("dgx-2-v100", 16)  # NVSwitch: every GPU's 6 links
     assert sixteen.bus_Bps == pytest.approx(120e9)
+
+
+def test_nvl72_racks_pay_the_scale_out_network_between_them() -> None:
+    one, two = cluster_system("gb200-nvl72", 72), cluster_system("gb200-nvl72", 144)
+    assert (one.nodes, one.gpus_per_node, two.nodes) == (1, 72, 2)  # a rack is one NCCL node
+    thin = cluster_system("gb200-nvl72", 144, nics_per_node=4)  # 4 NICs a rack, not 72
+    big = collective_time("all-reduce", [2.0**32], thin)
+    # between racks every byte crosses the rack's NICs once (a 2-node tree): the algbw is at
+    # most the 4 NICs' 4 x 45 GB/s, far below the NVLink domain's rate inside a rack
+    assert float(big.algbw_Bps[0]) <= thin.node_network_Bps * 1.001
+    assert thin.node_network_Bps == pytest.approx(4 * 50e9 * 0.9)
+    assert float(big.busbw_Bps[0]) < 0.5 * float(collective_time("all-reduce", [2.0**32],
+                                                                 two).busbw_Bps[0])  # fmt: skip
