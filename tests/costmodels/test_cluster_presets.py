@@ -134,7 +134,7 @@ def test_nvl72_racks_pay_the_scale_out_network_between_them() -> None:
     big = collective_time("all-reduce", [2.0**32], thin)
     # between racks every byte crosses the rack's NICs once (a 2-node tree): the algbw is at
     # most the 4 NICs' 4 x 45 GB/s, far below the NVLink domain's rate inside a rack
-    assert float(big.algbw_Bps[0]) <= thin.node_network_Bps * 1.001
+    assert float(big.algbw_Bps[0]) <= thin.node_network_Bps * 1.01  # NCCL: busBw x p/2(p-1)
     assert thin.node_network_Bps == pytest.approx(4 * 50e9 * 0.9)
     assert float(big.busbw_Bps[0]) < 0.5 * float(collective_time("all-reduce", [2.0**32],
                                                                  two).busbw_Bps[0])  # fmt: skip
