@@ -55,7 +55,7 @@ FIELDS = [
     Field("model", "nccl", choice(list(MODELS))),
     Field("coll", "all-reduce", choice(list(ALGORITHMS))),
     Field("nodes", 2, int_between(1, 4096)),
-    Field("gpus", 8, int_between(1, 64)),
+    Field("gpus", 8, int_between(1, 72)),
     *link_fields("intra", "NVLink 4 (H100)", "100 GB/s", "2 us"),
     *link_fields("inter", "InfiniBand NDR", "400 Gbit/s", "2 us"),
     Field("red", "", text(40)),
@@ -73,8 +73,8 @@ def sidebar() -> list[str]:
     bar.selectbox("Collective", list(ALGORITHMS), key="coll")
     bar.number_input("Nodes", min_value=1, max_value=4096, step=1, key="nodes",
                      help=range_help(1, 4096))  # fmt: skip
-    bar.number_input("GPUs per node", min_value=1, max_value=64, step=1, key="gpus",
-                     help=range_help(1, 64, "GPUs sharing one intra-node fabric"))  # fmt: skip
+    bar.number_input("GPUs per node", min_value=1, max_value=72, step=1, key="gpus",
+                     help=range_help(1, 72, "GPUs sharing one intra-node fabric"))  # fmt: skip
     nccl = st.session_state["model"] == "nccl"
     if nccl:
         collectives_nccl.widgets()

@@ -20,7 +20,7 @@ from app_pages.collectives_nccl_compute import (
     nccl_curves,
     switches,
 )
-from app_pages.network_inputs import active_profile
+from app_pages.network_inputs import active_profile, cluster_field, cluster_widget
 from app_pages.query_inputs import Field, boolean, choice, int_between, text
 from app_pages.tables import styled
 from costmodels.formatting import format_seconds
@@ -28,15 +28,18 @@ from costmodels.hardware import GPUS, LINKS
 from costmodels.limits import MAX_UPLOAD_BYTES
 
 CUSTOM_NIC = "Custom bandwidth per NIC"
+TRANSPORTS = ("ib", "roce", "efa", "efa-sendrecv", "tcpx", "tcpxo", "socket")
 ALGORITHMS = ("auto", "ring", "tree", "collnet-direct", "collnet-chain", "nvls", "nvls-tree",
               "pat", "p2p")  # fmt: skip
 PROTOCOLS = ("auto", "ll", "ll128", "simple")
 FIELDS = [
+    cluster_field(),
     Field("gpu", "H100 SXM", choice(list(GPUS))),
     Field("nic", "InfiniBand NDR", choice([*LINKS, CUSTOM_NIC])),
     Field("nic_bw", "400 Gbit/s", text(60)),
     Field("nics", 8, int_between(1, 1024)),
     Field("collnet", False, boolean),
+    Field("transport", "ib", choice(list(TRANSPORTS))),
     Field("algo", "auto", choice(ALGORITHMS)),
     Field("proto", "auto", choice(PROTOCOLS)),
     Field("calib", False, boolean),
@@ -46,6 +49,7 @@ FIELDS = [
 def widgets() -> None:
     """The NCCL view's sidebar widgets (after the shared ones)."""
     bar = st.sidebar
+    cluster_widget(("gpu", "gpus", "nics", "transport", "collnet", "nic", "nic_bw"))
     bar.selectbox("GPU (selects the intra-node fabric)", list(GPUS), key="gpu",
                   help="NVSwitch + NVLink (NVLS from H100 on), NVLink mesh (V100) or PCIe; "
                   "bandwidth per GPU as NCCL's topology counts it")  # fmt: skip
@@ -55,6 +59,9 @@ def widgets() -> None:
         bar.text_input("Bandwidth per NIC", key="nic_bw", help="e.g. 400 Gbit/s, as achieved")
     bar.number_input("NICs per node", min_value=1, max_value=1024, step=1, key="nics",
                      help="rails; NCCL runs one ring/tree channel per NIC")  # fmt: skip
+    bar.selectbox("Transport between nodes", TRANSPORTS, key="transport",
+                  help="ib/roce GPUDirect RDMA, efa (aws-ofi-nccl), tcpx/tcpxo (Google), "
+                  "socket (TCP): protocols, reported latency, efficiency")  # fmt: skip
     bar.checkbox("SHARP network (CollNet)", key="collnet")
     bar.selectbox("Algorithm", ALGORITHMS, key="algo", help="auto: NCCL's tuner rule")
     bar.selectbox("Protocol", PROTOCOLS, key="proto", help="auto: NCCL's tuner rule")
@@ -80,6 +87,7 @@ def build_system():
             extra["inter"] = nic
     system = system_from_cluster(gpus_per_node=g, nodes=nodes, gpu=state["gpu"],
                                  nics_per_node=int(state["nics"]), collnet=bool(state["collnet"]),
+                                 transport=state["transport"] if nodes > 1 else None,
                                  **extra)  # fmt: skip
     profile = active_profile()
     if profile is not None and state["calib"]:
@@ -113,10 +121,16 @@ def view(collective: str, sizes: np.ndarray, pasted) -> None:
     st.caption(
         f"{collective} on {system.p} GPUs ({system.nodes} nodes x {system.gpus_per_node} GPUs), "
         f"as NCCL would run it. " + " ".join(f"{line}." for line in system.notes)
-        + f" Launch overhead {format_seconds(system.launch_s)} per call. The intra-node "
-        "bandwidth is per GPU and direction, the network's per NIC and direction ('NICs per "
-        "node' of them); NCCL's tuner picks the algorithm and protocol per message unless "
-        "forced in the sidebar; bus bandwidth follows nccl-tests."
+        + f" Launch {format_seconds(system.launch_s)} per call, added after NCCL's choice. The "
+        "intra-node bandwidth is per GPU and direction, the network's per NIC and direction "
+        "('NICs per node' of them). NCCL's tuner picks the algorithm and protocol per message "
+        "on its own view (the NICs' port speed, the plugin's reported latency, no per-call "
+        "costs) unless forced in the sidebar; the time is then that pair's on the network as "
+        "it runs: the transport's efficiency and hop latency, its protocols (EFA on P4d and "
+        "Google's TCPX/TCPXO run Simple only), and for EFA a share of the rate that falls with "
+        "the node count. A cluster preset fills the GPU, NICs and transport of a cloud or "
+        "vendor system (guide: which cloud network is my cluster?). Bus bandwidth follows "
+        "nccl-tests."
     )  # fmt: skip
     chosen = frame[frame["algorithm"] == CHOICE]
     others = frame[frame["algorithm"] != CHOICE]

@@ -25,7 +25,7 @@ from app_pages.compare_methods import (
     parse_method,
     valid_label,
 )
-from app_pages.network_inputs import link_fields, link_widgets
+from app_pages.network_inputs import cluster_field, cluster_widget, link_fields, link_widgets
 from app_pages.query_inputs import (
     Field,
     choice,
@@ -62,6 +62,7 @@ def _gpu_choice(raw: str) -> str:
 
 
 FIELDS = [
+    cluster_field(),
     Field("workload", "ResNet-50", choice(WORKLOADS)),
     Field("params", "25M", text(40)),
     Field("layers", "2.4M, 9.4M, 37.7M, 102.8M", text(60_000)),
@@ -70,7 +71,7 @@ FIELDS = [
     Field("stepsrc", PROFILE, choice(list(STEP_SOURCES))),
     Field("step", "300 ms", text(40)),
     Field("nodes", 4, int_between(1, 4096)),
-    Field("gpus", 8, int_between(1, 64)),
+    Field("gpus", 8, int_between(1, 72)),
     *link_fields("intra", "NVLink 4 (H100)", "100 GB/s", "2 us"),
     *link_fields("inter", "100 GbE", "100 Gbit/s", "5 us"),
     Field("nics", 0, int_between(0, 1024)),  # NICs per node; 0: one per GPU
@@ -88,6 +89,7 @@ def sidebar(step_line: Callable[[], str]) -> list[str]:
     """
     problems = seed(FIELDS)
     bar = st.sidebar
+    cluster_widget(("gpu", "gpus", "nics", "inter", "inter_bw", "inter_lat"))
     bar.header("Workload")
     bar.selectbox("Workload", WORKLOADS, key="workload")
     if st.session_state["workload"] == CUSTOM_COUNT:
@@ -116,8 +118,8 @@ def sidebar(step_line: Callable[[], str]) -> list[str]:
     bar.header("Cluster")
     bar.number_input("Nodes", min_value=1, max_value=4096, step=1, key="nodes",
                      help=range_help(1, 4096, "whole nodes of the GPUs per node"))  # fmt: skip
-    bar.number_input("GPUs per node", min_value=1, max_value=64, step=1, key="gpus",
-                     help=range_help(1, 64, "GPUs sharing one intra-node fabric"))  # fmt: skip
+    bar.number_input("GPUs per node", min_value=1, max_value=72, step=1, key="gpus",
+                     help=range_help(1, 72, "GPUs sharing one intra-node fabric"))  # fmt: skip
     link_widgets("Intra-node link", "intra", "per GPU and direction, e.g. 300 GB/s")
     link_widgets("Inter-node link", "inter", "per NIC and direction, e.g. 400 Gbit/s")
     bar.number_input(

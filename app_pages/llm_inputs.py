@@ -16,7 +16,15 @@ import streamlit as st
 
 from app_pages.llm_compute import Search, cluster_key
 from app_pages.llm_models import CUSTOM_SIZE, MODEL_CHOICES, model_shape
-from app_pages.network_inputs import CUSTOM, link_fields, link_options, link_widgets, resolve_link
+from app_pages.network_inputs import (
+    CUSTOM,
+    cluster_field,
+    cluster_widget,
+    link_fields,
+    link_options,
+    link_widgets,
+    resolve_link,
+)
 from app_pages.query_inputs import (
     Field,
     choice,
@@ -68,12 +76,13 @@ def _intra_choice(raw: str) -> str:
 
 
 FIELDS = [
+    cluster_field(),
     Field("model", "Llama 2 7B", choice(MODEL_CHOICES)),
     Field("llm_size", "30B", text(40)),
     Field("seq", 4096, int_between(1, 1_048_576)),
     Field("gbatch", 256, int_between(1, 10_000_000)),
     Field("nodes", 2, int_between(1, 4096)),
-    Field("gpus", 8, int_between(1, 64)),
+    Field("gpus", 8, int_between(1, 72)),
     Field("gpu", "A100 80GB SXM", choice(list(GPUS))),
     Field("intra", GPU_LINK, _intra_choice),
     *_INTRA[1:],
@@ -117,10 +126,11 @@ def sidebar() -> list[str]:
     bar.number_input("Sequence length", 1, 1_048_576, step=512, key="seq")
     bar.number_input("Global batch (sequences)", 1, 10_000_000, step=64, key="gbatch")
     bar.header("Cluster")
+    cluster_widget(("gpu", "gpus", "inter", "inter_bw", "inter_lat"), per_gpu_inter=True)
     bar.number_input("Nodes", min_value=1, max_value=4096, step=1, key="nodes",
                      help=range_help(1, 4096))  # fmt: skip
-    bar.number_input("GPUs per node", min_value=1, max_value=64, step=1, key="gpus",
-                     help=range_help(1, 64, "GPUs sharing one intra-node fabric"))  # fmt: skip
+    bar.number_input("GPUs per node", min_value=1, max_value=72, step=1, key="gpus",
+                     help=range_help(1, 72, "GPUs sharing one intra-node fabric"))  # fmt: skip
     bar.selectbox("GPU", list(GPUS), key="gpu", help="peak FLOP/s, memory and NVLink per GPU")
     _intra_widgets()
     link_widgets("Inter-node link", "inter")

@@ -76,7 +76,9 @@ def link_fields(prefix: str, preset: str, bandwidth: str, latency: str) -> list[
     ]
 
 
-def link_widgets(label: str, prefix: str, per: str = "per GPU and direction, e.g. 25 GB/s") -> None:
+def link_widgets(
+    label: str, prefix: str, per: str = "per NIC and direction (one NIC per GPU), e.g. 25 GB/s"
+) -> None:
     """Draw the preset menu and, for a custom link, the bandwidth and latency boxes; ``per``
     says what one bandwidth counts (per GPU, per NIC ...), shown as help on both."""
     bar = st.sidebar
@@ -132,3 +134,55 @@ def _calibrated(label: str, level: str) -> LinkChoice:
         f"{label}: calibrated {profile.name!r} {used} fit, "
         f"{format_bandwidth(fit.bandwidth_Bps)}, {format_seconds(fit.alpha_s)}",
     )
+
+
+NO_CLUSTER = "none (type the hardware)"
+
+
+def cluster_options() -> list[str]:
+    from costmodels.hardware.clusters import cluster_names
+
+    return [NO_CLUSTER, *cluster_names()]
+
+
+def cluster_field() -> Field:
+    """The URL-bound cluster preset input (key ``cluster``)."""
+    from app_pages.query_inputs import choice
+
+    return Field("cluster", NO_CLUSTER, choice(cluster_options()))
+
+
+def preset_values(name: str, per_gpu_inter: bool = False) -> dict[str, Any]:
+    """Session values a cluster preset fills (the same rule as ``--cluster``): GPU, GPUs per
+    node, NICs, the NIC as a custom link at its achieved rate (nominal x the transport's
+    efficiency; per GPU when ``per_gpu_inter``), the transport's hop latency and SHARP."""
+    from costmodels.hardware.clusters import get_cluster
+    from costmodels.nccl.transports import get_transport
+
+    preset = get_cluster(name)
+    transport = get_transport(preset.transport)
+    per_nic = preset.nic_Bps * transport.efficiency
+    inter = per_nic * preset.nics_per_node / preset.gpus_per_node if per_gpu_inter else per_nic
+    return {"gpu": preset.gpu, "gpus": preset.gpus_per_node, "nics": preset.nics_per_node,
+            "inter": CUSTOM, "inter_bw": f"{inter / 1e9:.6g} GB/s",
+            "inter_lat": f"{transport.hop_latency_s * 1e6:g} us", "transport": preset.transport,
+            "collnet": preset.sharp, "nic": "Custom bandwidth per NIC",
+            "nic_bw": f"{per_nic / 1e9:.6g} GB/s"}  # fmt: skip
+
+
+def cluster_widget(keys: tuple[str, ...], per_gpu_inter: bool = False) -> None:
+    """The cluster preset menu: choosing one fills the page's ``keys`` (those it has) from the
+    preset; editing them afterwards overrides the preset's field, as explicit flags do."""
+
+    def fill() -> None:
+        name = st.session_state["cluster"]
+        if name == NO_CLUSTER:
+            return
+        for key, value in preset_values(name, per_gpu_inter).items():
+            if key in keys:
+                st.session_state[key] = value
+
+    st.sidebar.selectbox("Cluster preset", cluster_options(), key="cluster", on_change=fill,
+                         help="fills GPU, GPUs per node, NICs, their rate and the transport "
+                         "from a cloud or vendor system (commatlas clusters); edit any field "
+                         "afterwards to override it")  # fmt: skip

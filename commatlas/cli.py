@@ -42,6 +42,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "commatlas.collective_command", "add_parsers",
         "one collective over sizes, as NCCL would run it",
     ),
+    "clusters": (
+        "commatlas.clusters_command", "add_parsers", "list the cluster presets and their sources"
+    ),
     "predict-llm": (
         "commatlas.llm_commands", "add_parsers",
         "predict one training step of a large transformer",

@@ -7,6 +7,7 @@ convention. ``--json`` prints ``{"rows": [{"size_bytes", "time_s", "algbw_GBps",
 
 Usage::
 
+    commatlas collective all-gather --cluster aws-p5 --gpus 64 --sizes 256MiB
     commatlas collective all-reduce --gpus 16 --gpus-per-node 8 --gpu a100-80gb \\
         --inter "InfiniBand HDR" --nics-per-node 8 --sizes 1K 1M 64M 1G
 """
@@ -19,6 +20,7 @@ import sys
 from typing import Any
 
 from commatlas.cli_types import bounded_int, flag_message, nonempty
+from commatlas.network_flags import add_network_flags, preset_or_none
 from costmodels.limits import (
     MAX_BYTES,
     MAX_GPUS,
@@ -69,29 +71,54 @@ def _algorithm(name: str, op: str, system: Any) -> str:
 
 
 def build_system(args: argparse.Namespace, op: str) -> Any:
-    """The NcclSystem of the flags (presets, then the profile's fitted numbers)."""
+    """The NcclSystem of the flags (a cluster preset and explicit overrides, then the profile's
+    fitted numbers)."""
     from costmodels.nccl.builders import system_from_cluster
-
-    if args.gpus % args.gpus_per_node:
-        raise ValueError(
-            f"--gpus {args.gpus} is not a multiple of --gpus-per-node {args.gpus_per_node}"
-        )
-    if args.gpus // args.gpus_per_node > MAX_NODES:
-        raise ValueError(
-            f"--gpus {args.gpus} at --gpus-per-node {args.gpus_per_node} are "
-            f"{args.gpus // args.gpus_per_node:,} nodes, more than {MAX_NODES:,}"
-        )
-    if args.gpu is None and args.intra is None:
-        raise ValueError("give --gpu PRESET (e.g. a100-80gb, h100) or --intra BANDWIDTH per GPU")
     from costmodels.units import parse_bandwidth, parse_time
 
+    preset = preset_or_none(args)
     intra = parse_bandwidth(args.intra, "--intra") if args.intra else None
     latency = parse_time(args.inter_latency, "--inter-latency") if args.inter_latency else None
+    sharp = args.sharp if args.sharp is not None else (True if args.collnet else None)
+    if preset is not None:
+        from costmodels.nccl.presets import cluster_kwargs
+
+        kwargs = cluster_kwargs(
+            preset.name, args.gpus, gpu=args.gpu, gpus_per_node=args.gpus_per_node,
+            inter=args.inter, nics_per_node=args.nics_per_node, transport=args.transport,
+            sharp=sharp,
+        )  # fmt: skip
+    else:
+        if args.gpus_per_node is None:
+            raise ValueError("give --gpus-per-node (or a --cluster preset)")
+        if args.gpus % args.gpus_per_node:
+            raise ValueError(
+                f"--gpus {args.gpus} is not a multiple of --gpus-per-node {args.gpus_per_node}"
+            )
+        if args.gpu is None and intra is None:
+            raise ValueError(
+                "give --gpu PRESET (e.g. a100-80gb, h100), --intra BANDWIDTH per GPU or --cluster"
+            )
+        kwargs = dict(
+            gpus_per_node=args.gpus_per_node, nodes=args.gpus // args.gpus_per_node,
+            gpu=args.gpu, inter=args.inter, nics_per_node=args.nics_per_node,
+            transport=args.transport, collnet=bool(sharp),
+        )  # fmt: skip
+    if intra is not None:
+        kwargs.update(intra_bandwidth_Bps=intra, gpu=None if args.gpu is None else kwargs["gpu"])
+        if args.gpu is None:
+            kwargs.pop("fabric", None)
     system = system_from_cluster(
-        gpus_per_node=args.gpus_per_node, nodes=args.gpus // args.gpus_per_node, gpu=args.gpu,
-        intra_bandwidth_Bps=intra, inter=args.inter, nics_per_node=args.nics_per_node,
-        inter_latency_s=latency, collnet=args.collnet,
-    )  # fmt: skip
+        **kwargs, inter_latency_s=latency, gpus_per_process=args.gpus_per_process
+    )
+    if system.nodes > MAX_NODES:
+        raise ValueError(f"--gpus {system.p} at {system.gpus_per_node} GPUs per node are "
+                         f"{system.nodes:,} nodes, more than {MAX_NODES:,}")  # fmt: skip
+    if preset is not None:
+        note = f"cluster preset {preset.name}: {preset.title} ({preset.summary()})"
+        if preset.estimates:
+            note += f"; not confirmed in a stored source: {', '.join(preset.estimates)}"
+        system = system.with_changes(notes=(note, *system.notes))
     if args.profile and getattr(args, "calibration", None):
         raise ValueError("give --profile or --calibration, not both")
     if args.profile or getattr(args, "calibration", None):
@@ -114,11 +141,18 @@ def assumptions(system: Any, op: str, algorithm: str, protocol: str) -> list[str
     lines = [f"{system.p} GPUs = {system.nodes} node(s) x {system.gpus_per_node} GPUs per node",
              *system.notes]  # fmt: skip
     lines.append(
-        f"per-call launch overhead {system.launch_s * 1e6:.3g} us "
-        + ("(fitted)" if any("fitted" in n for n in system.notes) else "(estimate, see "
-           "costmodels/nccl/constants.py)")
+        f"per-call launch {system.launch_s * 1e6:.3g} us and protocol start-up "
+        f"{'/'.join(f'{t * 1e6:.3g}' for t in system.startup_s)} us (LL/LL128/Simple) "
+        + ("(fitted)" if any("fitted" in n for n in system.notes) else "(from the shipped "
+           "logs, costmodels/nccl/constants.py)") + ", added after NCCL's choice"
     )  # fmt: skip
-    choice = "NCCL's tuner rule: the fastest (algorithm, protocol) per size"
+    if system.host_enqueue_s:
+        lines.append(f"one process drives {system.gpus_per_node} GPUs: host enqueue "
+                     f"{system.host_enqueue_s * 1e6:.3g} us per call overlaps the device's "
+                     "fixed latency")  # fmt: skip
+    choice = ("NCCL's tuner rule on NCCL's own view (port speeds, the plugin's latency, no "
+              "per-call costs): the lowest estimate per size; the time is that pair's on the "
+              "realised system")  # fmt: skip
     if algorithm != "auto" or protocol != "auto":
         choice = f"forced: algorithm {algorithm}, protocol {protocol}"
     lines.append(choice)
@@ -136,7 +170,7 @@ def run_collective(args: argparse.Namespace) -> int:
         sizes = [read_size(text) for text in args.sizes]
         system = build_system(args, op)
         algorithm = _algorithm(args.algorithm, op, system)
-        estimate = collective_time(op, sizes, system, algorithm, args.protocol)
+        estimate = collective_time(op, sizes, system, algorithm, args.protocol, args.dtype)
     except ValueError as exc:  # the model's field names become the flags typed
         print(f"{PROG}: {flag_message(' '.join(str(exc).split()), FLAGS)}", file=sys.stderr)
         return 2
@@ -166,26 +200,26 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                      help=f"one of {', '.join(OPERATIONS)}")  # fmt: skip
     cmd.add_argument("--gpus", type=bounded_int(1, MAX_GPUS), required=True,
                      help="GPUs (ranks) in total")  # fmt: skip
-    cmd.add_argument("--gpus-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE), required=True)
+    cmd.add_argument("--gpus-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE),
+                     help="GPUs per node (one NVLink/PCIe fabric; a GB200 NVL72 rack is one); "
+                     "default: the --cluster preset's")  # fmt: skip
     cmd.add_argument("--gpu", type=nonempty(100),
                      help="GPU preset; selects the intra-node fabric (NVSwitch/NVLS, NVLink "
                      "mesh, PCIe) and NCCL's per-generation constants")  # fmt: skip
     cmd.add_argument("--intra", type=text,
                      help="intra-node bandwidth PER GPU, one direction (default: the GPU "
                      "preset's fabric, e.g. 240 GB/s on A100 NVSwitch)")  # fmt: skip
-    cmd.add_argument("--inter", type=text,
-                     help="NIC link preset ('InfiniBand NDR', 'RoCE 400') or bandwidth PER NIC "
-                     "('400 Gbit/s'); needed with several nodes")  # fmt: skip
-    cmd.add_argument("--nics-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE),
-                     help="NICs (rails) PER NODE; default one per GPU")  # fmt: skip
+    add_network_flags(cmd)
     cmd.add_argument(
         "--inter-latency",
         type=text,
         help="latency added per network hop (default: the link preset's)",
     )
-    cmd.add_argument("--collnet", action="store_true",
-                     help="the network reduces in its switches (SHARP): allow CollNet and "
-                     "multi-node NVLS")  # fmt: skip
+    cmd.add_argument("--collnet", action="store_true", help="the same as --sharp")
+    cmd.add_argument("--dtype", default="float", choices=("float", "bf16", "fp16", "fp8"),
+                     help="element type: NCCL relegates fp8 rings on more than 8 ranks")
+    cmd.add_argument("--gpus-per-process", type=bounded_int(1, 1024), default=1,
+                     help="GPUs one process drives (nccl-tests -g); 1 for torchrun jobs")
     cmd.add_argument("--algorithm", choices=ALGORITHMS, default="auto",
                      help="auto: NCCL's tuner picks per message, as the library does")  # fmt: skip
     cmd.add_argument("--protocol", choices=PROTOCOLS, default="auto",

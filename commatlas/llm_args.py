@@ -119,19 +119,23 @@ def _model_flags(
 
 
 def add_cluster_flags(group: Any, gpu_default: str = "a100-80gb") -> None:
-    """--gpu, --gpus-per-node, --intra and --inter (read by llm_commands.cluster_and_source),
-    on a parser or an argument group; every command that prices a transformer shares them."""
+    """--gpu, --gpus-per-node, --intra and the network flags (--cluster, --inter one NIC,
+    --nics-per-node, --transport, --sharp; commatlas.network_flags), read by
+    llm_commands.cluster_and_source, on a parser or an argument group; every command that
+    prices a transformer shares them."""
+    from commatlas.network_flags import add_network_flags
+
     group.add_argument(
         "--gpu",
-        default=gpu_default,
         type=nonempty(80),
-        help="GPU preset, e.g. a100-80gb, h100, h200, b200, mi300x",
+        help=f"GPU preset, e.g. a100-80gb, h100, h200, b200, mi300x (default: the --cluster "
+        f"preset's, else {gpu_default})",
     )
+    group.set_defaults(gpu_default=gpu_default)
     group.add_argument(
         "--gpus-per-node",
         type=bounded_int(1, MAX_GPUS_PER_NODE),
-        default=8,
-        help="GPUs per node (the intra-node fabric's reach)",
+        help="GPUs per node (the intra-node fabric's reach; default: the preset's, else 8)",
     )
     group.add_argument(
         "--intra",
@@ -139,14 +143,7 @@ def add_cluster_flags(group: Any, gpu_default: str = "a100-80gb") -> None:
         help="intra-node bandwidth per GPU and direction (default: the GPU's own fabric as "
         "NCCL's topology counts it, e.g. A100 240 GB/s, H100 370.8 GB/s; PCIe without NVLink)",
     )
-    group.add_argument(
-        "--inter",
-        default="25 GB/s",
-        type=nonempty(64),
-        help="inter-node bandwidth per GPU and direction: one NIC per GPU, rail-optimised "
-        "(default 25 GB/s = one 200 Gbit/s NIC per GPU); every collective is priced with the "
-        "NCCL model (its algorithm and protocol per message)",
-    )
+    add_network_flags(group, inter_default="25 GB/s, one NIC per GPU")
 
 
 def _cluster_and_step_flags(parser: argparse.ArgumentParser) -> None:

@@ -46,13 +46,21 @@ def _cluster(args: argparse.Namespace):
 
 
 def cluster_and_source(args: argparse.Namespace) -> tuple[Any, str]:
-    """The LLMCluster of --gpu/--gpus-per-node/--intra/--inter and where its intra link comes
-    from (predict-llm, plan-llm, predict-serving, predict-goodput share it)."""
+    """The LLMCluster of --cluster/--gpu/--gpus-per-node/--intra/--inter and where its intra
+    link comes from (predict-llm, plan-llm, predict-serving, predict-goodput share it).
+    ``--inter`` is one NIC (commatlas.network_flags); the cluster keeps one GPU's share of the
+    node's network, NICs x the NIC's rate / GPUs per node."""
+    from commatlas.network_flags import nic_achieved_Bps, preset_or_none
     from costmodels.hardware import get_gpu
     from costmodels.llm.intra_link import gpu_intra_link
     from costmodels.llm.shapes import LLMCluster
     from costmodels.units import parse_bandwidth
 
+    preset = preset_or_none(args)
+    if args.gpu is None:
+        args.gpu = preset.gpu if preset else getattr(args, "gpu_default", "a100-80gb")
+    if args.gpus_per_node is None:
+        args.gpus_per_node = preset.gpus_per_node if preset else 8
     try:
         gpu = get_gpu(args.gpu)
     except ValueError as exc:
@@ -63,8 +71,17 @@ def cluster_and_source(args: argparse.Namespace) -> tuple[Any, str]:
     else:
         intra, intra_latency = parse_bandwidth(args.intra, "--intra"), 2e-6
         where = f"--intra {args.intra}"
-    inter = parse_bandwidth(args.inter, "--inter")
-    cluster = LLMCluster(gpu, args.gpus_per_node, intra, inter, intra_latency_s=intra_latency)
+    transport = args.transport or (preset.transport if preset else None)
+    per_nic = nic_achieved_Bps(args, preset, transport, "25 GB/s")
+    nics = args.nics_per_node or (preset.nics_per_node if preset else args.gpus_per_node)
+    share = per_nic * nics / args.gpus_per_node
+    extra: dict[str, Any] = {}
+    if transport is not None:  # the transport's own hop latency (costmodels.nccl.transports)
+        from costmodels.nccl.transports import get_transport
+
+        extra["inter_latency_s"] = get_transport(transport).hop_latency_s
+    cluster = LLMCluster(gpu, args.gpus_per_node, intra, share, intra_latency_s=intra_latency,
+                         transport=transport, **extra)  # fmt: skip
     return cluster, where
 
 
@@ -131,8 +148,11 @@ def _echo(ctx: dict[str, Any], calibration: dict[str, Any] | None) -> dict[str, 
             "intra_latency_s": cluster.intra_latency_s,
             "intra_source": ctx["intra_source"],
             "inter_bandwidth_Bps": cluster.inter_bandwidth_Bps,
+            "inter_meaning": "one GPU's share of the node's network: --inter (one NIC) x "
+            "--nics-per-node / GPUs per node",
             "inter_latency_s": cluster.inter_latency_s,
             "power_cap_w": cluster.power_cap_w,
+            "transport": cluster.transport or "ib",
         },
         **{k: (asdict(v) if k == "recipe" else v) for k, v in ctx["options"].items()},
         "calibration": calibration,

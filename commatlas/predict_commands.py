@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from commatlas.cli_types import bounded_int, nonempty, positive_float
+from commatlas.network_flags import add_network_flags, nic_achieved_Bps, preset_or_none
 from costmodels.dp.cluster import ALLREDUCE_CHOICES, Cluster, per_gpu_share
 from costmodels.dp.collective_time import ALLREDUCE_ALGORITHMS
 from costmodels.limits import (
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 LINK_DEFAULTS = {  # flag dest -> default, applied when neither the flag nor --profile is given
     "intra": "100 GB/s",
     "intra_latency": "2 us",
-    "inter": "100 Gbit/s",
+    "inter": "100 Gbit/s",  # one NIC, as achieved
     "inter_latency": "5 us",
 }
 
@@ -81,13 +82,18 @@ def _cluster(
     from costmodels.dp.predict import Cluster
 
     nodes = nodes or args.nodes
+    preset = resolve_preset(args)
     if nodes * args.gpus_per_node > MAX_GPUS:
         raise ValueError(
             f"--nodes x --gpus-per-node = {nodes * args.gpus_per_node:,} GPUs; at most "
             f"{MAX_GPUS:,} are modelled"
         )
-    nics = args.nics_per_node or args.gpus_per_node
-    hardware = dict(gpu=args.gpu, nics_per_node=nics)
+    nics = args.nics_per_node or (preset.nics_per_node if preset else args.gpus_per_node)
+    transport = args.transport or (preset.transport if preset else None)
+    sharp = args.sharp if args.sharp is not None else bool(preset and preset.sharp)
+    fabric = preset.fabric if preset and args.gpu == preset.gpu else None
+    hardware = dict(gpu=args.gpu, nics_per_node=nics, transport=transport, sharp=sharp,
+                    fabric=fabric)
     if profile is not None:
         from costmodels.calibration.profile_links import cluster_from_profile
 
@@ -98,16 +104,37 @@ def _cluster(
             raise ValueError(f"--profile {args.profile}: {exc}") from None
         return replace(cluster, **hardware)
     link = {key: getattr(args, key) or default for key, default in LINK_DEFAULTS.items()}
-    per_nic = parse_bandwidth(link["inter"], "--inter")
+    inter_latency = parse_time(link["inter_latency"], "--inter-latency")
+    if args.inter_latency is None and (preset is not None or args.transport):
+        from costmodels.nccl.transports import get_transport
+
+        inter_latency = get_transport(transport or "ib").hop_latency_s
+    per_nic = nic_achieved_Bps(args, preset, transport, LINK_DEFAULTS["inter"])
+    intra = parse_bandwidth(link["intra"], "--intra")
+    if preset is not None and args.intra is None:  # the preset node's own fabric
+        from costmodels.nccl.fabrics import get_fabric
+
+        intra = get_fabric(fabric or args.gpu).ring_Bps(args.gpus_per_node)
     return Cluster(
         nodes=nodes,
         gpus_per_node=args.gpus_per_node,
-        intra_bandwidth_Bps=parse_bandwidth(link["intra"], "--intra"),
+        intra_bandwidth_Bps=intra,
         intra_latency_s=parse_time(link["intra_latency"], "--intra-latency"),
         inter_bandwidth_Bps=per_gpu_share(per_nic, nics, args.gpus_per_node),
-        inter_latency_s=parse_time(link["inter_latency"], "--inter-latency"),
+        inter_latency_s=inter_latency,
         **hardware,
     )
+
+
+def resolve_preset(args: argparse.Namespace):
+    """Fill --gpu and --gpus-per-node from --cluster where they were not given (the defaults
+    h200 and 8 without a preset); returns the ClusterPreset or None."""
+    preset = preset_or_none(args)
+    if args.gpu is None:
+        args.gpu = preset.gpu if preset else "h200"
+    if args.gpus_per_node is None:
+        args.gpus_per_node = preset.gpus_per_node if preset else 8
+    return preset
 
 
 def assumptions(cluster: Cluster, method: Method | None = None) -> list[str]:
@@ -118,7 +145,8 @@ def assumptions(cluster: Cluster, method: Method | None = None) -> list[str]:
         f"; intra-node {cluster.intra_bandwidth_Bps / 1e9:.4g} GB/s per GPU, one direction",
         f"network per node: {nics} NIC(s) x {cluster.node_network_Bps / nics / 1e9:.4g} GB/s = "
         f"{cluster.node_network_Bps / 1e9:.4g} GB/s ({cluster.inter_bandwidth_Bps / 1e9:.4g} "
-        f"GB/s per GPU), latency {cluster.inter_latency_s * 1e6:.3g} us",
+        f"GB/s per GPU), latency {cluster.inter_latency_s * 1e6:.3g} us; --inter is one NIC "
+        f"(transport {cluster.transport or 'ib'}{', SHARP' if cluster.sharp else ''})",
     ]
     if method is not None and method.architecture == "allreduce":
         what = {
@@ -168,6 +196,7 @@ def predict_command(args: argparse.Namespace) -> int:
 
     try:
         workload = get_workload(args.workload)
+        resolve_preset(args)
         step = _step_time(args, workload)
         cluster = _cluster(args, _profile(args))
         method = _method(args)
@@ -212,6 +241,7 @@ def compare_command(args: argparse.Namespace) -> int:
 
     try:
         workload = get_workload(args.workload)
+        resolve_preset(args)
         step = _step_time(args, workload)
         profile = _profile(args)
         check_items(args.node_counts, "--node-counts")
@@ -245,20 +275,17 @@ def _cluster_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--step-time", type=positive_float,
                         help="measured single-GPU iteration seconds")  # fmt: skip
     parser.add_argument(
-        "--gpu", default="h200", type=nonempty(100),
-        help="GPU preset: scales the measured step when --step-time is absent and picks the "
-        "intra-node fabric NCCL runs on (NVSwitch/NVLS, PCIe)",
+        "--gpu", type=nonempty(100),
+        help="GPU preset (default: the --cluster preset's, else h200): scales the measured step "
+        "when --step-time is absent and picks the intra-node fabric NCCL runs on",
     )  # fmt: skip
-    parser.add_argument("--gpus-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE), default=8)
+    parser.add_argument("--gpus-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE),
+                        help="GPUs per node (default: the preset's, else 8)")  # fmt: skip
     parser.add_argument("--intra", type=text,
-                        help="intra-node bandwidth per GPU, one direction (100 GB/s)")  # fmt: skip
+                        help="intra-node bandwidth per GPU, one direction (default: the "
+                        "preset node's fabric, else 100 GB/s)")  # fmt: skip
     parser.add_argument("--intra-latency", type=text, help="intra-node latency (2 us)")
-    parser.add_argument("--inter", type=text,
-                        help="bandwidth of one NIC, one direction (100 Gbit/s); a node has "
-                        "--nics-per-node of them")  # fmt: skip
-    parser.add_argument("--nics-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE),
-                        help="NICs (rails) per node; NCCL runs a ring or tree channel on each "
-                        "(default: one per GPU)")  # fmt: skip
+    add_network_flags(parser, inter_default="100 Gbit/s as achieved")
     parser.add_argument("--inter-latency", type=text, help="inter-node latency (5 us)")
     parser.add_argument(
         "--profile", metavar="FILE", type=nonempty(),
@@ -308,8 +335,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "compare", help="predict many methods and node counts as a table",
         description="Predict a fixed set of methods (NCCL's own all-reduce per message, "
         "textbook ring / hierarchical / double binary tree, parameter servers, compression) at "
-        "each node count. --intra is per GPU and direction, --inter per NIC and direction, "
-        "--nics-per-node NICs per node (default one per GPU).",
+        "each node count. --intra is per GPU and direction, --inter one NIC and direction, "
+        "--nics-per-node NICs per node (default one per GPU); --cluster fills them from a "
+        "preset.",
     )  # fmt: skip
     _cluster_flags(comp)
     comp.add_argument("--node-counts", type=bounded_int(1, MAX_NODES), nargs="+",

@@ -10,9 +10,9 @@ compared with the model's:
   ``profile_from_measurements`` (what ``commatlas import-nccl-tests`` writes), then
   ``system_from_profile``: in-sample by construction ("after import on the same cluster").
 
-These logs were used to choose the project's estimates in constants.py (launch overhead,
-protocol start-up, point-to-point latency), so the presets figures are in-sample too; logs of
-other clusters are kept for independent checks and are not read here.
+These logs were used to choose the project's constants in constants.py (launch overhead,
+protocol start-up, the -g 8 harness's host cost, point-to-point latency), so the presets figures
+are in-sample too; logs of other clusters are kept for independent checks and are not read here.
 """
 
 from __future__ import annotations
@@ -45,8 +45,11 @@ class ShippedLog:
         return LOG_DIR / self.file
 
 
-_SUPERBENCH = dict(gpu="A100 40GB SXM", gpus_per_node=8, nodes=1)
-_SUPERBENCH_TEXT = "one node, 8 x A100-SXM4-40GB (the log's device lines); NVSwitch preset"
+_SUPERBENCH = dict(gpu="A100 40GB SXM", gpus_per_node=8, nodes=1, gpus_per_process=8)
+_SUPERBENCH_TEXT = (
+    "one node, 8 x A100-SXM4-40GB (the log's device lines); NVSwitch preset; one "
+    "process drives the 8 GPUs (the log's header: nThread 1 nGpus 8)"
+)
 SHIPPED_LOGS = (
     ShippedLog("superbench_8xa100_allreduce.txt", "all-reduce", _SUPERBENCH, _SUPERBENCH_TEXT),
     ShippedLog("superbench_8xa100_allgather.txt", "all-gather", _SUPERBENCH, _SUPERBENCH_TEXT),

@@ -58,6 +58,9 @@ class Cluster:
     reduction_Bps: float = float("inf")  # summation throughput; inf = free reduction
     gpu: str | None = None  # GPU preset: the fabric kind NCCL runs on (None: bandwidth only)
     nics_per_node: int | None = None  # NICs (rails) per node; None: one per GPU
+    transport: str | None = None  # costmodels.nccl.transports key; None: RDMA (ib)
+    sharp: bool = False  # the network reduces in its switches (NCCL CollNet)
+    fabric: str | None = None  # a node fabric of costmodels.nccl.fabrics.NODE_FABRICS
 
     def __post_init__(self) -> None:
         for name in ("nodes", "gpus_per_node"):
@@ -108,8 +111,9 @@ def per_gpu_share(nic_bandwidth_Bps: float, nics_per_node: int, gpus_per_node: i
 @lru_cache(maxsize=512)
 def nccl_system(cluster: Cluster) -> NcclSystem:
     """The NCCL system of ``cluster`` (module docstring); cached, clusters are immutable."""
-    gpu = fabric_preset(cluster.gpu, cluster.gpus_per_node)
-    return system_from_predict_cluster(cluster, gpu=gpu, nics_per_node=cluster.nics_per_node)
+    gpu = cluster.fabric or fabric_preset(cluster.gpu, cluster.gpus_per_node)
+    return system_from_predict_cluster(cluster, gpu=gpu, nics_per_node=cluster.nics_per_node,
+                                       collnet=cluster.sharp, transport=cluster.transport)
 
 
 def nccl_allreduce_seconds(cluster: Cluster, nbytes: float, collective: str = "nccl") -> float:

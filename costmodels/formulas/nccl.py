@@ -45,7 +45,11 @@ def _v(time: sp.Expr, sent: sp.Expr, description: str) -> Variant:
 
 
 SPREAD = (p - 1) / p
-ONE_HOP = alpha_0 + (1 - MULTI) * alpha_intra + MULTI * alpha
+# Ring broadcast / reduce (tuning.cc): one hop with identical channels; across nodes with a NIC
+# per rail NCCL counts p hops ("chunk latency"). symbolic.py sets alpha to the hop / p where
+# the channels are identical (one NIC per node).
+ONE_HOP = alpha_0 + (1 - MULTI) * alpha_intra + MULTI * p * alpha
+PEER_HOP = alpha_0 + (1 - MULTI) * alpha_intra + MULTI * alpha  # send/recv: one hop
 
 NCCL = CostModel(
     id="nccl",
@@ -77,7 +81,8 @@ NCCL = CostModel(
                   (N - 1) / N * GATHER_NET),
             (g - 1) / g * n, "SHARP reduction across nodes, one NIC per GPU"),
         "broadcast ring": _v(_time(ONE_HOP, PEERS_ON_FABRIC, MULTI), n,
-                             "a pipelined chain from the root along the ring"),
+                             "a pipelined chain from the root along the ring; latency one hop, "
+                             "p hops across nodes (NCCL's chunk latency)"),
         "reduce ring": _v(_time(ONE_HOP, PEERS_ON_FABRIC, MULTI), n,
                           "a pipelined chain to the root along the ring"),
         "all-to-all p2p": _v(
@@ -86,7 +91,7 @@ NCCL = CostModel(
             SPREAD * n, "grouped send/recv with every peer; peers on the node over the "
             "fabric, the others through the node's NICs"),
         "send-recv p2p": _v(
-            ON * (ONE_HOP + n * sp.Max(PEERS_ON_FABRIC * beta_intra, MULTI * g * beta / K)),
+            ON * (PEER_HOP + n * sp.Max(PEERS_ON_FABRIC * beta_intra, MULTI * g * beta / K)),
             n, "one message to a peer (across nodes: every GPU of the node sends at once)"),
     },
     source=(
@@ -135,9 +140,9 @@ NVLS = CostModel(
     ),
     assumptions=(
         "per GPU the switch reduction moves n + n/g bytes each way, against 2(p-1)/p n for a "
-        "ring: bus bandwidth 2(p-1)/(p+1) x eta x B_gpu (NCCL's tuner uses 2(C-1)/C instead)",
-        "eta is NCCL's NVLS efficiency on the NVLink term; NVLS-tree is capped at NCCL's "
-        "per-channel NVLS-tree ceiling (folded into eta)",
+        "ring; the rate is NCCL's own (tuning.cc): C channels of the NVLS graph x bwIntra x the "
+        "NVLS efficiency x (C-1)/C, x 2 for all-reduce or x (g-1)/g for the gathers, capped by "
+        "bwInter and the NVLS-tree ceiling, all folded into eta",
     ),
 )  # fmt: skip
 

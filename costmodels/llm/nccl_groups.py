@@ -56,6 +56,7 @@ def group_system(span: GroupSpan, cluster: LLMCluster) -> NcclSystem:
         nics_per_node=per_node if multi else None,
         inter_latency_s=cluster.inter_latency_s if multi else None,
         launch_s=0.0,
+        transport=cluster.transport if multi else None,
     )
 
 

@@ -163,6 +163,7 @@ class LLMCluster:
     intra_latency_s: float = 2e-6
     inter_latency_s: float = 5e-6
     power_cap_w: float | None = None  # board power limit in W (costmodels/llm/power.py)
+    transport: str | None = None  # costmodels.nccl.transports key across nodes; None: RDMA
 
     def __post_init__(self) -> None:
         if self.gpus_per_node < 1:

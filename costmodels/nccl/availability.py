@@ -17,7 +17,9 @@ ranks) and src/graph/search.cc (NVLS needs NVSwitches and compute capability >= 
 * pat: all-gather and reduce-scatter with one GPU per node (NCCL's PAT_ENABLE default);
 * p2p: all-to-all and send/recv (grouped point-to-point; NCCL has no tuner entry for them).
 
-NVLS, CollNet and PAT have the Simple protocol only; LL128 needs NVLink paths.
+NVLS, CollNet and PAT have the Simple protocol only; LL128 needs NVLink paths. Across nodes
+the transport may narrow both (costmodels.nccl.transports: aws-ofi-nccl forces Simple on p4d;
+Google's TCPX/TCPXO profiles set NCCL_ALGO=Ring or Ring,Tree and NCCL_PROTO=Simple).
 """
 
 from __future__ import annotations
@@ -93,14 +95,22 @@ def why_not(op: str, algorithm: str, system: NcclSystem) -> str | None:
             return "nvls-tree joins several nodes; on one node use nvls"
     if algorithm == "pat" and g != 1:
         return f"pat runs with one GPU per node only (NCCL's default); this system has {g}"
+    transport = system.transport
+    if nodes > 1 and algorithm != "p2p" and transport.algorithms is not None:
+        if algorithm not in transport.algorithms:
+            return (f"{transport.name} runs {', '.join(transport.algorithms)} across nodes "
+                    f"({transport.plugin}'s NCCL profile)")  # fmt: skip
     return None
 
 
 def protocols_for(algorithm: str, system: NcclSystem) -> tuple[str, ...]:
     """The protocols NCCL may use with ``algorithm`` on ``system``."""
+    usable = ("simple",)
     if algorithm in ("ring", "tree"):
-        return PROTOCOL_ORDER if system.fabric.ll128 else ("ll", "simple")
-    return ("simple",)
+        usable = PROTOCOL_ORDER if system.ll128_intra else ("ll", "simple")
+    if system.nodes > 1:
+        usable = tuple(proto for proto in usable if proto in system.transport.protocols)
+    return usable
 
 
 def candidates(

@@ -31,23 +31,30 @@ send/recv         1                                g (every GPU of a node sends 
 ``eta`` is the share of the bottleneck's rate the algorithm and protocol deliver, from
 src/graph/tuning.cc (ncclTopoTuneModel): ring LL = min(0.5 B, LL ceiling); ring LL128 =
 min(0.92 B, channels x per-channel LL128 ceiling); tree = min(0.92 B, channels x per-channel
-tree ceiling), then LL / 3.8 (capped by the LL ceiling) or LL128 x 7/9 (one node) or 120/128;
-PAT 0.75; CollNet Direct divided by its GPU-per-NIC factor r - (r-1)/2 and x 0.85 from
-Hopper on; NVLS x the NVLS efficiency (0.85 Hopper, 0.74 Blackwell) on the NVLink term only,
-NVLS-tree capped at channels x its per-channel ceiling. Tree all-reduce bandwidth is further
-multiplied by NCCL's size-dependent ``TREE_CORRECTION`` (ncclTopoGetAlgoTime).
+tree ceiling), then LL / 3.8 (capped by the LL ceiling) or LL128 x 7/9 (one node) or 120/128,
+and x 0.85 when the tree graph is NCCL's plain TREE pattern (search.cc sets it with one GPU per
+node); PAT 0.75; CollNet Direct divided by its GPU-per-NIC factor r - (r-1)/2 and x 0.85 from
+Hopper on. Tree all-reduce bandwidth is further multiplied by NCCL's size-dependent
+``TREE_CORRECTION`` (ncclTopoGetAlgoTime), and so is NVLS-tree on Blackwell with x86 hosts.
 
-Difference from NCCL's tuner: NVLS all-reduce uses the link count above (busbw = 2(p-1)/(p+1)
-x eta x B_gpu) where tuning.cc uses 2(C-1)/C x eta x per-channel speed; with 8 H100/H200 GPUs
-this gives 1.56 x 0.85 x 370.8 = 490 GB/s, near the ~480 GB/s NVIDIA reports for 8 x H200.
+NVLS and NVLS-tree follow tuning.cc exactly: C channels of the NVLS graph
+(channels.nvls_graph) each carry min(bwIntra x eff x (C-1)/C x 2 for all-reduce or x (g-1)/g
+for all-gather / reduce-scatter, bwInter (x 2 for NVLS-tree on 2 nodes), the NVLS-tree
+per-channel ceiling); all-reduce's bus bandwidth converts to algbw by p / 2(p-1), the gathers'
+is their algbw. With 8 H100/H200 (C = 8, bwIntra 40 GB/s) all-reduce reaches 8 x 40 x 0.85 x
+7/8 x 2 = 476 GB/s busbw (NVIDIA reports about 480 for 8 x H200).
+
+Every network term uses the node's NICs at this node count (``NcclSystem.node_network_Bps``:
+achieved rate x the network's share, costmodels.nccl.scaling); NCCL's own view has neither loss.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from costmodels.nccl import constants as K
-from costmodels.nccl.channels import network_channels, nvls_channels, ring_channels
+from costmodels.nccl.channels import network_channels, nvls_graph, ring_channels
 from costmodels.nccl.system import NcclSystem
 
 
@@ -59,6 +66,9 @@ class BandwidthTerm:
     a_net: float  # bytes through one node's NICs per byte of n
     eta: float  # delivered share of the bottleneck's rate
     tree_correction: tuple[float, ...] | None = None  # NCCL's size-dependent row, tree only
+    correction_end: int = K.TREE_CORRECTION_MAX_INDEX  # the row applies for 0 <= i < end
+    fill_depth: float = 0.0  # pipeline hops a chunk crosses before the tree runs full
+    fill_cap_bytes: float = 0.0  # bytes of n in flight per pipeline stage (chunk x channels)
 
     def link_seconds_per_byte(self, system: NcclSystem) -> float:
         """max(a_intra / B_gpu, a_net / (K B_nic)): seconds per byte of n at full efficiency."""
@@ -153,7 +163,14 @@ def bandwidth_term(op: str, algorithm: str, protocol: str, system: NcclSystem) -
         return BandwidthTerm(a_intra, a_net, _ring_eta(protocol, bus, system, chans))
     if algorithm == "tree":
         row = K.TREE_CORRECTION[protocol]
-        return BandwidthTerm(a_intra, a_net, _tree_eta(protocol, 2.0 / link, system, chans), row)
+        eta = _tree_eta(protocol, 2.0 / link, system, chans)
+        if system.gpus_per_node == 1 and system.nodes > 1:
+            eta *= K.TREE_PATTERN_FRACTION  # tuning.cc: maxTreePattern == NCCL_TOPO_PATTERN_TREE
+        if protocol != "simple" or system.tuner_view:
+            return BandwidthTerm(a_intra, a_net, eta, row)
+        return BandwidthTerm(
+            a_intra, a_net, eta, row, K.TREE_CORRECTION_MAX_INDEX, *tree_fill(system, chans)
+        )
     if algorithm == "collnet-direct":
         eta = K.COLLNET_HOPPER_FRACTION if system.arch in ("hopper", "blackwell") else 1.0
         if op == "all-reduce":
@@ -161,15 +178,55 @@ def bandwidth_term(op: str, algorithm: str, protocol: str, system: NcclSystem) -
             eta /= ratio - (ratio - 1) / 2
         return BandwidthTerm(a_intra, a_net, eta)
     if algorithm in ("nvls", "nvls-tree"):
-        efficiency = K.NVLS_EFFICIENCY[system.arch]
-        intra = a_intra / (efficiency * system.bus_Bps)
-        net = a_net / system.node_network_Bps if a_net else 0.0
-        seconds = max(intra, net)
-        if algorithm == "nvls-tree":
-            per_channel = K.PER_CHANNEL_NVLS_TREE[system.arch][_index(system.nodes)] * 1e9
-            cap = nvls_channels(system.gpus_per_node) * per_channel
-            seconds = max(seconds, 2 * (system.p - 1) / system.p / cap)
-        return BandwidthTerm(a_intra, a_net, link / seconds)
+        return BandwidthTerm(
+            a_intra,
+            a_net,
+            link / _nvls_seconds(op, algorithm, system),
+            *_nvls_correction(algorithm, system),
+        )
     if algorithm == "pat":
         return BandwidthTerm(a_intra, a_net, K.PAT_FRACTION)
     return term  # collnet-chain, p2p: the links' rate
+
+
+def _nvls_seconds(op: str, algorithm: str, system: NcclSystem) -> float:
+    """Seconds per byte of n for NVLS / NVLS-tree, tuning.cc's bandwidth (module text)."""
+    g, nodes = system.gpus_per_node, system.nodes
+    nic = system.node_network_Bps / system.nics if nodes > 1 else 0.0
+    count, intra, inter = nvls_graph(system.arch, system.bus_Bps, g, nodes, system.nics, nic,
+                                     system.tuner_view)  # fmt: skip
+    per_channel = intra * K.NVLS_EFFICIENCY[system.arch] * (count - 1) / count
+    per_channel *= 2.0 if op == "all-reduce" else (g - 1) / g
+    caps = [per_channel]
+    if nodes > 1:
+        caps.append(inter * (2.0 if nodes <= 2 and algorithm == "nvls-tree" else 1.0))
+    if algorithm == "nvls-tree":
+        caps.append(K.PER_CHANNEL_NVLS_TREE[system.arch][_index(nodes)])
+    bus = count * min(caps) * 1e9
+    if op == "all-reduce":
+        return 2 * (system.p - 1) / system.p / bus  # busBw x p / nsteps is the algbw
+    return 1.0 / bus  # NCCL does not convert the gathers' figure: it is their algbw
+
+
+def _nvls_correction(algorithm: str, system: NcclSystem) -> tuple:
+    """tuning.cc ncclTopoGetAlgoTime: NVLS-tree all-reduce on Blackwell with x86 hosts takes the
+    tree's size correction (Simple row), for sizes 64 B x 2^i, 0 <= i < 24."""
+    if algorithm == "nvls-tree" and system.arch == "blackwell" and system.fabric.cpu_arch == "x86":
+        return K.TREE_CORRECTION["simple"], K.TREE_CORRECTION_MAX_INDEX + 1
+    return None, K.TREE_CORRECTION_MAX_INDEX
+
+
+def tree_fill(system: NcclSystem, chans: int) -> tuple[float, float]:
+    """(depth, bytes per stage) of a Simple tree's pipeline fill, priced in the time only.
+
+    enqueue.cc calcCollChunking: a Simple tree moves chunks of one step, NCCL_BUFFSIZE / 8
+    (NCCL_STEPS), per channel; a chunk crosses the g-1 links of the node's chain and
+    ceil(log2 N) levels of the tree before the pipeline is full, each at the channel's share of
+    the rate. So the first min(chunk x channels, n) bytes pay the depth again: fill = depth x
+    min(chunk x C, n) / algbw. NCCL's tuner leaves this out ("waiting for proper chunk
+    modeling", tuning.cc); the shipped dev series gcp-a3mega-2node-allreduce-dev.csv shows it
+    (its time grows 9x slower per byte below 16 MiB, the crossover at chunk x C).
+    """
+    buffsize = system.transport.buffsize_bytes if system.nodes > 1 else K.DEFAULT_BUFFSIZE
+    depth = (system.gpus_per_node - 1) + math.ceil(math.log2(system.nodes))
+    return float(depth), float(buffsize // K.NCCL_STEPS * chans)

@@ -58,3 +58,51 @@ def nvls_channels(gpus_per_node: int) -> int:
     """NCCL's NVLS graph has one channel (head) per local GPU, up to NCCL_MAX_NVLS_ARITY
     (search.cc: maxChannels = min(32, GPUs) and, on one node, minChannels = maxChannels)."""
     return min(NVLS_MAX_ARITY, gpus_per_node)
+
+
+# src/graph/search.cc sm90SpeedArrayInter / sm100SpeedArrayInter / speedArrayInter (GB/s):
+# per-channel speeds of graphs that leave the node through NICs.
+SPEEDS_INTER = {
+    "volta": (48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0,
+              3.0, 2.4, 1.2, 0.24, 0.12),
+    "ampere": (48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0,
+               3.0, 2.4, 1.2, 0.24, 0.12),
+    "hopper": (48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0,
+               2.4, 1.2, 0.24, 0.12),
+    "blackwell": (96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                  15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12),
+}  # fmt: skip
+
+
+def _fastest_at_most(speeds: tuple[float, ...], limit_gbps: float) -> float:
+    return next((s for s in speeds if s <= limit_gbps + 1e-9), speeds[-1])
+
+
+@lru_cache(maxsize=256)
+def nvls_graph(
+    arch: str,
+    bus_Bps_per_gpu: float,
+    gpus: int,
+    nodes: int,
+    nics: int,
+    nic_Bps: float,
+    quantise_inter: bool = True,
+) -> tuple[int, float, float]:
+    """(channels C, bwIntra, bwInter in GB/s per channel) of NCCL's NVLS graph.
+
+    search.cc: one channel per head GPU, C = min(32, GPUs) (across nodes each head needs a NIC,
+    so at most one per NIC); on a channel every GPU pulls bwIntra from the switch and its head
+    twice that, so a GPU heading a channel carries (C + 1) x bwIntra on its NVLinks: bwIntra is
+    the fastest speed of the table that fits. bwInter is the head's share of its NIC, raised in
+    pass 2 up to twice bwIntra (ncclTopoCompute), taken from the inter-node speed table
+    (``quantise_inter``; False: the NIC share as achieved, for the time rather than the choice).
+    """
+    count = min(NVLS_MAX_ARITY, gpus) if nodes == 1 else min(NVLS_MAX_ARITY, gpus, max(2, nics))
+    gbps = bus_Bps_per_gpu / 1e9
+    intra = _fastest_at_most(SPEEDS_INTRA[arch], gbps / (count + 1))
+    inter = 0.0
+    if nodes > 1:
+        share = nic_Bps * nics / count / 1e9
+        inter = min(share, 2 * intra)
+        inter = _fastest_at_most(SPEEDS_INTER[arch], inter) if quantise_inter else inter
+    return count, intra, inter

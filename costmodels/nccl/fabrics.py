@@ -12,7 +12,8 @@ A GPU preset (names of costmodels/hardware/gpus.py) maps to its usual fabric:
 =================  =====================  ==========================================  =====
 GPU                fabric                 per-GPU bandwidth (NCCL's view)             NVLS
 =================  =====================  ==========================================  =====
-V100 SXM2          NVLink 2 hybrid mesh   6 links x 20 GB/s = 120 GB/s (DGX-1)        no
+V100 SXM2          NVLink 2 hybrid mesh   rings over the DGX-1's links: 40 GB/s on 2   no
+                                          GPUs, 80 on 4, 120 on 8 (node_topologies)
 A100 40/80GB SXM   NVSwitch, NVLink 3     12 links x 20 GB/s = 240 GB/s               no
 H100 / H200 SXM    NVSwitch, NVLink 4     18 links x 20.6 GB/s = 370.8 GB/s           yes
 B200               NVSwitch, NVLink 5     18 links x 40.1 GB/s = 721.8 GB/s           yes
@@ -21,6 +22,10 @@ H100 PCIe          PCIe 5.0 switch        48 GB/s                               
 RTX 2080 Ti        PCIe 3.0 via the CPU   12 / 1.2 = 10 GB/s                          no
 MI300X             AMD Infinity Fabric    not modelled (RCCL, not NCCL)               --
 =================  =====================  ==========================================  =====
+
+Cluster presets name two more node fabrics (:data:`NODE_FABRICS`): the DGX-2 (16 V100 on
+first-generation NVSwitches, 120 GB/s each) and a dual-root PCIe server of 8 GeForce boards
+(rings bounded by the socket link, 10 GB/s).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import Literal
 
 from costmodels.hardware.gpus import get_gpu
 from costmodels.nccl.constants import NVLINK_LINK_GBPS, PCIE_X16_GBPS
+from costmodels.nccl.node_topologies import ring_capacity
 
 FabricKind = Literal["nvswitch", "nvlink-mesh", "pcie-switch", "pcie-host"]
 Arch = Literal["volta", "ampere", "hopper", "blackwell"]
@@ -55,17 +61,36 @@ class IntraFabric:
     max_gpus: int  # GPUs one such fabric connects
     source: str
     estimate: bool = False
+    topology: str | None = None  # costmodels.nccl.node_topologies: links differ per GPU pair
+    cpu_arch: Literal["x86", "arm"] = "x86"  # the host CPU (tuning.cc cpuArch)
+
+    def ring_Bps(self, gpus: int) -> float:
+        """Per-GPU ring bandwidth of a job on ``gpus`` GPUs of this fabric (bytes/s): the full
+        figure on a switch, the best ring over the links that exist on a mesh or PCIe tree."""
+        if self.topology is None:
+            return self.bus_Bps_per_gpu
+        return ring_capacity(self.topology, gpus)[0]
+
+    def hop_for(self, gpus: int) -> Literal["nvlink", "pci"]:
+        """The row of NCCL's hop-latency table (tuning.cc hwLatencies) a step inside the node
+        uses: NVLink when the ring runs over NVLink only (typeIntra NVL), else PCI."""
+        if self.topology is not None:
+            return "nvlink" if ring_capacity(self.topology, gpus)[1] else "pci"
+        return "nvlink" if self.kind in ("nvswitch", "nvlink-mesh") else "pci"
+
+    def ll128_for(self, gpus: int) -> bool:
+        """NCCL enables LL128 only over NVLink paths (tuning.cc: typeIntra <= PATH_NVB)."""
+        return self.hop_for(gpus) == "nvlink"
 
     @property
     def hop(self) -> Literal["nvlink", "pci"]:
-        """The row of NCCL's hop-latency table (tuning.cc hwLatencies) a step inside the node
-        uses."""
-        return "nvlink" if self.kind in ("nvswitch", "nvlink-mesh") else "pci"
+        """:meth:`hop_for` the fabric's full node."""
+        return self.hop_for(self.max_gpus)
 
     @property
     def ll128(self) -> bool:
-        """NCCL enables LL128 only over NVLink paths (tuning.cc: typeIntra <= PATH_NVB)."""
-        return self.hop == "nvlink"
+        """:meth:`ll128_for` the fabric's full node."""
+        return self.ll128_for(self.max_gpus)
 
 
 def _nvswitch(gen: int, arch: Arch, links: int, nvls: bool, max_gpus: int, src: str) -> IntraFabric:
@@ -92,17 +117,18 @@ _NVLS = (
 
 FABRICS: dict[str, IntraFabric] = {
     "V100 SXM2": IntraFabric(
-        name="NVLink 2 hybrid cube-mesh (DGX-1: 6 links x 20 GB/s)",
+        name="NVLink 2 hybrid cube-mesh (DGX-1: 6 links x 20 GB/s; rings over the links)",
         kind="nvlink-mesh",
         arch="volta",
         bus_Bps_per_gpu=6 * NVLINK_LINK_GBPS["volta"] * 1e9,
         nvls=False,
         max_gpus=8,
-        source="DGX-1 with V100: six NVLinks per GPU, a hybrid cube-mesh that 'can also be "
-        "thought of as three interwoven rings of single NVLink connections' (NVIDIA DGX-1 text "
-        "as quoted on iitr.ac.in/dgx); NCCL can run a ring channel over each direction of the "
-        "three rings, 6 x 20 GB/s (topo.h SM70_NVLINK_BW)",
-        estimate=True,  # that NCCL reaches all six links' worth is not checked in a log
+        source="DGX-1 with V100: six NVLinks per GPU in a hybrid cube-mesh, 'three interwoven "
+        "rings of single NVLink connections' (NVIDIA DGX-1 text as quoted on iitr.ac.in/dgx); "
+        "link counts per GPU pair from microsoft/msccl-tools msccl/topologies/nvidia.py dgx1(); "
+        "the ring bandwidth of the first g GPUs is the best packing of rings over those links "
+        "(costmodels.nccl.node_topologies): 40 GB/s on 2, 80 on 4, 120 on 8",
+        topology="dgx1",
     ),  # fmt: skip
     "A100 40GB SXM": _nvswitch(3, "ampere", 12, False, 8, _NVLINK_GENS),
     "A100 80GB SXM": _nvswitch(3, "ampere", 12, False, 8, _NVLINK_GENS),
@@ -125,7 +151,9 @@ FABRICS: dict[str, IntraFabric] = {
         max_gpus=72,
         source=_NVLINK_GENS + "; NVL72: 72 Blackwell GPUs in one NVLink domain, NVLink Switch "
         "with SHARP engines (NVIDIA NVLink page, catalogone.com copy). The NVLink domain is the "
-        "'node' here: NCCL treats it as one (multi-node NVLink, MNNVL)",
+        "'node' here: NCCL treats it as one (multi-node NVLink, MNNVL). Host CPUs are Grace "
+        "(Arm; MLPerf Inference v6.1 Crusoe GB200-NVL72 system description)",
+        cpu_arch="arm",
     ),  # fmt: skip
     "H100 PCIe": IntraFabric(
         name="PCIe 5.0 x16 behind a PCIe switch",
@@ -152,6 +180,30 @@ FABRICS: dict[str, IntraFabric] = {
     ),  # fmt: skip
 }
 
+# Fabrics a cluster preset names for its node (costmodels/hardware/clusters.py), not a GPU's
+# default: the same GPU sits in different nodes.
+NODE_FABRICS: dict[str, IntraFabric] = {
+    "dgx2-nvswitch": IntraFabric(
+        name="DGX-2: 16 V100 on 12 first-generation NVSwitches (6 links x 20 GB/s per GPU)",
+        kind="nvswitch", arch="volta", bus_Bps_per_gpu=6 * NVLINK_LINK_GBPS["volta"] * 1e9,
+        nvls=False, max_gpus=16,
+        source="NVIDIA DGX-2: sixteen V100 connected by NVSwitch, 300 GB/s per GPU both ways "
+        "(pcper.com 'NVIDIA Announces DGX-2 with 16 GV100s & 8 100Gb NICs', 2018); six NVLink 2 "
+        "links per V100 at NCCL's 20 GB/s (topo.h SM70_NVLINK_BW); first-generation NVSwitch "
+        "has no NVLink SHARP",
+    ),
+    "pcie-dual-root": IntraFabric(
+        name="8 PCIe Gen 3 GPUs, dual-root (2 per PCIe switch, 2 switches per socket)",
+        kind="pcie-host", arch="volta", bus_Bps_per_gpu=PCIE_X16_GBPS[3] / 1.2 * 1e9,
+        nvls=False, max_gpus=8, topology="pcie-dual-root",
+        source="Supermicro SYS-4029GP-TRT dual-root PCIe layout (supermicro.org.cn 'PCIe Root "
+        "Architectures'); rings bounded by the GPU's x16 (12 GB/s), the uplink through the "
+        "root complex (12 / 1.2) and the socket link (SKL_QPI_BW 10 GB/s), NCCL's topo.h "
+        "figures; Turing boards use NCCL's Volta-class constants",
+        estimate=True,  # which switch holds which GPU varies between servers
+    ),
+}  # fmt: skip
+
 _NOT_MODELLED = {
     "mi300x": "AMD MI300X GPUs talk over Infinity Fabric (xGMI) links and use RCCL, not NCCL; "
     "this model has no xGMI fabric. Give the intra-node bandwidth explicitly (--intra) to use "
@@ -176,6 +228,13 @@ def fabric_for_gpu(name: str) -> IntraFabric:
     if gpu.name not in FABRICS:
         raise NotModelledError(f"gpu {name!r}: no intra-node fabric is modelled for {gpu.name}")
     return FABRICS[gpu.name]
+
+
+def get_fabric(name: str) -> IntraFabric:
+    """A node fabric by its key in :data:`NODE_FABRICS`, else the default fabric of a GPU."""
+    if isinstance(name, str) and name in NODE_FABRICS:
+        return NODE_FABRICS[name]
+    return fabric_for_gpu(name)
 
 
 def fabric_preset(gpu: str | None, gpus_per_node: int) -> str | None:

@@ -3,8 +3,9 @@
 ``symbol_values(op, algorithm, protocol, system, nbytes)`` returns the keyword arguments of
 ``costmodels.get(id).evaluate(variant, ...)`` (``VARIANT_OF`` names the model and variant) for
 which the sympy formula gives the same seconds as the numeric path: the protocol's hop
-latencies, eta with NCCL's caps and size correction, and alpha_0 = launch + start-up + NCCL's
-fixed latency (all times the plateau factor where it applies).
+latencies, eta with NCCL's caps, size correction and the tree's pipeline fill, and alpha_0 =
+every fixed part (launch, host overlap, start-up, NCCL's fixed latency; the plateau factor
+where it applies).
 """
 
 from __future__ import annotations
@@ -34,16 +35,27 @@ def symbol_values(
     (candidate,) = plan(op, system, algorithm, protocol)
     lat, band = candidate.latency, candidate.bandwidth
     plateau = lat.plateau_factor if nbytes >= lat.plateau_bytes else 1.0
-    correction = float(tree_correction(band.tree_correction, np.array([float(nbytes)]))[0])
+    correction = float(
+        tree_correction(band.tree_correction, np.array([float(nbytes)]), band.correction_end)[0]
+    )
+    # the tree's pipeline fill (bandwidth.tree_fill) is size-dependent like the correction:
+    # fold both into eta, n / (n / correction + depth x min(n, cap)) of the link's rate
+    fill = band.fill_depth * min(float(nbytes), band.fill_cap_bytes)
+    effective = float(nbytes) / (float(nbytes) / correction + fill) if nbytes > 0 else correction
+    alpha = plateau * lat.inter_hop_s
+    if op in ("broadcast", "reduce") and algorithm == "ring" and system.nodes > 1:
+        alpha = lat.inter_steps * lat.inter_hop_s / system.p  # the formula counts p hops
     return {
         "p": system.p,
         "g": system.gpus_per_node,
         "n": float(nbytes),
-        "alpha_0": lat.overhead_s + plateau * lat.fixed_s,
+        # alpha_0 holds every fixed part, including the host/device overlap (latency.py)
+        "alpha_0": lat.seconds(float(nbytes))
+        - plateau * (lat.intra_steps * lat.intra_hop_s + lat.inter_steps * lat.inter_hop_s),
         "alpha_intra": plateau * lat.intra_hop_s,
-        "alpha": plateau * lat.inter_hop_s,
+        "alpha": alpha,
         "beta_intra": 1.0 / system.bus_Bps,
         "beta": 1.0 / system.nic_Bps_each if system.nic_Bps_each else 1.0,
         "K": system.nics,
-        "eta": band.eta * correction,
+        "eta": band.eta * effective,
     }

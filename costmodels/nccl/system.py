@@ -8,10 +8,17 @@ Bandwidth names say what they count:
   ``node_network_Bps = K x nic_Bps_each``. NCCL runs one ring or tree channel per NIC (rail), so
   a multi-node ring uses every NIC of the node, not one.
 
-Latencies that are not NCCL's own tables are explicit: ``launch_s`` (per call, as a
-back-to-back benchmark sees it), ``nic_latency_s`` (added per network hop, like NCCL's
-``latencyInter`` from the network plugin) and ``intra_hop_latency_s`` (added per hop inside a
-node; 0 by default because NCCL's hop table already prices NVLink and PCIe steps).
+Latencies that are not NCCL's own tables are explicit: ``launch_s`` (per call, the device-side
+fixed cost one process sees), ``host_enqueue_s`` (the host's cost of one call when a process
+drives several GPUs, as nccl-tests ``-g 8`` does: back to back, a call then takes the longer of
+the host and the device), ``nic_latency_s`` (added per network hop in the time, like NCCL's
+``latencyInter``) and ``intra_hop_latency_s`` (added per hop inside a node; 0 by default because
+NCCL's hop table already prices NVLink and PCIe steps).
+
+Two views of one system: the realised one (achieved NIC rates, the network's share at this node
+count, the transport's hop latency, fixed costs) prices the time; :meth:`NcclSystem.nccl_view`
+is what NCCL's own tuner sees (the NICs' port speed, the plugin's reported latency, no fixed
+costs, no loss with scale) and makes the choice of algorithm and protocol.
 
 Example::
 
@@ -30,6 +37,8 @@ from dataclasses import dataclass, field, replace
 from costmodels.limits import MAX_GPUS, MAX_GPUS_PER_NODE, MAX_NODES, check_count
 from costmodels.nccl.constants import CPU_VENDOR, LAUNCH_OVERHEAD_US, PROTOCOL_STARTUP_US
 from costmodels.nccl.fabrics import Arch, IntraFabric
+from costmodels.nccl.scaling import network_share
+from costmodels.nccl.transports import TRANSPORTS, Transport
 
 
 def _seconds(value: float, what: str) -> float:
@@ -71,6 +80,10 @@ class NcclSystem:
     )
     collnet: bool = False  # the network reduces in switches (SHARP), so CollNet is usable
     cpu_vendor: str = CPU_VENDOR
+    transport: Transport = TRANSPORTS["ib"]
+    nic_nominal_Bps: float | None = None  # port speed NCCL's search sees (None: nic_Bps_each)
+    host_enqueue_s: float = 0.0  # host cost of one call with several GPUs per process
+    tuner_view: bool = False  # True: NCCL's own view (nccl_view), no realised losses
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -97,6 +110,11 @@ class NcclSystem:
         _seconds(self.nic_latency_s, "nic_latency_s")
         _seconds(self.intra_hop_latency_s, "intra_hop_latency_s")
         _seconds(self.launch_s, "launch_s")
+        _seconds(self.host_enqueue_s, "host_enqueue_s")
+        if self.nic_nominal_Bps is not None:
+            _bandwidth(self.nic_nominal_Bps, "nic_nominal_Bps")
+        if not isinstance(self.transport, Transport):
+            raise ValueError(f"transport must be a Transport, got {self.transport!r}")
         if len(self.startup_s) != 3:
             raise ValueError("startup_s: give three seconds (LL, LL128, Simple)")
         for value in self.startup_s:
@@ -116,8 +134,27 @@ class NcclSystem:
 
     @property
     def bus_Bps(self) -> float:
-        """Per-GPU intra-node bandwidth in use (given, fitted, or the fabric's)."""
-        return self.intra_Bps_per_gpu or self.fabric.bus_Bps_per_gpu
+        """Per-GPU intra-node bandwidth in use (given, fitted, or the fabric's for this many GPUs
+        per node: on a mesh or PCIe tree it depends on which GPUs a job has)."""
+        return self.intra_Bps_per_gpu or self.fabric.ring_Bps(self.gpus_per_node)
+
+    @property
+    def intra_hop(self) -> str:
+        """NCCL's hop-latency row inside the node ("nvlink" or "pci")."""
+        return self.fabric.hop_for(self.gpus_per_node)
+
+    @property
+    def ll128_intra(self) -> bool:
+        """LL128 allowed inside the node (NVLink paths only)."""
+        return self.fabric.ll128_for(self.gpus_per_node)
+
+    @property
+    def network_share(self) -> float:
+        """Share of the NICs' two-node rate kept at this node count (costmodels.nccl.scaling);
+        1 in NCCL's own view."""
+        if self.tuner_view or self.nodes == 1:
+            return 1.0
+        return network_share(self.transport.scaling, self.nodes)
 
     @property
     def nics(self) -> int:
@@ -126,8 +163,21 @@ class NcclSystem:
 
     @property
     def node_network_Bps(self) -> float:
-        """All NICs of one node together, one direction (0 on a single node)."""
-        return self.nics * self.nic_Bps_each if self.nic_Bps_each else 0.0
+        """All NICs of one node together, one direction, at this node count (0 on one node)."""
+        return self.nics * self.nic_Bps_each * self.network_share if self.nic_Bps_each else 0.0
+
+    def nccl_view(self) -> NcclSystem:
+        """The system as NCCL's tuner sees it: the NICs' port speed, the plugin's reported
+        latency per network step, no per-call costs and no loss with node count. The choice of
+        algorithm and protocol is made on this view (src/enqueue.cc topoGetAlgoInfo takes the
+        lowest of NCCL's own estimates); the time is then that pair's on the realised system."""
+        if self.tuner_view:
+            return self
+        return replace(
+            self, nic_Bps_each=self.nic_nominal_Bps or self.nic_Bps_each,
+            nic_latency_s=self.transport.reported_latency_s, launch_s=0.0,
+            startup_s=(0.0, 0.0, 0.0), host_enqueue_s=0.0, tuner_view=True,
+        )  # fmt: skip
 
     @property
     def tree_levels(self) -> int:

@@ -4,9 +4,15 @@ Every available (algorithm, protocol) pair is priced as
 
     t(n) = latency(n) + n x seconds_per_byte / tree_correction(n)
 
-(latency.py, bandwidth.py) and, like NCCL's tuner (src/enqueue.cc topoGetAlgoInfo: the pair
-with the lowest estimated time, the first one in NCCL's algorithm and protocol order on a tie),
-the fastest pair is chosen per size unless the caller forces an algorithm or a protocol.
+(latency.py, bandwidth.py) twice. First on NCCL's own view of the system
+(``NcclSystem.nccl_view``: port speeds, the plugin's reported latency, no per-call costs), and,
+like NCCL's tuner (src/enqueue.cc updateCollCostTable and topoGetAlgoInfo: the pair with the
+lowest estimate, the first in NCCL's algorithm and protocol order on a tie; fp8 rings on more
+than 8 ranks x 1024 so that they lose), that view picks the pair per size unless the caller
+forces an algorithm or a protocol. Then the chosen pair is priced on the realised system
+(achieved rates, the network's share at this node count, launch and protocol start-up): that is
+the time. With several GPUs per process the host's enqueue overlaps the device's fixed
+latency (``host_enqueue_s``: the longer of the two counts, latency.py).
 Bandwidths follow nccl-tests (doc/PERFORMANCE.md): algbw = n / t and busbw = algbw x factor
 (2(p-1)/p all-reduce; (p-1)/p all-gather, reduce-scatter, all-to-all; 1 the others).
 
@@ -18,7 +24,7 @@ Example::
     >>> [str(a) for a in est.algorithm], [str(p) for p in est.protocol]
     (['ring', 'ring'], ['ll', 'simple'])
     >>> round(float(est.busbw_Bps[-1]) / 1e9)
-    236
+    238
 """
 
 from __future__ import annotations
@@ -49,23 +55,22 @@ class Candidate:
 
     def seconds(self, nbytes: np.ndarray) -> np.ndarray:
         """Seconds for each size (numpy array of bytes > 0)."""
-        lat = self.latency
+        lat, band = self.latency, self.bandwidth
         factor = np.where(nbytes >= lat.plateau_bytes, lat.plateau_factor, 1.0)
-        return (
-            lat.overhead_s
-            + factor * lat.nccl_s
-            + nbytes
-            * self.seconds_per_byte
-            / (tree_correction(self.bandwidth.tree_correction, nbytes))
-        )
+        correction = tree_correction(band.tree_correction, nbytes, band.correction_end)
+        fill = band.fill_depth * np.minimum(nbytes, band.fill_cap_bytes) * self.seconds_per_byte
+        fixed = np.maximum(lat.host_s, lat.overhead_s + factor * lat.nccl_s) + lat.startup_s
+        return fixed + nbytes * self.seconds_per_byte / correction + fill
 
 
-def tree_correction(row: tuple[float, ...] | None, nbytes: np.ndarray) -> np.ndarray:
-    """NCCL's tree correction for these sizes: row[floor(log2(n / 64))] where 0 <= i < 23."""
+def tree_correction(
+    row: tuple[float, ...] | None, nbytes: np.ndarray, end: int = K.TREE_CORRECTION_MAX_INDEX
+) -> np.ndarray:
+    """NCCL's tree correction for these sizes: row[floor(log2(n / 64))] where 0 <= i < end."""
     if row is None:
         return np.ones_like(nbytes)
     index = np.floor(np.log2(np.maximum(nbytes, 1.0) / 64.0)).astype(int)
-    inside = (nbytes >= 64) & (index >= 0) & (index < K.TREE_CORRECTION_MAX_INDEX)
+    inside = (nbytes >= 64) & (index >= 0) & (index < end)
     return np.where(inside, np.asarray(row)[np.clip(index, 0, len(row) - 1)], 1.0)
 
 
@@ -129,10 +134,16 @@ def _sizes(nbytes: Any) -> np.ndarray:
     return sizes
 
 
+FP8_TYPES = ("fp8", "fp8-e4m3", "fp8-e5m2", "float8")
+FP8_RING_RANKS = 8  # enqueue.cc: fp8 rings on more than 8 ranks are relegated (x 1024)
+FP8_RING_PENALTY = 1024.0
+
+
 def candidate_times(
     op: str, nbytes: Any, system: NcclSystem, algorithm: str = "auto", protocol: str = "auto"
 ) -> dict[tuple[str, str], np.ndarray]:
-    """Seconds of every available (algorithm, protocol) pair at each size (0 for 0 bytes)."""
+    """Seconds of every available (algorithm, protocol) pair at each size on ``system`` as given
+    (0 for 0 bytes); ``system.nccl_view()`` gives NCCL's own estimates."""
     sizes = _sizes(nbytes)
     positive = np.maximum(sizes, 1.0)
     return {
@@ -141,24 +152,45 @@ def candidate_times(
     }
 
 
+def choice_times(
+    op: str, nbytes: Any, system: NcclSystem, algorithm: str = "auto", protocol: str = "auto",
+    dtype: str = "float",
+) -> dict[tuple[str, str], np.ndarray]:  # fmt: skip
+    """NCCL's own estimate of every pair (its cost table), fp8 penalty included."""
+    table = candidate_times(op, nbytes, system.nccl_view(), algorithm, protocol)
+    if _is_fp8(dtype) and system.p > FP8_RING_RANKS:
+        table = {pair: t * FP8_RING_PENALTY if pair[0] == "ring" else t
+                 for pair, t in table.items()}  # fmt: skip
+    return table
+
+
+def _is_fp8(dtype: str) -> bool:
+    if not isinstance(dtype, str):
+        raise ValueError(f"dtype must be a str, got {dtype!r}")
+    return dtype.strip().lower() in FP8_TYPES
+
+
 def collective_time(
-    op: str, nbytes: Any, system: NcclSystem, algorithm: str = "auto", protocol: str = "auto"
-) -> CollectiveEstimate:
+    op: str, nbytes: Any, system: NcclSystem, algorithm: str = "auto", protocol: str = "auto",
+    dtype: str = "float",
+) -> CollectiveEstimate:  # fmt: skip
     """NCCL's choice and time for ``op`` at each size in ``nbytes`` (a number or a list).
 
     ``algorithm`` / ``protocol`` "auto" choose like NCCL's tuner; a forced one that cannot run
     (NVLS on A100, PAT with 8 GPUs per node, LL128 over PCIe ...) raises ValueError saying why.
+    ``dtype`` matters only for fp8 (NCCL relegates fp8 rings on more than 8 ranks).
     """
     op = canonical_operation(op)
     sizes = _sizes(nbytes)
-    table = candidate_times(op, sizes, system, algorithm, protocol)
-    if not table:  # one rank: nothing to communicate
+    choice = choice_times(op, sizes, system, algorithm, protocol, dtype)
+    if not choice:  # one rank: nothing to communicate
         none = np.full(sizes.shape, "none")
         zero = np.zeros_like(sizes)
         return CollectiveEstimate(op, system.p, sizes, zero, none, none, zero, zero.copy())
-    pairs = list(table)
+    table = candidate_times(op, sizes, system, algorithm, protocol)
+    pairs = list(choice)
+    best = np.argmin(np.vstack([choice[pair] for pair in pairs]), axis=0)  # first minimum
     times = np.vstack([table[pair] for pair in pairs])
-    best = np.argmin(times, axis=0)  # first minimum: NCCL's order breaks ties
     seconds = times[best, np.arange(sizes.size)]
     algorithms = np.array([pairs[i][0] for i in best])
     protocols = np.array([pairs[i][1] for i in best])

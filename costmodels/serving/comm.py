@@ -98,9 +98,7 @@ def regime(kind: str, n_bytes: float, span: GroupSpan, cluster: LLMCluster) -> d
     (candidate,) = [c for c in plan(kind, system) if (c.algorithm, c.protocol) ==
                     (algorithm, protocol)]  # fmt: skip
     lat = candidate.latency
-    latency = lat.overhead_s + (lat.plateau_factor if n_bytes >= lat.plateau_bytes else 1.0) * (
-        lat.nccl_s
-    )
+    latency = lat.seconds(float(n_bytes))  # launch, NCCL's latency, protocol start-up
     bandwidth = seconds - latency  # n x seconds per byte / NCCL's tree correction
     return {"bytes": n_bytes, "algorithm": algorithm, "protocol": protocol, "seconds": seconds,
             "latency_s": latency, "bandwidth_s": bandwidth}  # fmt: skip

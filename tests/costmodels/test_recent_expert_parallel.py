@@ -103,3 +103,25 @@ def test_time_takes_the_slower_of_network_and_nvlink() -> None:
     assert slow_network == pytest.approx(2 * 2 * 0.5 * 1e6 * 1e-9)  # D (1 - g/p) n beta, x2
     slow_nvlink = float(MODEL.evaluate("normal", **base, beta=1e-15, beta_intra=1e-9))
     assert slow_nvlink == pytest.approx(2 * 8 * 7 / 8 * 1e6 * 1e-9)
+
+
+def test_start_up_is_paid_once_not_once_per_peer() -> None:
+    """Issue 27: DeepEP posts the sends to every peer at once (GPU-initiated RDMA), so a
+    dispatch + combine with no bytes costs two latencies, whatever the number of peers."""
+    zero = dict(n=0.0, k_e=8, M_n=4, beta=1e-9, beta_intra=1e-12)
+    for ranks in (16, 256, 1024):
+        low = float(MODEL.evaluate("low-latency", p=ranks, g=8, alpha=5e-6, alpha_intra=1e-6,
+                                   **zero))  # fmt: skip
+        assert low == pytest.approx(2 * 5e-6)  # not 2 (p - 1) alpha
+        normal = float(MODEL.evaluate("normal", p=ranks, g=8, alpha=5e-6, alpha_intra=1e-6,
+                                      **zero))  # fmt: skip
+        assert normal == pytest.approx(2 * 5e-6)  # the network's latency, once per direction
+    one_node = float(MODEL.evaluate("normal", p=8, g=8, alpha=5e-6, alpha_intra=1e-6, **zero))
+    assert one_node == pytest.approx(2 * 1e-6)  # no network on one node
+    # By hand, 2 nodes of 8, 1 MB per rank, 8 experts on at most 2 nodes: low-latency sends
+    # 8 x 15/16 MB per dispatch at 50 GB/s behind one 5 us latency.
+    values = dict(p=16, g=8, n=1e6, k_e=8, M_n=2, alpha=5e-6, alpha_intra=1e-6, beta=1 / 50e9,
+                  beta_intra=1 / 300e9)  # fmt: skip
+    assert float(MODEL.evaluate("low-latency", **values)) == pytest.approx(
+        2 * (5e-6 + 8 * 15 / 16 * 1e6 / 50e9)
+    )

@@ -11,6 +11,8 @@
 - ``stragglers``: BSP against SSP, local SGD and backup workers (costmodels.stragglers);
 - ``trace-calibration``: profiler traces, what-if replays and measured steps that transfer.
 
+- ``cloud-networks``: which cloud network is my cluster (cluster presets and transports).
+
 Each module's ``files(tax)`` returns its page (``generated/guides/<slug>.md``) and charts
 (``generated/guides/plots/<name>.svg``); ``guide_files`` unions them.
 """
@@ -21,6 +23,7 @@ from commatlas.docs_site import Files
 from commatlas.docs_site.guides import (
     calibrate_cluster,
     choose_allreduce,
+    cloud_networks,
     compression_pays,
     goodput_page,
     llm_parallelism,
@@ -43,6 +46,8 @@ GUIDES = {
     "checkpoint-goodput": goodput_page,
     "stragglers": stragglers,
     "trace-calibration": trace_calibration,
+
+    "cloud-networks": cloud_networks,
 }
 SLUGS = tuple(GUIDES)
 
