@@ -120,7 +120,18 @@ def what_if_command(args: argparse.Namespace) -> int:
         per_node = args.trace_gpus_per_node or max(len(timeline.device_properties), 1)
         world = timeline.world_size or 1
         base = Cluster(base_gpu, world, per_node, args.trace_inter or args.inter)
-        new = Cluster(new_gpu, args.gpus or world, args.gpus_per_node or per_node, args.inter)
+        preset = None
+        if args.cluster:
+            from costmodels.hardware.clusters import get_cluster
+
+            try:
+                preset = get_cluster(args.cluster)
+            except ValueError as exc:
+                raise ValueError(f"--cluster: {exc}") from None
+            new_gpu = get_gpu(args.gpu).name if args.gpu else preset.gpu
+        new_per_node = args.gpus_per_node or (preset.gpus_per_node if preset else per_node)
+        new = Cluster(new_gpu, args.gpus or world, new_per_node, args.inter,
+                      preset.name if preset else None)  # fmt: skip
         if base.gpu is None and (new.gpus != base.gpus or args.inter or args.absolute):
             raise ValueError(
                 "re-pricing communication needs the traced GPU's fabric: give "
@@ -133,7 +144,8 @@ def what_if_command(args: argparse.Namespace) -> int:
         f"traced cluster: {base.gpus} GPUs, {base.gpus_per_node} per node, GPU {base.gpu}, "
         f"network {base.inter or 'not needed / not given'}",
         f"what-if cluster: {new.gpus} GPUs, {new.gpus_per_node} per node, GPU {new.gpu}, "
-        f"network {new.inter or 'not needed / not given'}",
+        + (f"cluster preset {new.preset} (its NICs and transport; flags override)"
+           if new.preset else f"network {new.inter or 'not needed / not given'}"),
         "communication: "
         + (
             "NCCL model time (absolute)"
@@ -208,6 +220,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     wif.add_argument("--gpus-per-node", type=per_node, help="GPUs per node of the new cluster")
     wif.add_argument("--gpu", type=nonempty(100), help="GPU preset of the new cluster")
+    wif.add_argument(
+        "--cluster",
+        type=nonempty(80),
+        metavar="NAME",
+        help="cluster preset of the new cluster (commatlas clusters lists them): its GPU, GPUs "
+        "per node, NICs, their rate and transport; --gpu, --gpus-per-node, --inter override",
+    )
     wif.add_argument(
         "--inter",
         type=text,

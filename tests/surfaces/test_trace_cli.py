@@ -95,6 +95,15 @@ def test_what_if_self_check_and_a_bigger_cluster(capsys) -> None:
     assert (bigger["breakdown"]["what_if"]["communication_s"]
             > bigger["breakdown"]["as_traced"]["communication_s"])  # fmt: skip
     assert any("weak scaling" in line for line in bigger["assumptions"])
+    # a cluster preset names the new cluster whole: GPU, GPUs per node, NICs and transport;
+    # EFA is slower than a DGX SuperPOD's InfiniBand for the same messages
+    efa = run_json(capsys, ["what-if", str(WITH_ARGS), "--gpus", "16", "--cluster", "aws-p5"])
+    assert any("cluster preset aws-p5" in line for line in efa["assumptions"])
+    assert efa["collectives"]["repriced"] == efa["collectives"]["total"]
+    cheaper = run_json(capsys, ["what-if", str(WITH_ARGS), "--gpus", "16", "--cluster",
+                                "dgx-h100-superpod"])  # fmt: skip
+    assert (cheaper["breakdown"]["what_if"]["communication_s"]
+            < efa["breakdown"]["what_if"]["communication_s"])  # fmt: skip
 
 
 def test_what_if_on_a_gpu_bound_trace_moves_the_step(capsys, tmp_path) -> None:
@@ -111,6 +120,7 @@ def test_what_if_on_a_gpu_bound_trace_moves_the_step(capsys, tmp_path) -> None:
     (["import-trace", str(WITH_ARGS), "--out", "/nonexistent/dir/cal.yaml"], "--out"),
     (["what-if", str(WITHOUT_ARGS[0]), "--gpu", "h100"], "--trace-gpu"),
     (["what-if", str(WITH_ARGS), "--gpus", "16"], "--inter"),
+    (["what-if", str(WITH_ARGS), "--cluster", "aws-p9"], "--cluster"),
     (["predict-llm", *LLAMA, "--calibration", str(WITH_ARGS)], "--calibration"),
 ])  # fmt: skip
 def test_bad_input_is_one_line(capsys, argv, words) -> None:

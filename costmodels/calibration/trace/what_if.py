@@ -47,6 +47,8 @@ class Cluster:
     gpus: int | None
     gpus_per_node: int
     inter: str | None
+    preset: str | None = None  # a cluster preset (costmodels/hardware/clusters.py): its NICs,
+    # their rate and transport; gpu, gpus_per_node and inter above override its fields
 
 
 @lru_cache(maxsize=256)
@@ -56,11 +58,17 @@ def _model_seconds(op: str, size: float, group: int, cluster: Cluster) -> float:
 
     per_node = min(group, cluster.gpus_per_node)
     nodes = math.ceil(group / per_node)
-    if nodes > 1 and cluster.inter is None:
+    if nodes > 1 and cluster.inter is None and cluster.preset is None:
         raise ValueError(
             f"{op} over {group} GPUs spans {nodes} nodes of {per_node}: name the "
             "network (--inter; --trace-inter for the traced cluster)"
         )
+    if cluster.preset is not None:
+        from costmodels.nccl.presets import cluster_kwargs
+
+        kwargs = cluster_kwargs(cluster.preset, per_node * nodes, gpu=cluster.gpu,
+                                gpus_per_node=per_node, inter=cluster.inter)  # fmt: skip
+        return collective_seconds(op, system_from_cluster(**kwargs), size)
     system = system_from_cluster(
         gpu=cluster.gpu,
         gpus_per_node=per_node,
@@ -147,7 +155,8 @@ def what_if(
             c.op,
             c.bytes,
             group,
-            Cluster(new_gpu.name if new_gpu else None, new.gpus, new.gpus_per_node, new.inter),
+            Cluster(new_gpu.name if new_gpu else None, new.gpus, new.gpus_per_node, new.inter,
+                    new.preset),
         )
         if absolute:
             durations[op.index] = (after + c.wait_s) * 1e6
