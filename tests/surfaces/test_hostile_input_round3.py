@@ -275,7 +275,7 @@ def _hf(tmp_path: Path, **keys: object) -> Path:
     ("keys", "words"),
     [
         ({"hidden_size": 0}, ["config.json", "key 'hidden_size'", "5,000-digit number"]),
-        ({"n_routed_experts": 4}, ["'n_shared_experts'", "key 'n_routed_experts' = 4"]),
+        ({"n_routed_experts": 4}, ["key 'num_experts_per_tok' = 8", "key 'n_routed_experts' = 4"]),
     ],
 )
 def test_hf_config_messages_name_the_key(
