@@ -69,7 +69,12 @@ def test_more_bandwidth_is_never_slower(workload, cluster, method, factor) -> No
         replace(cluster, inter_bandwidth_Bps=cluster.inter_bandwidth_Bps * factor),
         replace(cluster, intra_bandwidth_Bps=cluster.intra_bandwidth_Bps * factor),
     ):
-        assert _iteration(workload, faster, method) <= base * (1 + 1e-9), (method.label, faster)
+        # MG-WFBP plans with its own model (comm + the per-message cost) and is then priced by
+        # the schedule with every fixed cost: on a faster link it may pick a plan that its
+        # planning model ties with the old one and the schedule prices a hair slower (seen:
+        # 3e-10 s of 0.33 s, vgg16, 1 ms per message); relative 1e-6 is far below any meaning
+        slack = 1e-6 if method.schedule == "mg-wfbp" else 1e-9
+        assert _iteration(workload, faster, method) <= base * (1 + slack), (method.label, faster)
 
 
 @LAW
