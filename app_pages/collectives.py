@@ -48,6 +48,7 @@ from app_pages.tables import styled
 from costmodels.dp.collective_time import bus_bandwidth_factor
 from costmodels.dp.predict import Cluster
 from costmodels.formatting import format_bytes
+from costmodels.hardware.defaults import NCCL_NIC, achieved_text, latency_text
 from costmodels.units import UnitParseError, parse_bandwidth
 
 MODELS = {"nccl": "NCCL (as NCCL runs it)", "textbook": "Textbook algorithms (alpha-beta)"}
@@ -57,7 +58,7 @@ FIELDS = [
     Field("nodes", 2, int_between(1, 4096)),
     Field("gpus", 8, int_between(1, 64)),
     *link_fields("intra", "NVLink 4 (H100)", "100 GB/s", "2 us"),
-    *link_fields("inter", "InfiniBand NDR", "400 Gbit/s", "2 us"),
+    *link_fields("inter", NCCL_NIC, achieved_text(NCCL_NIC), latency_text(NCCL_NIC)),
     Field("red", "", text(40)),
     Field("lo", "1 KB", text(40)),
     Field("hi", "1 GB", text(40)),

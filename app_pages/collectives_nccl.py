@@ -25,6 +25,7 @@ from app_pages.query_inputs import Field, boolean, choice, int_between, text
 from app_pages.tables import styled
 from costmodels.formatting import format_seconds
 from costmodels.hardware import GPUS, LINKS
+from costmodels.hardware.defaults import NCCL_NIC, achieved_text
 from costmodels.limits import MAX_UPLOAD_BYTES
 
 CUSTOM_NIC = "Custom bandwidth per NIC"
@@ -33,8 +34,8 @@ ALGORITHMS = ("auto", "ring", "tree", "collnet-direct", "collnet-chain", "nvls",
 PROTOCOLS = ("auto", "ll", "ll128", "simple")
 FIELDS = [
     Field("gpu", "H100 SXM", choice(list(GPUS))),
-    Field("nic", "InfiniBand NDR", choice([*LINKS, CUSTOM_NIC])),
-    Field("nic_bw", "400 Gbit/s", text(60)),
+    Field("nic", NCCL_NIC, choice([*LINKS, CUSTOM_NIC])),
+    Field("nic_bw", achieved_text(NCCL_NIC), text(60)),  # custom starts at the preset's figure
     Field("nics", 8, int_between(1, 1024)),
     Field("collnet", False, boolean),
     Field("algo", "auto", choice(ALGORITHMS)),
@@ -52,7 +53,9 @@ def widgets() -> None:
     bar.selectbox("NIC link (per NIC)", [*LINKS, CUSTOM_NIC], key="nic",
                   help="one NIC's link; a node has 'NICs per node' of them")  # fmt: skip
     if st.session_state["nic"] == CUSTOM_NIC:
-        bar.text_input("Bandwidth per NIC", key="nic_bw", help="e.g. 400 Gbit/s, as achieved")
+        bar.text_input("Bandwidth per NIC", key="nic_bw",
+                       help="as achieved, e.g. 45 GB/s (the InfiniBand NDR preset: 400 Gbit/s "
+                       "nominal x 0.9 achievable)")  # fmt: skip
     bar.number_input("NICs per node", min_value=1, max_value=1024, step=1, key="nics",
                      help="rails; NCCL runs one ring/tree channel per NIC")  # fmt: skip
     bar.checkbox("SHARP network (CollNet)", key="collnet")

@@ -155,7 +155,7 @@ def main() -> None:
     try:
         key = workload_key()
         step_s, step_source = step_time(key)
-        intra = resolve_link("Intra-node link", "intra", "intra")
+        intra = resolve_link("Intra-node link", "intra", "intra", gpu=state["gpu"])
         inter = resolve_link("Inter-node link", "inter", "inter")
     except ValueError as exc:
         st.error(str(exc))

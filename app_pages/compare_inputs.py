@@ -25,7 +25,7 @@ from app_pages.compare_methods import (
     parse_method,
     valid_label,
 )
-from app_pages.network_inputs import link_fields, link_widgets
+from app_pages.network_inputs import GPU_LINK, link_fields, link_widgets
 from app_pages.query_inputs import (
     Field,
     choice,
@@ -39,6 +39,7 @@ from app_pages.query_inputs import (
 from costmodels.dp.cluster import ALLREDUCE_CHOICES
 from costmodels.dp.predict import SCHEDULE_NAMES, Method
 from costmodels.hardware import GPUS
+from costmodels.hardware.defaults import DP_NETWORK, achieved_text, latency_text
 from costmodels.workloads import NAMED_WORKLOADS, get_workload
 
 
@@ -71,8 +72,8 @@ FIELDS = [
     Field("step", "300 ms", text(40)),
     Field("nodes", 4, int_between(1, 4096)),
     Field("gpus", 8, int_between(1, 64)),
-    *link_fields("intra", "NVLink 4 (H100)", "100 GB/s", "2 us"),
-    *link_fields("inter", "100 GbE", "100 Gbit/s", "5 us"),
+    *link_fields("intra", GPU_LINK, "100 GB/s", "2 us", follow_gpu=True),
+    *link_fields("inter", DP_NETWORK, achieved_text(DP_NETWORK), latency_text(DP_NETWORK)),
     Field("nics", 0, int_between(0, 1024)),  # NICs per node; 0: one per GPU
     Field("methods", list(DEFAULT_METHODS), comma_list(valid_label, MAX_METHODS), join_list),
     Field("at", 0, int_between(0, 10**7)),  # 0: the full cluster
@@ -118,7 +119,8 @@ def sidebar(step_line: Callable[[], str]) -> list[str]:
                      help=range_help(1, 4096, "whole nodes of the GPUs per node"))  # fmt: skip
     bar.number_input("GPUs per node", min_value=1, max_value=64, step=1, key="gpus",
                      help=range_help(1, 64, "GPUs sharing one intra-node fabric"))  # fmt: skip
-    link_widgets("Intra-node link", "intra", "per GPU and direction, e.g. 300 GB/s")
+    link_widgets("Intra-node link", "intra", "per GPU and direction, e.g. 300 GB/s",
+                 follow_gpu=True)  # fmt: skip
     link_widgets("Inter-node link", "inter", "per NIC and direction, e.g. 400 Gbit/s")
     bar.number_input(
         "NICs per node (0: one per GPU)", min_value=0, max_value=1024, step=1, key="nics",

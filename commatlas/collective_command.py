@@ -150,8 +150,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                      help="intra-node bandwidth PER GPU, one direction (default: the GPU "
                      "preset's fabric, e.g. 240 GB/s on A100 NVSwitch)")  # fmt: skip
     cmd.add_argument("--inter", type=text,
-                     help="NIC link preset ('InfiniBand NDR', 'RoCE 400') or bandwidth PER NIC "
-                     "('400 Gbit/s'); needed with several nodes")  # fmt: skip
+                     help="NIC link preset ('InfiniBand NDR', 'RoCE 400': nominal x achievable, "
+                     "NDR 400 Gbit/s x 0.9 = 45 GB/s) or bandwidth PER NIC as achieved "
+                     "('45 GB/s'); needed with several nodes")  # fmt: skip
     cmd.add_argument("--nics-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE),
                      help="NICs (rails) PER NODE; default one per GPU")  # fmt: skip
     cmd.add_argument(

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from commatlas.cli_types import bounded_int, nonempty, positive_float
+from costmodels.hardware.defaults import LLM_INTER
 from costmodels.limits import (
     MAX_BATCH,
     MAX_GPUS,
@@ -20,10 +21,11 @@ from costmodels.limits import (
     MAX_WIDTH,
 )
 from costmodels.llm.frameworks import FRAMEWORKS_ORDER as FRAMEWORKS
+from costmodels.llm.planner import ALL_RECOMPUTE, DEFAULT_MICRO_BATCHES, DEFAULT_ZERO_STAGES
 from costmodels.llm.precision import PRECISIONS
 from costmodels.llm.presets import MODEL_NAMES
 
-RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE = ALL_RECOMPUTE
 SHAPE_KEYS = ("layers", "hidden", "heads", "seq_len", "ffn", "vocab", "kv_heads", "gated_mlp",
               "tied_embeddings", "experts", "top_k")  # fmt: skip
 
@@ -140,11 +142,12 @@ def add_cluster_flags(group: Any, gpu_default: str = "a100-80gb") -> None:
     )
     group.add_argument(
         "--inter",
-        default="25 GB/s",
+        default=LLM_INTER,
         type=nonempty(64),
-        help="inter-node bandwidth per GPU and direction: one NIC per GPU, rail-optimised "
-        "(default 25 GB/s = one 200 Gbit/s NIC per GPU); every collective is priced with the "
-        "NCCL model (its algorithm and protocol per message)",
+        help="inter-node bandwidth per GPU and direction, as achieved: one NIC per GPU, "
+        f"rail-optimised (default {LLM_INTER} = one 200 Gbit/s NIC per GPU, the calculator's "
+        "default too: costmodels.hardware.defaults); every collective is priced with the NCCL "
+        "model (its algorithm and protocol per message)",
     )
 
 
@@ -226,10 +229,27 @@ def add_plan_flags(parser: argparse.ArgumentParser) -> None:
         default=(1,),
         help="expert-parallel degrees to try, e.g. 1,8",
     )
-    search.add_argument("--micro-batches", type=int_list(1, MAX_BATCH), default=(1, 2, 4, 8))
-    search.add_argument("--zero-stages", type=int_list(0, 3), default=(0, 1, 2, 3))
-    search.add_argument("--recompute-modes", type=choice_list(RECOMPUTE), default=RECOMPUTE)
-    search.add_argument("--sequence-parallel", choices=["both", "on", "off"], default="both")
+    # The defaults are the planner's, which the calculator's LLM page starts from too (issue 30).
+    search.add_argument(
+        "--micro-batches", type=int_list(1, MAX_BATCH), default=DEFAULT_MICRO_BATCHES,
+        help="micro-batch sizes (sequences) to try, e.g. 1,2,4 (default: "
+        f"{','.join(map(str, DEFAULT_MICRO_BATCHES))})",
+    )  # fmt: skip
+    search.add_argument(
+        "--zero-stages", type=int_list(0, 3), default=DEFAULT_ZERO_STAGES,
+        help="ZeRO stages over the data-parallel group to try, e.g. 0,1 (default: "
+        f"{','.join(map(str, DEFAULT_ZERO_STAGES))})",
+    )  # fmt: skip
+    search.add_argument(
+        "--recompute-modes", type=choice_list(RECOMPUTE), default=RECOMPUTE,
+        help=f"activation recomputation to try, e.g. none,full (default: {','.join(RECOMPUTE)})",
+    )  # fmt: skip
+    search.add_argument(
+        "--sequence-parallel",
+        choices=["both", "on", "off"],
+        default="both",
+        help="sequence parallelism with TP > 1: try both, on only or off only",
+    )
     search.add_argument("--max-interleave", type=bounded_int(1, MAX_LAYERS),
                         help="largest virtual stages per GPU (default: any)")  # fmt: skip
 

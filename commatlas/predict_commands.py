@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from commatlas.cli_types import bounded_int, nonempty, positive_float
 from costmodels.dp.cluster import ALLREDUCE_CHOICES, Cluster, per_gpu_share
 from costmodels.dp.collective_time import ALLREDUCE_ALGORITHMS
+from costmodels.hardware.defaults import DP_NETWORK, achieved_text, latency_text
 from costmodels.limits import (
     MAX_BATCH,
     MAX_GPUS,
@@ -32,12 +33,11 @@ if TYPE_CHECKING:
     from costmodels.dp.predict import Method
 
 
-
 LINK_DEFAULTS = {  # flag dest -> default, applied when neither the flag nor --profile is given
-    "intra": "100 GB/s",
-    "intra_latency": "2 us",
-    "inter": "100 Gbit/s",
-    "inter_latency": "5 us",
+    "intra": None,  # None: the --gpu's own fabric, as predict-llm and the calculator price it
+    "intra_latency": None,  # None: that fabric's latency (costmodels.llm.intra_link)
+    "inter": achieved_text(DP_NETWORK),  # the calculator's Compare page default, per NIC
+    "inter_latency": latency_text(DP_NETWORK),  # (costmodels.hardware.defaults)
 }
 
 
@@ -87,16 +87,47 @@ def _cluster(
             raise ValueError(f"--profile {args.profile}: {exc}") from None
         return replace(cluster, **hardware)
     link = {key: getattr(args, key) or default for key, default in LINK_DEFAULTS.items()}
+    own = gpu_link(args.gpu)
     per_nic = parse_bandwidth(link["inter"], "--inter")
     return Cluster(
         nodes=nodes,
         gpus_per_node=args.gpus_per_node,
-        intra_bandwidth_Bps=parse_bandwidth(link["intra"], "--intra"),
-        intra_latency_s=parse_time(link["intra_latency"], "--intra-latency"),
+        intra_bandwidth_Bps=parse_bandwidth(link["intra"], "--intra")
+        if link["intra"]
+        else own.bandwidth_Bps,
+        intra_latency_s=parse_time(link["intra_latency"], "--intra-latency")
+        if link["intra_latency"]
+        else own.latency_s,
         inter_bandwidth_Bps=per_gpu_share(per_nic, nics, args.gpus_per_node),
         inter_latency_s=parse_time(link["inter_latency"], "--inter-latency"),
         **hardware,
     )
+
+
+def gpu_link(gpu: str):
+    """The intra-node link ``--gpu`` comes with (costmodels.llm.intra_link.gpu_intra_link: the
+    rule predict-llm, collective and the calculator's "Follows the GPU" share); issue 30."""
+    from costmodels.hardware import get_gpu
+    from costmodels.llm.intra_link import gpu_intra_link
+
+    try:
+        return gpu_intra_link(get_gpu(gpu))
+    except ValueError as exc:
+        raise ValueError(f"--gpu: {exc}") from None
+
+
+def default_sources(args: argparse.Namespace) -> list[str]:
+    """Where the links came from when their flags were not given, one line each."""
+    if args.profile:
+        return []
+    own = None if args.intra else gpu_link(args.gpu).description
+    lines = [f"intra-node link (no --intra): {own}"] if own else []
+    if not args.inter:
+        from costmodels.nccl.builders import resolve_nic
+
+        lines.append(f"network (no --inter): {resolve_nic(DP_NETWORK)[3]} (the calculator's "
+                     "default too)")  # fmt: skip
+    return lines
 
 
 def assumptions(cluster: Cluster, method: Method | None = None) -> list[str]:
@@ -166,6 +197,7 @@ def predict_command(args: argparse.Namespace) -> int:
         return 2
     out = result.as_json()
     said = assumptions(cluster, method)
+    said += default_sources(args)
     if args.json:
         print(json_text({**out, "assumptions": said}))
     else:
@@ -240,15 +272,24 @@ def _cluster_flags(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--gpus-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE), default=8)
     parser.add_argument("--intra", type=text,
-                        help="intra-node bandwidth per GPU, one direction (100 GB/s)")  # fmt: skip
-    parser.add_argument("--intra-latency", type=text, help="intra-node latency (2 us)")
+                        help="intra-node bandwidth per GPU, one direction (default: the --gpu's "
+                        "own fabric as NCCL counts it, e.g. H100 370.8 GB/s; PCIe without "
+                        "NVLink)")  # fmt: skip
+    parser.add_argument(
+        "--intra-latency",
+        type=text,
+        help="intra-node latency (default: the --gpu fabric's, 2 us on NVLink)",
+    )
     parser.add_argument("--inter", type=text,
-                        help="bandwidth of one NIC, one direction (100 Gbit/s); a node has "
-                        "--nics-per-node of them")  # fmt: skip
+                        help="bandwidth of one NIC, one direction, as achieved (default: the "
+                        f"{DP_NETWORK!r} preset, {achieved_text(DP_NETWORK)}, as the calculator); "
+                        "a node has --nics-per-node of them")  # fmt: skip
     parser.add_argument("--nics-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE),
                         help="NICs (rails) per node; NCCL runs a ring or tree channel on each "
                         "(default: one per GPU)")  # fmt: skip
-    parser.add_argument("--inter-latency", type=text, help="inter-node latency (5 us)")
+    parser.add_argument("--inter-latency", type=text,
+                        help=f"inter-node latency (default {latency_text(DP_NETWORK)}, the "
+                        f"{DP_NETWORK} preset's)")  # fmt: skip
     parser.add_argument(
         "--profile", metavar="FILE", type=nonempty(),
         help="cluster profile YAML (commatlas calibrate / import-nccl-tests): its fitted intra "

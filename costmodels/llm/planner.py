@@ -36,7 +36,8 @@ from costmodels.llm.layout_check import (
 from costmodels.llm.shapes import Layout, LLMCluster, Recompute, TransformerShape
 from costmodels.llm.step import StepPrediction, predict_step
 
-DEFAULT_MICRO_BATCHES = (1, 2, 4, 8)
+DEFAULT_MICRO_BATCHES = (1, 2, 4, 8)  # plan-llm and the LLM page search these by default
+DEFAULT_ZERO_STAGES = (0, 1, 2, 3)  # (issue 30: one set of defaults for both surfaces)
 ALL_RECOMPUTE: tuple[Recompute, ...] = ("none", "selective", "full")
 MAX_PLAN_LAYOUTS = 20_000  # a few seconds of predict_step (about 0.1 ms each when measured)
 MAX_DIVISOR_INPUT = 10**12  # trial division to sqrt(n) = 1e6 steps, well under a second
@@ -84,7 +85,7 @@ def enumerate_layouts(
     global_batch: int,
     *,
     micro_batches: Sequence[int] = DEFAULT_MICRO_BATCHES,
-    zero_stages: Sequence[int] = (0, 1, 2, 3),
+    zero_stages: Sequence[int] = DEFAULT_ZERO_STAGES,
     recompute: Sequence[Recompute] = ALL_RECOMPUTE,
     sequence_parallel: Sequence[bool] = (False, True),
     context_parallel: Sequence[int] = (1,),
