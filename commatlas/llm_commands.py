@@ -123,28 +123,10 @@ def _fail(command: str, exc: Exception) -> int:
     return 2
 
 
-#: fractions printed as percentages (issue 17: MFU reads as a percentage in CLI and app alike)
-PERCENT_KEYS = ("model_flops_utilization", "hardware_flops_utilization", "bubble_fraction")
-
-
 def percentages(step: dict[str, Any]) -> dict[str, float]:
     """``mfu_pct`` and ``hfu_pct``: the utilisations of a step as percentages."""
     return {"mfu_pct": 100 * step["model_flops_utilization"],
             "hfu_pct": 100 * step["hardware_flops_utilization"]}  # fmt: skip
-
-
-def _print_text(out: dict[str, Any], prefix: str = "") -> None:
-    for key, value in out.items():
-        if isinstance(value, dict):
-            _print_text(value, f"{prefix}{key}.")
-        elif key in PERCENT_KEYS and isinstance(value, float):
-            print(f"{prefix + key:40s} {100 * value:.3g} %")
-        elif key.endswith("_pct"):
-            continue  # the text shows the fraction keys above as percentages already
-        elif isinstance(value, float):
-            print(f"{prefix + key:40s} {value:.6g}")
-        else:
-            print(f"{prefix + key:40s} {value}")
 
 
 def predict_llm_command(args: argparse.Namespace) -> int:
@@ -163,8 +145,10 @@ def predict_llm_command(args: argparse.Namespace) -> int:
            **_echo(ctx, report)}  # fmt: skip
     if args.json:
         print(json_text(out))
-    else:
-        _print_text(out)
+    else:  # a layout that does not fit is an answer, said first; the exit code stays 0
+        from commatlas.llm_summary import summary_lines
+
+        print("\n".join(summary_lines(out)))
     return 0
 
 
