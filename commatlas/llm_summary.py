@@ -129,8 +129,9 @@ def summary_lines(out: dict[str, Any]) -> list[str]:
         peak = gpu.get("gemm_peak_tflops")
         precision = out.get("precision", "")
         of_peak = f" of a {format_number(peak)} TFLOP/s {precision} peak" if peak else ""
+        achieved = format_number(out.get("tflops_per_gpu", 0))
         lines.append(f"MFU          {out['mfu_pct']:.1f} % (HFU {out.get('hfu_pct', 0):.1f} %; "
-                     f"{format_number(out.get('tflops_per_gpu', 0))} TFLOP/s per GPU{of_peak})")  # fmt: skip
+                     f"{achieved} TFLOP/s per GPU{of_peak})")  # fmt: skip
     if out.get("fits", True):
         lines += _fit_lines(out)
     if out.get("memory_breakdown_bytes"):

@@ -39,8 +39,8 @@ def test_summary_is_short_readable_and_holds_the_numbers(capsys) -> None:
     assert f"step time    {format_seconds(out['iteration_time_s'])}" in text
     assert f"MFU          {out['mfu_pct']:.1f} %" in text
     assert "tokens/s per GPU" in text and ": fits (" in text and "--json" in lines[-1]
-    parts = [line.split()[0] for line in lines[lines.index(next(
-        ln for ln in lines if ln.startswith("where the"))) + 1:] if line.startswith("  ")]  # fmt: skip
+    start = next(i for i, line in enumerate(lines) if line.startswith("where the"))
+    parts = [line.split()[0] for line in lines[start + 1 :] if line.startswith("  ")]
     assert parts and parts[0] == "GEMMs"  # the largest part first
 
 
