@@ -20,6 +20,7 @@ from app_pages.kb_compute import (
     LEVEL_TITLES,
     categories,
     citation_text,
+    did_you_mean,
     formula_latex,
     load_records,
     matching,
@@ -147,7 +148,9 @@ def main() -> None:
     show_problems(problems)
     st.markdown(f"**{len(found)} of {len(records)} records** match.")
     if not found:
-        st.info("No record matches: remove a filter or a search word.")
+        close = did_you_mean(records, st.session_state["q"])
+        hint = f" Did you mean {close}?" if close else ""
+        st.info(f"No record matches: remove a filter or a search word.{hint}")
         return
     frame = table(found)
     st.altair_chart(chart(frame), width="stretch")

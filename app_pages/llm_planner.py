@@ -151,6 +151,24 @@ def answer(fitting: pd.DataFrame) -> str:
     return line + "."
 
 
+def _why_none(shape, cluster_key: tuple, gpus: int) -> str:
+    """The rule that leaves no layout, named as the sidebar names it (plan-llm says the same)."""
+    from costmodels.llm.layout_check import CLI_NAMES
+    from costmodels.llm.plan_diagnosis import why_no_layout
+
+    search = search_from_inputs()
+    names = {**CLI_NAMES, "global_batch": "the global batch", "cp": "CP", "ep": "EP",
+             "gpus": "GPUs"}  # fmt: skip
+    text = why_no_layout(
+        shape, gpus, cluster_of(cluster_key), int(st.session_state["gbatch"]),
+        micro_batches=search.micro_batches, context_parallel=search.context_parallel,
+        expert_parallel=search.expert_parallel, zero_stages=search.zero_stages,
+        recompute=search.recompute, sequence_parallel=search.sequence_parallel,
+        max_interleave=search.max_interleave, names=names,
+    )  # fmt: skip
+    return text[0].upper() + text[1:]
+
+
 def main() -> None:
     st.title("LLM planner: TP x PP x DP layouts")
     problems = sidebar()
@@ -186,11 +204,7 @@ def main() -> None:
         + calibration_line
     )
     if frame.empty:
-        st.error(
-            f"No valid layout of {gpus} GPUs: the global batch {state['gbatch']} must be a "
-            "multiple of DP x micro-batch, TP must divide the heads and stay within a node, PP "
-            f"must divide the {shape.layers} layers. Change the GPUs, the batch or the search."
-        )
+        st.error(_why_none(shape, cluster, gpus) + ". Change the GPUs, the batch or the search.")
         return
     st.markdown(f"**{len(frame):,} valid layouts**, {len(fitting):,} fit in memory.")
     if fitting.empty:

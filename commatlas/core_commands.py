@@ -7,7 +7,6 @@ each command needs are made inside it, so ``commatlas --help`` stays fast.
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 from pathlib import Path
 
@@ -76,7 +75,9 @@ def _no_model(model_id: str, known: list[str]) -> str:
             f"record {model_id!r} ({record.name}) has no cost model; "
             f"'commatlas show {model_id}' describes it"
         )
-    close = difflib.get_close_matches(model_id, known, n=3, cutoff=0.5)
+    from taxonomy.suggest import model_spellings, suggest
+
+    close = suggest(model_id, model_spellings(known, load_taxonomy().records.values()))
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     return (
         f"no cost model {model_id!r}{hint} ({len(known)} models: 'commatlas search' lists records)"

@@ -173,8 +173,7 @@ def plan_llm_command(args: argparse.Namespace) -> int:
     except ValueError as exc:  # includes TooManyLayouts
         return _fail("plan-llm", exc)
     if not ranked:
-        print(f"commatlas plan-llm: no layout of {args.gpus} GPUs fits this model and batch",
-              file=sys.stderr)  # fmt: skip
+        print(f"commatlas plan-llm: {_why_none(args, shape, cluster, options)}", file=sys.stderr)
         return 1
     rows = [{**(step := asdict(c.prediction)), **percentages(step),
              "layout": layout_json(c.layout)} for c in ranked]  # fmt: skip
@@ -183,6 +182,31 @@ def plan_llm_command(args: argparse.Namespace) -> int:
         return 0
     _print_table(rows, _echo(ctx, report))
     return 0
+
+
+def _why_none(args: argparse.Namespace, shape: Any, cluster: Any, options: dict) -> str:
+    """Why plan-llm found nothing: the split (costmodels.llm.plan_diagnosis) or memory."""
+    from costmodels.llm.plan_diagnosis import why_no_layout
+    from costmodels.llm.planner import bounded_layouts
+    from costmodels.llm.step import predict_step
+
+    choices = _plan_choices(args)
+    valid = bounded_layouts(shape, args.gpus, cluster, args.global_batch, **choices)
+    if not valid:
+        return why_no_layout(shape, args.gpus, cluster, args.global_batch, **choices)
+    # priced again only on this failure path: plan() keeps the fitting layouts alone
+    need, leanest = min(
+        ((predict_step(shape, lay, cluster, **options).memory_per_gpu_bytes, lay) for lay in valid),
+        key=lambda pair: pair[0],
+    )
+    return (
+        f"none of the {len(valid):,} valid layouts of {args.gpus:,} GPUs fits in memory: the "
+        f"leanest (TP {leanest.tp} x PP {leanest.pp} x DP {leanest.dp}, ZeRO {leanest.zero}, "
+        f"recompute {leanest.recompute}) needs {need / 2**30:,.1f} GiB per GPU on the "
+        f"{cluster.gpu.name} ({cluster.gpu.memory_gib} GiB); use more GPUs"
+        + ("" if 3 in args.zero_stages else ", or search ZeRO 3 (--zero-stages 0,1,2,3)")
+        + ("" if "full" in args.recompute_modes else ", or full recompute (--recompute-modes full)")
+    )
 
 
 def _print_table(rows: list[dict[str, Any]], echo: dict[str, Any]) -> None:

@@ -243,7 +243,7 @@ def test_plan_llm_search_flags(capsys) -> None:
 def test_plan_llm_nothing_fits(capsys) -> None:
     argv = GPT3[:8] + ["--global-batch", "8", "--gpus", "1"]
     assert main(["plan-llm", *argv]) == 1
-    assert "no layout" in capsys.readouterr().err
+    assert "none of the" in capsys.readouterr().err  # GPT-3 175B on one GPU: memory is the cause
 
 
 @pytest.mark.parametrize(
