@@ -109,12 +109,22 @@ def show(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     exp = sub.add_parser("export", help="export records as json, csv or bibtex")
-    exp.add_argument("--format", choices=sorted(FORMATS), required=True)
-    exp.add_argument("--level", choices=["algorithm", "framework", "infrastructure"])
+    exp.add_argument(
+        "--format",
+        choices=sorted(FORMATS),
+        required=True,
+        help="json (every field), csv (one row per record) or bibtex (citations)",
+    )
+    exp.add_argument("--level", choices=["algorithm", "framework", "infrastructure"],
+                     help="keep records of this level")  # fmt: skip
     exp.add_argument(
         "--category", type=nonempty(200), help="keep records whose category path holds this element"
     )
-    exp.add_argument("--lossless", choices=["yes", "no", "n/a"])
+    exp.add_argument(
+        "--lossless",
+        choices=["yes", "no", "n/a"],
+        help="keep lossless (yes), lossy (no) or not-applicable records",
+    )
     exp.add_argument("--survey", choices=["A", "B"], help="confirmed to be discussed there")
     exp.add_argument("--executable", action="store_true", help="has a formula or code")
     exp.add_argument("-o", "--output", type=nonempty(),

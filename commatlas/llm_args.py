@@ -204,9 +204,20 @@ def add_predict_flags(parser: argparse.ArgumentParser, batch_required: bool = Tr
         default=1,
         help="virtual pipeline stages per GPU",
     )
-    layout.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=0)
-    layout.add_argument("--sequence-parallel", action="store_true")
-    layout.add_argument("--recompute", choices=RECOMPUTE, default="none")
+    layout.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=0,
+                        help="ZeRO stage over the data-parallel group: 1 optimizer states, "
+                        "2 + gradients, 3 + weights (default 0)")  # fmt: skip
+    layout.add_argument(
+        "--sequence-parallel",
+        action="store_true",
+        help="Megatron sequence parallelism in the TP group (norms, dropout)",
+    )
+    layout.add_argument(
+        "--recompute",
+        choices=RECOMPUTE,
+        default="none",
+        help="activation recomputation: none, selective (attention) or full",
+    )
     layout.add_argument("--tp-across-nodes", action="store_true",
                         help="allow --tp above --gpus-per-node")  # fmt: skip
 

@@ -187,6 +187,11 @@ def predict_command(args: argparse.Namespace) -> int:
     from costmodels.workloads import get_workload
 
     try:
+        if args.gpus is not None:  # --gpus N: the same cluster as --nodes N / --gpus-per-node
+            if args.gpus % args.gpus_per_node:
+                raise ValueError(f"--gpus {args.gpus} is not a multiple of --gpus-per-node "
+                                 f"{args.gpus_per_node}")  # fmt: skip
+            args.nodes = args.gpus // args.gpus_per_node
         workload = get_workload(args.workload)
         step = _step_time(args, workload)
         cluster = _cluster(args, _profile(args))
@@ -270,7 +275,12 @@ def _cluster_flags(parser: argparse.ArgumentParser) -> None:
         help="GPU preset: scales the measured step when --step-time is absent and picks the "
         "intra-node fabric NCCL runs on (NVSwitch/NVLS, PCIe)",
     )  # fmt: skip
-    parser.add_argument("--gpus-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE), default=8)
+    parser.add_argument(
+        "--gpus-per-node",
+        type=bounded_int(1, MAX_GPUS_PER_NODE),
+        default=8,
+        help="GPUs per node, behind one intra-node fabric (default 8)",
+    )
     parser.add_argument("--intra", type=text,
                         help="intra-node bandwidth per GPU, one direction (default: the --gpu's "
                         "own fabric as NCCL counts it, e.g. H100 370.8 GB/s; PCIe without "
@@ -301,17 +311,34 @@ def _cluster_flags(parser: argparse.ArgumentParser) -> None:
         help="with --profile: price a level the profile lacks with the level it has (e.g. the "
         "network of a one-node profile at its NVLink speed: optimistic)",
     )  # fmt: skip
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object instead of the text (no NaN or Infinity)",
+    )
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     pred = sub.add_parser("predict", help="predict one iteration for a workload and cluster")
     _cluster_flags(pred)
-    pred.add_argument("--nodes", type=bounded_int(1, MAX_NODES), required=True)
-    pred.add_argument("--architecture", choices=["allreduce", "ps"], default="allreduce")
+    size = pred.add_mutually_exclusive_group(required=True)  # the cluster's size, either way
+    size.add_argument("--nodes", type=bounded_int(1, MAX_NODES),
+                      help="nodes of --gpus-per-node GPUs each")  # fmt: skip
+    size.add_argument("--gpus", type=bounded_int(1, MAX_GPUS),
+                      help="GPUs in all (a multiple of --gpus-per-node), as collective and "
+                      "plan-llm count them")  # fmt: skip
+    pred.add_argument(
+        "--architecture",
+        choices=["allreduce", "ps"],
+        default="allreduce",
+        help="all-reduce among the GPUs, or parameter servers (default allreduce)",
+    )
     pred.add_argument(
         "--schedule", default="wfbp",
         choices=["bsp", "wfbp", "fusion", "mg-wfbp", "bytescheduler", "local-sgd"],
+        help="when gradients are sent: bsp (after backward), wfbp (per layer as it is ready, "
+        "the default), fusion (tensor fusion), mg-wfbp (merged), bytescheduler (priorities), "
+        "local-sgd (every few steps)",
     )  # fmt: skip
     pred.add_argument(
         "--collective", choices=list(ALLREDUCE_CHOICES), metavar="ALGORITHM",
@@ -324,7 +351,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         type=bounded_int(1, MAX_NODES),
         help="parameter-server shards (architecture ps; default one per node)",
     )
-    pred.add_argument("--ps-placement", choices=["separate", "colocated"], default="separate")
+    pred.add_argument(
+        "--ps-placement",
+        choices=["separate", "colocated"],
+        default="separate",
+        help="parameter servers on their own machines or on the GPU nodes",
+    )
     pred.add_argument("--compression", default="none", type=nonempty(100),
                       help="e.g. topk:0.01, qsgd:8, fp16")  # fmt: skip
     pred.set_defaults(run=predict_command)

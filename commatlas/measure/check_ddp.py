@@ -225,7 +225,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--iters", type=int, default=20, help="timed rounds (iterations per method)")
     add("--warmup", type=int, default=5, help="untimed first rounds (>= 1)")
     add("--bucket-cap-mb", type=float, default=25.0, help="DDP bucket size in MiB")
-    add("--device", choices=["cpu", "cuda"], default="cpu")
+    add(
+        "--device",
+        choices=["cpu", "cuda"],
+        default="cpu",
+        help="where the model and tensors live (cuda: one GPU per rank)",
+    )
     add("--backend", choices=["gloo", "nccl"], help="default: gloo on cpu, nccl on cuda")
     add("--json", action="store_true", help="print one JSON object")
 
