@@ -39,7 +39,7 @@ from app_pages.compare_inputs import (
     sidebar,
     uses_typed_step,
 )
-from app_pages.compare_methods import describe
+from app_pages.compare_methods import describe, display_name, lossless
 from app_pages.network_inputs import resolve_link
 from app_pages.query_inputs import show_problems, write_back
 from app_pages.tables import show_table
@@ -48,7 +48,7 @@ from costmodels.units import parse_time
 
 TABLE = {"rank": "rank", "method": "method", "iteration_ms": "iteration (ms)",
          "speedup": "vs slowest (x)", "samples_per_s": "throughput (samples/s)",
-         "efficiency_pct": "scaling efficiency (%)"}  # fmt: skip
+         "efficiency_pct": "scaling efficiency (%)", "exact": "lossless"}  # fmt: skip
 MORE = {"description": "what it is", "compute_ms": "compute (ms)",
         "exposed_comm_ms": "exposed communication (ms)", "compression_ms": "compression (ms)",
         "comm_busy_ms": "communication busy (ms)"}  # fmt: skip
@@ -105,8 +105,11 @@ def results_frame(key, step_s, links, counts) -> tuple[pd.DataFrame, list[str]]:
             key, int(state["batch"]), step_s, links, int(state["gpus"]), counts, label
         )
     errors = sorted({f"{row['method']}: {row['error']}" for row in rows if row["error"]})
-    good = [row for row in rows if not row["error"]]
-    return pd.DataFrame(good), errors
+    good = pd.DataFrame([row for row in rows if not row["error"]])
+    if not good.empty:  # readable names in legends; lossy methods drawn dashed (issue 30)
+        good["name"] = good["method"].map(display_name)
+        good["lossy"] = ~good["method"].map(lossless)
+    return good, errors
 
 
 def ranking(at: pd.DataFrame) -> pd.DataFrame:
@@ -116,14 +119,17 @@ def ranking(at: pd.DataFrame) -> pd.DataFrame:
     table["description"] = [describe(label) for label in table["method"]]
     table["efficiency_pct"] = 100 * table["efficiency"]
     table["speedup"] = table["iteration_ms"].max() / table["iteration_ms"]
+    table["exact"] = ["yes" if lossless(m) else "no (lossy)" for m in table["method"]]
     return table[[*TABLE, *MORE]]
 
 
 def answer(table: pd.DataFrame, p: int) -> str:
-    """The one-line answer: the best method here, its time and efficiency, and the next one."""
+    """The one-line answer: the best method here, its time and efficiency, and the next one;
+    a lossy best is said to be lossy, beside the best lossless method (issue 30)."""
     best = table.iloc[0]
+    lossy = "" if lossless(best["method"]) else " (lossy: it changes what training computes)"
     line = (
-        f"Best here ({p} GPUs): **{describe(best['method'])}** — "
+        f"Best here ({p} GPUs): **{describe(best['method'])}**{lossy} — "
         f"{format_number(best['iteration_ms'])} ms per iteration, "
         f"{format_number(best['efficiency_pct'])} % scaling efficiency"
     )
@@ -131,7 +137,30 @@ def answer(table: pd.DataFrame, p: int) -> str:
         runner = table.iloc[1]
         slower = 100 * (runner["iteration_ms"] / best["iteration_ms"] - 1)
         line += f" (next: {describe(runner['method'])}, {format_number(slower)} % slower)"
+    exact = table[[lossless(m) for m in table["method"]]]
+    if lossy and not exact.empty:
+        first = exact.iloc[0]
+        slower = 100 * (first["iteration_ms"] / best["iteration_ms"] - 1)
+        ms = format_number(first["iteration_ms"])
+        line += (f". Best lossless: **{describe(first['method'])}**, {ms} ms "
+                 f"({format_number(slower)} % slower)")  # fmt: skip
     return line + "."
+
+
+def kernel_note(gpu: str) -> str:
+    """What the compression kernels cost, in words (costmodels.dp.compression_cost)."""
+    from costmodels.dp.compression_cost import kernel_memory_bandwidth
+
+    if not gpu:
+        return "Compression kernels cost their measured H200 time (no GPU preset to scale to)."
+    scaled = kernel_memory_bandwidth(gpu)
+    if scaled is None:
+        return "Compression kernels cost their measured H200 time."
+    from costmodels.dp.compression_cost import h200_copy_bandwidth_Bps
+
+    return (f"Compression kernels: measured on the H200, scaled to the {gpu}'s memory "
+            f"bandwidth (x{h200_copy_bandwidth_Bps() / scaled:.2g} their H200 time; an "
+            "estimate for memory-bound kernels).")  # fmt: skip
 
 
 def main() -> None:
@@ -177,15 +206,17 @@ def main() -> None:
         f"{format_bandwidth(per_node * inter.bandwidth_Bps)} per node. All-reduce 'nccl': "
         "NCCL's own algorithm and protocol per message on "
         f"{gpu or 'a fabric given by the intra-node bandwidth'}; textbook algorithms run on one "
-        "GPU's share of the links. Reductions are free (as in commatlas predict); compression "
-        "kernels cost their H200-calibrated time."
+        "GPU's share of the links. Reductions are free (as in commatlas predict). "
+        + kernel_note(gpu)
+        + " Lossy methods (compression that changes what training computes) are dashed."
     )
     if errors:
         st.warning("Some points could not be predicted:\n\n" + "\n\n".join(errors))
     if frame.empty:
         st.error("No method could be predicted for these inputs.")
         return
-    draw(line_chart(frame, "iteration_ms", "iteration time (ms)"))
+    spread = frame["iteration_ms"].max() > 2.5 * frame["iteration_ms"].min()  # one far off
+    draw(line_chart(frame, "iteration_ms", "iteration time (ms)", log_y=bool(spread)))
     left, right = st.columns(2)
     draw(line_chart(frame, "samples_per_s", "throughput (samples/s)", legend=False), left)
     draw(line_chart(frame, "efficiency_pct", "scaling efficiency (%)", legend=False), right)

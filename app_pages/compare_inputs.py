@@ -81,6 +81,13 @@ FIELDS = [
 ]
 
 
+CHIPS_WRAP = (
+    "<style>[data-testid='stSidebar'] [data-tag]{max-width:100%;height:auto}"
+    "[data-testid='stSidebar'] [data-tag] > span{white-space:normal;overflow:visible;"
+    "text-overflow:clip;max-width:none}</style>"
+)
+
+
 def sidebar(step_line: Callable[[], str]) -> list[str]:
     """Draw the inputs; return the messages about URL values that were ignored.
 
@@ -128,6 +135,9 @@ def sidebar(step_line: Callable[[], str]) -> list[str]:
         "a ring or tree channel on every one. " + range_help(0, 1024, "0 means one per GPU"),
     )  # fmt: skip
     bar.header("Methods")
+    # Method names are long ("MG-WFBP · nccl all-reduce + topk:0.01"): let the chips wrap
+    # instead of cutting them to "MG-WFBP · nccl all-r..." (issue 30).
+    bar.markdown(CHIPS_WRAP, unsafe_allow_html=True)
     chosen = list(st.session_state["methods"])
     options = [*PRESET_METHODS, *(label for label in chosen if label not in PRESET_METHODS)]
     bar.multiselect(

@@ -38,7 +38,8 @@ import sympy as sp
 import costmodels
 from costmodels.dp.cluster import ALLREDUCE_CHOICES
 from costmodels.dp.collective_time import ALLREDUCE_ALGORITHMS
-from costmodels.dp.compression_exchange import exchange_time
+from costmodels.dp.compression_cost import kernel_memory_bandwidth
+from costmodels.dp.compression_exchange import exchange_time, spec_record
 from costmodels.dp.predict import (
     SCHEDULE_NAMES,
     Cluster,
@@ -127,9 +128,7 @@ def parse_method(label: str) -> Method:
         )
     else:
         if parts["collective"] not in ALLREDUCE_CHOICES:
-            raise ValueError(
-                f"{text!r}: collective must be one of {', '.join(ALLREDUCE_CHOICES)}"
-            )
+            raise ValueError(f"{text!r}: collective must be one of {', '.join(ALLREDUCE_CHOICES)}")
         method = Method(
             schedule=parts["schedule"], collective=parts["collective"], compression=compression
         )
@@ -213,11 +212,39 @@ def compression_share(method: Method, cluster: Cluster, prediction: Prediction) 
             alpha,
             beta,
             values["gamma"],
+            kernel_memory_bandwidth(cluster.gpu),  # as message_seconds prices it
         )[1]
         for seg in prediction.result.comm_segments()
         if seg.bytes > 0
     )
     return min(1.0, kernel / period)
+
+
+@cache
+def _record_lossless(record_id: str) -> bool | None:
+    """The ``lossless`` field of one record, read from its YAML alone (loading and checking the
+    whole taxonomy takes seconds; this page only needs one field)."""
+    import yaml
+
+    from taxonomy.loader import RECORDS_DIR
+    from taxonomy.schema import Record
+
+    path = next(RECORDS_DIR.glob(f"*/{record_id}.yaml"))
+    return Record.model_validate(yaml.safe_load(path.read_text(encoding="utf-8"))).lossless
+
+
+def lossless(label: str) -> bool:
+    """Whether the method trains exactly as dense SGD does: no compression, or a compressor whose
+    record says ``lossless: true`` (issue 30: a lossy method was recommended without a word)."""
+    method = parse_method(label)
+    if method.compression == "none":
+        return True
+    return bool(_record_lossless(spec_record(method.compression)))
+
+
+def display_name(label: str) -> str:
+    """``describe`` plus " (lossy)" for a method that changes what training computes."""
+    return describe(label) + ("" if lossless(label) else " (lossy)")
 
 
 def describe(label: str) -> str:
