@@ -22,8 +22,8 @@ from app_pages.collectives_nccl_compute import (
 )
 from app_pages.network_inputs import active_profile
 from app_pages.query_inputs import Field, boolean, choice, int_between, text
-from app_pages.tables import styled
-from costmodels.formatting import format_seconds
+from app_pages.tables import rows_height, styled
+from costmodels.formatting import counted, format_seconds
 from costmodels.hardware import GPUS, LINKS
 from costmodels.hardware.defaults import NCCL_NIC, achieved_text
 from costmodels.limits import MAX_UPLOAD_BYTES
@@ -114,7 +114,8 @@ def view(collective: str, sizes: np.ndarray, pasted) -> None:
         st.error(" ".join(str(exc).split()))
         return
     st.caption(
-        f"{collective} on {system.p} GPUs ({system.nodes} nodes x {system.gpus_per_node} GPUs), "
+        f"{collective} on {counted(system.p, 'GPU')} ({counted(system.nodes, 'node')} x "
+        f"{counted(system.gpus_per_node, 'GPU')}), "
         f"as NCCL would run it. " + " ".join(f"{line}." for line in system.notes)
         + f" Launch overhead {format_seconds(system.launch_s)} per call. The intra-node "
         "bandwidth is per GPU and direction, the network's per NIC and direction ('NICs per "
@@ -130,7 +131,10 @@ def view(collective: str, sizes: np.ndarray, pasted) -> None:
     # Time: the choice and every candidate it was chosen from.
     draw(size_chart(frame, "time_us", "time (us)", marks, measured))
     st.subheader("Algorithm and protocol NCCL picks")
-    st.dataframe(styled(choice_table(frame)), hide_index=True, width="stretch")
+    choices = choice_table(frame)
+    st.dataframe(
+        styled(choices), hide_index=True, width="stretch", height=rows_height(len(choices))
+    )
     if note or len(measured):
         st.caption(f"{len(measured)} measured points overlaid (diamonds). {note}")
     with st.expander("Every candidate (algorithm/protocol) at the range's ends"):

@@ -43,7 +43,7 @@ from app_pages.compare_methods import describe, display_name, lossless
 from app_pages.network_inputs import resolve_link
 from app_pages.query_inputs import show_problems, write_back
 from app_pages.tables import show_table
-from costmodels.formatting import format_bandwidth, format_number, format_seconds
+from costmodels.formatting import counted, format_bandwidth, format_number, format_seconds
 from costmodels.units import parse_time
 
 TABLE = {"rank": "rank", "method": "method", "iteration_ms": "iteration (ms)",
@@ -199,7 +199,8 @@ def main() -> None:
         st.success(answer(ranking(at), at_p))
     per_node = nics or int(state["gpus"])
     st.caption(
-        f"{total} GPUs ({state['nodes']} nodes x {state['gpus']} GPUs); single-GPU step "
+        f"{counted(total, 'GPU')} ({counted(state['nodes'], 'node')} x "
+        f"{counted(state['gpus'], 'GPU')}); single-GPU step "
         f"{format_seconds(step_s)} ({step_source}); batch {state['batch']} per GPU. "
         f"{intra.description}, per GPU and direction. {inter.description}, per NIC and "
         f"direction; {per_node} NIC(s) per node = "

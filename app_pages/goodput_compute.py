@@ -169,8 +169,14 @@ def goodput_chart(curves: pd.DataFrame, results: dict[str, GoodputPrediction]) -
         "datasets": {"curves": curves, "chosen": chosen},
         "height": 280,
         "layer": [
-            {"data": {"name": "curves"}, "mark": "line",
-             "encoding": {"x": x, "y": y, "color": color, "tooltip": tip}},
+            # dashes per mode and a little transparency: modes whose curves coincide (async
+            # and in-memory often do) stay visible (issue 30)
+            {"data": {"name": "curves"}, "mark": {"type": "line", "strokeWidth": 2.5,
+                                                  "opacity": 0.85},
+             "encoding": {"x": x, "y": y, "color": color, "tooltip": tip,
+                          "strokeDash": {"field": "mode", "type": "nominal", "legend": None,
+                                         "scale": {"domain": list(MODE_COLOURS),
+                                                   "range": [[1, 0], [8, 4], [2, 3]]}}}},
             {"data": {"name": "chosen"}, "mark": {"type": "point", "filled": True, "size": 80},
              "encoding": {"x": x, "y": y, "color": color, "tooltip": tip}},
         ],

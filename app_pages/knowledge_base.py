@@ -60,7 +60,8 @@ def fields(category_names: list[str]) -> list[Field]:
 
 def sidebar(category_names: list[str]) -> None:
     bar = st.sidebar
-    bar.text_input("Search", key="q", help="words in the name, aliases, category or summary")
+    bar.text_input("Search", key="q", help="words in the name, aliases, category or summary",
+                   placeholder="e.g. top-k, all-reduce tree")  # fmt: skip
     bar.selectbox(
         "Level", [ANY, *LEVEL_TITLES], key="kb_level",
         format_func=lambda v: v if v == ANY else f"{v} ({LEVEL_TITLES[v]})",

@@ -40,7 +40,7 @@ from app_pages.llm_inputs import (
 )
 from app_pages.query_inputs import show_problems, write_back
 from app_pages.tables import show_table
-from costmodels.formatting import format_number
+from costmodels.formatting import counted, format_number
 from costmodels.hardware import GPUS
 from costmodels.llm.model_size import parameter_count
 from costmodels.llm.precision import linear_gemm_dtype, tensor_peak_flops
@@ -107,13 +107,20 @@ def comm_bars(top: pd.DataFrame) -> alt.Chart:
         value_name="seconds",
     )
     long["dimension"] = long["dimension"].str.removesuffix("_comm_s").str.upper()
+    # Largest dimension first, in the legend and the stack; dimensions that move nothing in
+    # any of these layouts are left out (issue 30: they were listed alphabetically).
+    totals = long.groupby("dimension")["seconds"].sum().sort_values(ascending=False)
+    order = [name for name, total in totals.items() if total > 0] or list(totals.index)
+    long = long[long["dimension"].isin(order)]
+    long["rank"] = long["dimension"].map({name: i for i, name in enumerate(order)})
     return (
         alt.Chart(long)
         .mark_bar()
         .encode(
             y=alt.Y("layout:N", sort=None, title=None, axis=alt.Axis(labelLimit=400)),
             x=alt.X("seconds:Q", stack=True, title="communication per step, before overlap (s)"),
-            color=alt.Color("dimension:N", title=""),
+            color=alt.Color("dimension:N", title="", sort=order),
+            order=alt.Order("rank:Q"),
             tooltip=["layout", "dimension", alt.Tooltip("seconds:Q", format=".4g")],
         )
     )
@@ -195,7 +202,8 @@ def main() -> None:
     st.caption(
         f"{state['model']}: {shape.layers} layers, hidden {shape.hidden}, {shape.heads} heads, "
         f"{parameter_count(shape) / 1e9:,.2f}B parameters, sequence {shape.seq_len}, global "
-        f"batch {state['gbatch']}. {gpus} GPUs ({state['nodes']} nodes x {state['gpus']} "
+        f"batch {state['gbatch']}. {counted(gpus, 'GPU')} ({counted(state['nodes'], 'node')} x "
+        f"{state['gpus']} "
         f"{state['gpu']}, {gpu.memory_gib:g} GiB; a layout fits below {limit:.1f} GiB; "
         f"{state['prec']} GEMMs at {peak:g} TFLOP/s peak, {state['fw']} "
         "kernels). " + " ".join(line + "." for line in link_lines) + " Both links count one "
