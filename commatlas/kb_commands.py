@@ -68,7 +68,8 @@ def _show_text(record: Record) -> str:
         lines.append(f"  also known as: {', '.join(record.aliases)}")
     lines += ["", "  " + record.summary, ""]
     for key, value in record.properties.as_dict().items():
-        lines.append(f"  {key}: {value}")
+        shown = ("yes" if value else "no") if isinstance(value, bool) else value
+        lines.append(f"  {key.replace('_', ' ')}: {shown}")
     lines.append(f"  cost model: {record.cost_model or 'none yet'}")
     lines.append(f"  reference implementation: {record.reference_impl or 'none yet'}")
     for c in record.citations:
