@@ -33,8 +33,6 @@ import re
 from collections.abc import Callable
 from functools import cache, lru_cache
 
-import sympy as sp
-
 import costmodels
 from costmodels.dp.cluster import ALLREDUCE_CHOICES
 from costmodels.dp.collective_time import ALLREDUCE_ALGORITHMS
@@ -49,7 +47,6 @@ from costmodels.dp.predict import (
     predict,
 )
 from costmodels.dp.predict import message_seconds as exact_message_seconds
-from costmodels.symbols import key_of, n
 from costmodels.workloads import Workload
 
 ARCHITECTURES = {"allreduce": "all-reduce", "ps": "parameter server"}
@@ -100,6 +97,7 @@ _LABEL = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
 def parse_method(label: str) -> Method:
     """The Method whose ``.label`` is ``label``; ValueError with the reason otherwise."""
     text = str(label).strip()
@@ -114,7 +112,7 @@ def parse_method(label: str) -> Method:
         raise ValueError(f"{text!r}: schedule must be one of {', '.join(SCHEDULE_NAMES)}")
     compression = parts["compression"] or "none"
     if compression != "none":
-        exchange_time(compression, 4e6, 2, 0.0, 1e-9, 0.0)  # raises for a bad spec
+        spec_record(compression)  # raises for a bad spec, without building a cost model
     if parts["placement"]:
         servers = int(parts["servers"]) if parts["servers"] else None
         if servers is not None and servers < 1:
@@ -146,6 +144,10 @@ def valid_label(label: str) -> str:
 @cache
 def _affine_parts(model_id: str, variant: str) -> tuple[list[str], Callable, Callable] | None:
     """(argument names, intercept(...), slope(...)) when T(n) is affine in n, else None."""
+    import sympy as sp  # here, not at import: the page's sidebar draws before sympy loads
+
+    from costmodels.symbols import key_of, n
+
     expr = costmodels.get(model_id).variant(variant).time
     slope = sp.simplify(sp.diff(expr, n))
     if slope.has(n):  # not affine in n (e.g. Max(n, ...)): memoise the exact function instead

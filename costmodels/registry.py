@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from costmodels.model import CostModel
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the class is only named here: importing the registry stays free of sympy
+    from costmodels.model import CostModel
 
 _MODELS: dict[str, CostModel] = {}
+_LOCK = threading.Lock()
+_loaded = False  # set once every formula is registered: a reader never sees half of them
 
 
 def register(model: CostModel) -> CostModel:
@@ -18,12 +24,17 @@ def register(model: CostModel) -> CostModel:
 def _load_formulas() -> None:
     """Register every model of costmodels.formulas once, on first use (kept out of
     ``import costmodels`` so light modules stay light)."""
-    if _MODELS:
+    global _loaded
+    if _loaded:
         return
-    from costmodels.formulas import MODELS
+    with _LOCK:  # the calculator builds them in a background thread too (app_pages/prefetch)
+        if _loaded:
+            return
+        from costmodels.formulas import MODELS
 
-    for model in MODELS:
-        register(model)
+        for model in MODELS:
+            register(model)
+        _loaded = True
 
 
 def get(model_id: str) -> CostModel:

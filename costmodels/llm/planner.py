@@ -36,8 +36,11 @@ from costmodels.llm.layout_check import (
 from costmodels.llm.shapes import Layout, LLMCluster, Recompute, TransformerShape
 from costmodels.llm.step import StepPrediction, predict_step
 
-DEFAULT_MICRO_BATCHES = (1, 2, 4, 8)  # plan-llm and the LLM page search these by default
-DEFAULT_ZERO_STAGES = (0, 1, 2, 3)  # (issue 30: one set of defaults for both surfaces)
+# What plan-llm and the calculator's LLM page search unless told otherwise (issue 30: one set
+# of defaults for both surfaces). ZeRO 2 and 3 are searched on request (--zero-stages 0,1,2,3,
+# or the page's ZeRO menu): they double the layouts to price, and the page reruns on every input.
+DEFAULT_MICRO_BATCHES = (1, 2, 4, 8)
+DEFAULT_ZERO_STAGES = (0, 1)
 ALL_RECOMPUTE: tuple[Recompute, ...] = ("none", "selective", "full")
 MAX_PLAN_LAYOUTS = 20_000  # a few seconds of predict_step (about 0.1 ms each when measured)
 MAX_DIVISOR_INPUT = 10**12  # trial division to sqrt(n) = 1e6 steps, well under a second

@@ -199,11 +199,15 @@ def test_planner_matches_brute_force() -> None:
     tiny_gpu = GPU("tiny", 312.0, 312.0, 19.5, 24 / 0.9 / 1024, 2e12, "test")
     clu = LLMCluster(tiny_gpu, 4, 300e9, 25e9)
     expected = brute_force(TINY, 8, clu, 16)
-    assert sorted(map(repr, enumerate_layouts(TINY, 8, clu, 16))) == sorted(map(repr, expected))
+    every = dict(zero_stages=(0, 1, 2, 3))  # the default searches ZeRO 0 and 1 only (issue 30)
+    got = enumerate_layouts(TINY, 8, clu, 16, **every)
+    assert sorted(map(repr, got)) == sorted(map(repr, expected))
+    default = {repr(lay) for lay in expected if lay.zero <= 1}
+    assert {repr(lay) for lay in enumerate_layouts(TINY, 8, clu, 16)} == default
     predictions = {repr(lay): predict_step(TINY, lay, clu) for lay in expected}
     fitting = [lay for lay in expected if predictions[repr(lay)].fits]
     assert 0 < len(fitting) < len(expected)
-    ranked = plan(TINY, 8, clu, 16)
+    ranked = plan(TINY, 8, clu, 16, **every)
     assert sorted(repr(c.layout) for c in ranked) == sorted(map(repr, fitting))
     times = [c.prediction.iteration_time_s for c in ranked]
     assert times == sorted(times)

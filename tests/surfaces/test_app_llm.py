@@ -93,9 +93,9 @@ def test_defaults_best_layout_is_the_planners_and_priced_by_predict_step() -> No
     at = run_page()
     shape = llama("Llama 2 7B", 4096)
     # The defaults are plan-llm's (issue 30): 25 GB/s and 5 us per GPU between nodes, micro-batches
-    # 1, 2, 4, 8 and ZeRO stages 0-3 searched.
+    # 1, 2, 4, 8 and ZeRO stages 0 and 1 searched.
     machine = cluster("A100 80GB SXM", 8, None, None)
-    choices = dict(micro_batches=(1, 2, 4, 8), zero_stages=(0, 1, 2, 3))
+    choices = dict(micro_batches=(1, 2, 4, 8), zero_stages=(0, 1))
     valid = [
         lay for lay in enumerate_layouts(shape, 16, machine, 256, **choices) if lay.interleave <= 4
     ]

@@ -253,7 +253,8 @@ def test_plan_llm_nothing_fits(capsys) -> None:
         (["--measured-step", "1"], "--measured-step needs --measured-layout"),
         (["--measured-step", "1", "--measured-layout", "mb=2"], "give at least tp, pp and dp"),
         (["--layers", "10000", "--gpus", "64", "--global-batch", "4096", "--gpus-per-node", "8",
-          "--cp", "1,2"], "more than 20,000 layouts of 64 GPUs to price; narrow"),
+          "--cp", "1,2", "--zero-stages", "0,1,2,3"],
+         "more than 20,000 layouts of 64 GPUs to price; narrow"),
     ],
 )  # fmt: skip
 def test_plan_llm_bad_input(capsys, change, words) -> None:
