@@ -40,8 +40,3 @@ if present:
     pages.append(st.Page(PAGES / file, title=title, url_path=url, visibility="hidden"))
 navigation = st.navigation(pages)
 navigation.run()
-# The page is drawn: import what the other pages need in the background, once per process, so
-# switching pages does not wait for sympy, Altair or the LLM model (app_pages/prefetch.py).
-from app_pages.prefetch import warm_up_once  # noqa: E402
-
-warm_up_once([file for file, _, _ in present])

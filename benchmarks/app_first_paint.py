@@ -18,7 +18,7 @@ The load average at the start and the end is printed beside the figures: on a sh
 explains a slow run. Baseline: the same script on the commit before the change, in the same
 session (the closing note of issue 30 gives both).
 
-Run: python benchmarks/app_first_paint.py [--cold 2] [--rounds 2]
+Run: python benchmarks/app_first_paint.py [--cold 2] [--rounds 2] [--think 0]
 """
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ def cold_start(browser, heading: str) -> tuple[float, float, float]:
     return up - start, titled - up, painted - up
 
 
-def page_switches(browser, rounds: int, shown: dict[str, str]) -> list[dict[str, float]]:
+def page_switches(browser, rounds: int, shown: dict[str, str], think_s: float = 0.0
+                  ) -> list[dict[str, float]]:  # fmt: skip
     """Seconds from a menu click to the drawn page, per page, for each round."""
     results = []
     with serve_app(timeout_s=LIMIT_MS / 1e3) as url:
@@ -129,6 +130,7 @@ def page_switches(browser, rounds: int, shown: dict[str, str]) -> list[dict[str,
             page.goto(url + "/")
             page.wait_for_function(DONE_JS, arg=[shown[first], False], polling="raf",
                                    timeout=LIMIT_MS)  # fmt: skip
+            page.wait_for_timeout(1000 * think_s)  # a user reading the first page
             order = [title for _, title, _ in MENU[1:]] + [first]
             for _ in range(rounds):
                 times = {}
@@ -151,6 +153,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cold", type=int, default=2, help="fresh servers for the cold start")
     parser.add_argument("--rounds", type=int, default=2, help="rounds over every page")
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="seconds on the first page before the first switch (default 0: "
+                        "switch at once, the worst case)")  # fmt: skip
     args = parser.parse_args()
     chromium = shutil.which("chromium")
     if chromium is None:
@@ -163,7 +168,7 @@ def main() -> None:
         browser = pw.chromium.launch(executable_path=chromium, args=ARGS)
         try:
             colds = [cold_start(browser, shown[MENU[0][1]]) for _ in range(args.cold)]
-            rounds = page_switches(browser, args.rounds, shown)
+            rounds = page_switches(browser, args.rounds, shown, args.think)
         finally:
             browser.close()
     load_after = os.getloadavg()
@@ -175,6 +180,7 @@ def main() -> None:
               f"(charts drawn) {paint:.2f} s; total {up + paint:.2f} s")  # fmt: skip
     for number, times in enumerate(rounds, 1):
         label = "first visit" if number == 1 else f"round {number} (warm)"
+        label += f", {args.think:g} s on the first page" if number == 1 and args.think else ""
         shown_times = ", ".join(f"{title} {t:.2f}" for title, t in times.items())
         print(f"page switch, {label}: median {statistics.median(times.values()):.2f} s, "
               f"max {max(times.values()):.2f} s ({shown_times})")  # fmt: skip
