@@ -63,12 +63,15 @@ def answer(table: pd.DataFrame, p: int) -> str:
         f"{format_number(best['iteration_ms'])} ms per iteration, "
         f"{format_number(best['efficiency_pct'])} % scaling efficiency"
     )
+    exact = table[[lossless(m) for m in table["method"]]]
+    first_exact = exact.iloc[0]["method"] if len(exact) else None
     if len(table) > 1:
         runner = table.iloc[1]
         slower = 100 * (runner["iteration_ms"] / best["iteration_ms"] - 1)
-        line += f" (next: {describe(runner['method'])}, {format_number(slower)} % slower)"
-    exact = table[[lossless(m) for m in table["method"]]]
-    if lossy and not exact.empty:
+        also = ", the best lossless one" if lossy and runner["method"] == first_exact else ""
+        line += (f" (next{also}: {describe(runner['method'])}, {format_number(slower)} % "
+                 "slower)")  # fmt: skip
+    if lossy and first_exact is not None and (len(table) < 2 or first_exact != runner["method"]):
         first = exact.iloc[0]
         slower = 100 * (first["iteration_ms"] / best["iteration_ms"] - 1)
         ms = format_number(first["iteration_ms"])

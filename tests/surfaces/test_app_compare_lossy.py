@@ -28,7 +28,7 @@ def test_a_lossy_best_is_said_to_be_lossy_beside_the_best_lossless() -> None:
     at = run_page(**SLOW)
     (banner,) = [s.value for s in at.success]
     assert banner.startswith("Best here (4 GPUs): **WFBP · ring all-reduce + topk:0.01** (lossy")
-    assert "Best lossless: **WFBP · ring all-reduce**" in banner
+    assert "(next, the best lossless one: WFBP · ring all-reduce," in banner
     table = at.dataframe[0].value.set_index("method")
     assert table.loc["wfbp/ring+topk:0.01", "lossless"] == "no (lossy)"
     assert table.loc["wfbp/ring", "lossless"] == "yes"
@@ -36,6 +36,12 @@ def test_a_lossy_best_is_said_to_be_lossy_beside_the_best_lossless() -> None:
     lossy = lines.groupby("method")["lossy"].first()
     assert lossy["wfbp/ring+topk:0.01"] and not lossy["wfbp/ring"]
     assert set(lines["name"]) >= {"WFBP · ring all-reduce + topk:0.01 (lossy)"}
+
+
+def test_the_best_lossless_is_named_when_the_runner_up_is_lossy_too() -> None:
+    two = {**SLOW, "methods": "wfbp/ring,wfbp/ring+topk:0.01,wfbp/ring+topk:0.001"}
+    (banner,) = [s.value for s in run_page(**two).success]
+    assert "(lossy" in banner and ". Best lossless: **WFBP · ring all-reduce**, " in banner
 
 
 def test_compression_kernels_follow_the_gpu() -> None:
