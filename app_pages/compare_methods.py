@@ -149,7 +149,10 @@ def _affine_parts(model_id: str, variant: str) -> tuple[list[str], Callable, Cal
     from costmodels.symbols import key_of, n
 
     expr = costmodels.get(model_id).variant(variant).time
-    slope = sp.simplify(sp.diff(expr, n))
+    # No sp.simplify: it costs ~1 s on first use (it imports sympy.physics) and the formulas'
+    # derivatives are already free of n when they are affine; a slope that only simplifies to
+    # a constant takes the exact (memoised) path, which is equal, only slower.
+    slope = sp.diff(expr, n)
     if slope.has(n):  # not affine in n (e.g. Max(n, ...)): memoise the exact function instead
         return None
     intercept = expr.subs(n, 0)
