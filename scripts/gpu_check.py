@@ -198,24 +198,6 @@ def step_environment(site: str | None, work: Path = WORK) -> dict:
     }
 
 
-def device_files() -> list[str]:
-    """The NVIDIA device files of this machine (/dev/nvidia0 ...), a driver without nvidia-smi."""
-    return sorted(p.name for p in Path("/dev").glob("nvidia[0-9]*"))
-
-
-def gpu_seen(smi: dict | None, info: dict) -> str | None:
-    """How a GPU was found (nvidia-smi, a /dev/nvidia device, the interpreter's torch), or None
-    when nothing shows one: then installing anything cannot help."""
-    if smi is not None:
-        return f"nvidia-smi: driver {smi['driver']}"
-    devices = device_files()
-    if devices:
-        return f"device files {', '.join(devices)} (nvidia-smi did not answer)"
-    if info.get("gpus"):
-        return f"torch sees {len(info['gpus'])} GPU(s)"
-    return None
-
-
 def tail(text: str) -> str:
     return "\n".join(text.splitlines()[-TAIL_LINES:])
 
@@ -275,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "gpu_check.log").write_text(f"gpu_check {started}: {' '.join(argv or sys.argv)}\n")
     smi = env.nvidia_smi()
     info = env.probe(args.python)
-    if not args.dry_run and gpu_seen(smi, info) is None:  # before any install (issue 30)
+    if not args.dry_run and env.gpu_seen(smi, info) is None:  # before any install (issue 30)
         return _no_gpu(args, started, clock, smi, info)
     done = install(args, info, smi, args.out / "gpu_check.log")
     if done["python"] != args.python and not args.dry_run:  # a new venv: what checks will see

@@ -263,7 +263,7 @@ def test_no_gpu_is_reported_at_once_without_installing(
     cpu = {"python": "3.11.7", "torch": "2.13.0+cpu", "torch_cuda": None, "gpus": []}
     monkeypatch.setattr(env, "nvidia_smi", lambda: None)
     monkeypatch.setattr(env, "probe", lambda python: cpu)
-    monkeypatch.setattr(gpu_check, "device_files", lambda: [])
+    monkeypatch.setattr(env, "device_files", lambda: [])
     monkeypatch.setattr(gpu_check, "install", lambda *a: pytest.fail("installed without a GPU"))
     started = time.monotonic()
     assert gpu_check.main(["--quick", "--out", str(tmp_path)]) == 1
@@ -272,11 +272,9 @@ def test_no_gpu_is_reported_at_once_without_installing(
     assert report["verdict"] == "no-gpu" and report["install"]["action"].startswith("none")
     assert {step["status"] for step in report["steps"]} == {"skipped"}
     assert "torch 2.13.0+cpu sees no CUDA device" in report["steps"][0]["reason"]
-    assert (
-        gpu_check.gpu_seen({"driver": "580.1", "cuda": [13, 0]}, cpu) == "nvidia-smi: driver 580.1"
-    )
-    monkeypatch.setattr(gpu_check, "device_files", lambda: ["nvidia0"])
-    assert "nvidia0" in gpu_check.gpu_seen(None, cpu)
+    assert env.gpu_seen({"driver": "580.1", "cuda": [13, 0]}, cpu) == "nvidia-smi: driver 580.1"
+    monkeypatch.setattr(env, "device_files", lambda: ["nvidia0"])
+    assert "nvidia0" in env.gpu_seen(None, cpu)
 
 
 def test_work_files_stay_in_the_clone_or_a_given_folder(
