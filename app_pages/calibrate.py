@@ -40,6 +40,7 @@ from costmodels.hardware import LINKS
 from costmodels.limits import MAX_UPLOAD_BYTES
 
 AUTO = "auto-detect"
+TIMES_HEIGHT, RESIDUAL_HEIGHT = 360, 220  # pixels, axes included
 PROFILE_KEY = "cluster_profile"
 # label -> (shipped nccl-tests log, the collective it measured: superbench logs do not say)
 EXAMPLES = {
@@ -48,9 +49,11 @@ EXAMPLES = {
 }
 FIT_TABLE = {"collective": "collective", "level": "level", "alpha (us)": "alpha (us)",
              "bandwidth (GB/s)": "bandwidth (GB/s)", "per-GPU link (GB/s)": "per-GPU link (GB/s)",
-             "per-GPU / nominal (%)": "per-GPU / nominal (%)"}  # fmt: skip
+             "of nominal (%)": "of nominal (%)"}  # fmt: skip
 FIT_MORE = {"ranks": "ranks", "points": "points", "median |error| (%)": "median |error| (%)",
-            "nominal (GB/s)": "nominal (GB/s)"}  # fmt: skip
+            "nominal (GB/s)": "nominal (GB/s)", "per-GPU / nominal (%)": "per-GPU / nominal (%)",
+            "NCCL on nominal (GB/s)": "NCCL on nominal (GB/s)",
+            "B / NCCL on nominal (%)": "B / NCCL on nominal (%)"}  # fmt: skip
 FIELDS = [
     Field("coll", AUTO, choice([AUTO, *COLLECTIVES])),
     Field("level", AUTO, choice([AUTO, "intra", "inter"])),
@@ -129,26 +132,38 @@ def measured_vs_fitted(curves: pd.DataFrame) -> tuple[alt.LayerChart, alt.LayerC
                  alt.Tooltip("fitted_us:Q", format=".4g")],
     )  # fmt: skip
     lines = base.mark_line().encode(y="fitted_us:Q")
+    # The residuals share the colours above, so no second legend; Streamlit sizes a layered
+    # chart by the height it is given (main() passes RESIDUAL_HEIGHT), not by the spec's.
     residual = base.mark_circle(size=35).encode(
+        color=alt.Color("series:N", legend=None),
         y=alt.Y(
             "residual_pct:Q",
             title="measured / fitted - 1 (%)",
-            axis=alt.Axis(tickCount=5, format="~g", grid=True, labels=True, ticks=True),
+            axis=alt.Axis(
+                tickCount=5, format=",.0f", grid=True, labels=True, ticks=True, labelOverlap=True
+            ),
         ),
         tooltip=["series", "bytes", alt.Tooltip("residual_pct:Q", format=".1f")],
     )
     zero = alt.Chart(pd.DataFrame({"y": [0]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
-    return alt.layer(points, lines), alt.layer(residual, zero).properties(height=180)
+    return alt.layer(points, lines), alt.layer(residual, zero)
 
 
 def against_nominal(fits: pd.DataFrame) -> alt.Chart:
-    """Fitted bandwidth beside the nominal rate of the chosen link, per fitted row."""
+    """Fitted bandwidth beside what the chosen links allow, per fitted row: one GPU's link
+    against the nominal rate inside a node; across nodes the bus bandwidth against NCCL's on
+    the nominal links (fits_table's "NCCL on nominal")."""
     rows = fits.dropna(subset=["nominal (GB/s)"])
+    multi = rows["NCCL on nominal (GB/s)"].notna() if "NCCL on nominal (GB/s)" in rows else None
+    fitted = [r["bandwidth (GB/s)"] if multi is not None and multi[i] else r["per-GPU link (GB/s)"]
+              for i, r in rows.iterrows()]  # fmt: skip
+    allowed = [r["NCCL on nominal (GB/s)"] if multi is not None and multi[i]
+               else r["nominal (GB/s)"] for i, r in rows.iterrows()]  # fmt: skip
     long = pd.DataFrame(
         {
             "fit": [f"{r.collective} ({r.level})" for r in rows.itertuples()] * 2,
-            "kind": ["fitted, per GPU"] * len(rows) + ["nominal"] * len(rows),
-            "GB/s": [*rows["per-GPU link (GB/s)"], *rows["nominal (GB/s)"]],
+            "kind": ["fitted"] * len(rows) + ["nominal links allow"] * len(rows),
+            "GB/s": [*fitted, *allowed],
         }
     )
     return (
@@ -157,7 +172,11 @@ def against_nominal(fits: pd.DataFrame) -> alt.Chart:
         .encode(
             y=alt.Y("fit:N", title=None),
             yOffset="kind:N",
-            x=alt.X("GB/s:Q", title="one GPU's link, per direction (GB/s)"),
+            x=alt.X(
+                "GB/s:Q",
+                title="GB/s per direction (intra: one GPU's link; inter: bus "
+                "bandwidth, as NCCL reaches it on the nominal links)",
+            ),
             color=alt.Color("kind:N", title=""),
             tooltip=["fit", "kind", alt.Tooltip("GB/s:Q", format=".4g")],
         )
@@ -176,7 +195,17 @@ def show_profile(profile: ClusterProfile) -> None:
     show_table(fits, FIT_TABLE, more=FIT_MORE, more_label="Ranks, points, error, nominal rate")
     for row in fits.to_dict("records"):
         share = row["per-GPU / nominal (%)"]
-        if share is not None and share == share and share > 100:  # share == share: not NaN
+        bound = row.get("B / NCCL on nominal (%)")
+        if bound is not None and bound == bound:  # several nodes: NCCL on the nominal links
+            if bound > 100:
+                st.warning(
+                    f"{row['collective']} ({row['level']}): the fitted bus bandwidth is "
+                    f"{format_number(bound)} % of what NCCL reaches on {nominal['intra']} inside "
+                    f"and one {nominal['inter']} NIC per GPU at their nominal rates (costmodels."
+                    "nccl): the log measured more than these links carry. Check the level and "
+                    "the links chosen (the nodes may have more NICs than one per GPU)."
+                )
+        elif share is not None and share == share and share > 100:  # share == share: not NaN
             link = nominal[row["level"]]
             st.warning(
                 f"{row['collective']} ({row['level']}): the fitted per-GPU bandwidth is "
@@ -206,8 +235,8 @@ def show_profile(profile: ClusterProfile) -> None:
     if not curves.empty:
         st.subheader("Measured and fitted time")
         times, residuals = measured_vs_fitted(curves)
-        st.altair_chart(times, width="stretch")
-        st.altair_chart(residuals, width="stretch")
+        st.altair_chart(times, width="stretch", height=TIMES_HEIGHT)
+        st.altair_chart(residuals, width="stretch", height=RESIDUAL_HEIGHT)
     st.subheader("Fitted against nominal bandwidth")
     st.altair_chart(against_nominal(fits), width="stretch")
 

@@ -91,6 +91,32 @@ def _nominal(level: str, nominal: dict[str, str]) -> float | None:
     return None if link is None else link.bandwidth_Bps
 
 
+EXPECTED_SIZE = 8 * 2**30  # bytes: the largest size nccl-tests sweeps by default (8 GiB)
+
+
+def nccl_on_nominal_Bps(fit: LinkFit, nominal: dict[str, str]) -> float | None:
+    """The bus bandwidth NCCL would reach for a multi-node fit's collective and ranks on the
+    nominal links at their full nominal rate, one NIC per GPU (costmodels.nccl at 8 GiB): what
+    such a log can show at most. A two-node all-reduce's bus bandwidth exceeds ranks per node x
+    the NIC rate (NCCL's tree keeps half the traffic on NVLink), so B / ranks per node is no
+    bound on its own (issue 30: the page's own two-node example warned at 118 % of HDR)."""
+    from costmodels.nccl.builders import system_from_cluster
+    from costmodels.nccl.tuner import collective_time
+
+    g, p = fit.ranks_per_node, fit.world_size
+    intra, inter = LINKS.get(nominal.get("intra", "")), LINKS.get(nominal.get("inter", ""))
+    if not (fit.collective and g and p and p % g == 0 and p > g and intra and inter):
+        return None
+    try:
+        system = system_from_cluster(
+            gpus_per_node=g, nodes=p // g, intra_bandwidth_Bps=intra.bandwidth_Bps,
+            nic_bandwidth_Bps=inter.bandwidth_Bps, nics_per_node=g,
+        )  # fmt: skip
+        return float(collective_time(fit.collective, [EXPECTED_SIZE], system).busbw_Bps[0])
+    except ValueError:  # a collective the NCCL model does not price (send-recv ...)
+        return None
+
+
 def fits_table(profile: ClusterProfile, nominal: dict[str, str]) -> pd.DataFrame:
     """One row per fitted (collective, level): the fit (B comparable with busbw), one GPU's
     link rate derived from it (``costmodels.calibration.profile.per_gpu``) and the nominal rate it
@@ -107,6 +133,7 @@ def fits_table(profile: ClusterProfile, nominal: dict[str, str]) -> pd.DataFrame
         # one GPU's link: the bus bandwidth itself inside a node, a share of it across nodes
         link = per_gpu(fit) if derive and level == "inter" else fit
         error = fit.median_abs_rel_error
+        expected = nccl_on_nominal_Bps(fit, nominal) if derive and level == "inter" else None
         rows.append(
             {
                 "collective": collective,
@@ -119,7 +146,16 @@ def fits_table(profile: ClusterProfile, nominal: dict[str, str]) -> pd.DataFrame
                 "per-GPU link (GB/s)": link.bandwidth_Bps / 1e9,
                 "nominal (GB/s)": None if rate is None else rate / 1e9,
                 "per-GPU / nominal (%)": None if rate is None else 100 * link.bandwidth_Bps / rate,
+                "NCCL on nominal (GB/s)": None if expected is None else expected / 1e9,
+                "B / NCCL on nominal (%)": None
+                if expected is None
+                else 100 * fit.bandwidth_Bps / expected,
             }
+        )
+        rows[-1]["of nominal (%)"] = (  # the comparison the warning uses (page calibrate)
+            rows[-1]["B / NCCL on nominal (%)"]
+            if expected is not None
+            else rows[-1]["per-GPU / nominal (%)"]
         )
     return pd.DataFrame(rows)
 

@@ -72,14 +72,23 @@ def _tip(field: str, kind: str = "quantitative", fmt: str | None = None) -> dict
     return {**tip, "format": fmt} if fmt else tip
 
 
-def line_chart(frame: pd.DataFrame, column: str, title: str, legend: bool = True) -> Spec:
-    """One line per method over the GPU counts (log2 x axis); colours follow the method names,
-    so charts of the same frame share one legend."""
-    return {
-        "datasets": {"lines": frame[["method", "p", column]]},
+def line_chart(
+    frame: pd.DataFrame, column: str, title: str, legend: bool = True, log_y: bool = False
+) -> Spec:
+    """One line per method over the GPU counts (log2 x axis); colours follow the method names
+    (the ``name`` column when the frame has one: readable names in the legend), so charts of
+    the same frame share one legend. A ``lossy`` column draws those methods dashed; points are
+    hollow and lines slightly translucent so series that coincide stay visible (issue 30);
+    ``log_y`` for a quantity one method can make hundreds of times larger than the rest."""
+    series = "name" if "name" in frame else "method"
+    keep = list(dict.fromkeys(["method", series, "p", column, *(["lossy"] if "lossy" in frame
+                                                                 else [])]))  # fmt: skip
+    y_scale = {"type": "log"} if log_y else {"zero": False}
+    spec: Spec = {
+        "datasets": {"lines": frame[keep]},
         "data": {"name": "lines"},
         "height": 260,
-        "mark": {"type": "line", "point": True},
+        "mark": {"type": "line", "point": {"filled": False, "size": 45}, "opacity": 0.85},
         "encoding": {
             "x": {
                 "field": "p",
@@ -90,19 +99,29 @@ def line_chart(frame: pd.DataFrame, column: str, title: str, legend: bool = True
             "y": {
                 "field": column,
                 "type": "quantitative",
-                "title": title,
-                "scale": {"zero": False},
+                "title": title + (" (log scale)" if log_y else ""),
+                "scale": y_scale,
+                **({"axis": {"labelExpr": LOG_LABELS, "labelOverlap": True}} if log_y else {}),
             },
-            "color": {"field": "method", "type": "nominal", "legend": LEGEND if legend else None},
-            "tooltip": [_tip("method", "nominal"), _tip("p"), _tip(column, fmt=",.4g")],
+            "color": {"field": series, "type": "nominal", "legend": LEGEND if legend else None},
+            "tooltip": [_tip(series, "nominal"), _tip("p"), _tip(column, fmt=",.4g")],
         },
     }
+    if "lossy" in frame:
+        spec["encoding"]["strokeDash"] = {
+            "field": "lossy", "type": "nominal", "scale": {"domain": [False, True],
+                                                           "range": [[1, 0], [5, 3]]},
+            "legend": None,
+        }  # fmt: skip
+    return spec
 
 
 def breakdown_chart(frame: pd.DataFrame) -> Spec:
     """Stacked bars per method: compute, exposed communication, compression (ms)."""
     columns = ["compute_ms", "exposed_comm_ms", "compression_ms"]
-    tidy = frame.melt(id_vars=["method"], value_vars=columns, var_name="part", value_name="ms")
+    bar = "name" if "name" in frame else "method"  # readable names label the bars
+    ids = list(dict.fromkeys(["method", bar]))
+    tidy = frame.melt(id_vars=ids, value_vars=columns, var_name="part", value_name="ms")
     tidy["part"] = tidy["part"].map(dict(zip(columns, PARTS, strict=True)))
     tidy["order"] = tidy["part"].map({part: i for i, part in enumerate(PARTS)})
     return {
@@ -112,10 +131,11 @@ def breakdown_chart(frame: pd.DataFrame) -> Spec:
         "mark": "bar",
         "encoding": {
             "y": {
-                "field": "method",
+                "field": bar,
                 "type": "nominal",
                 "title": None,
-                "sort": list(frame["method"]),
+                "sort": list(frame[bar]),
+                "axis": {"labelLimit": 320},
             },
             "x": {
                 "field": "ms",
@@ -130,7 +150,7 @@ def breakdown_chart(frame: pd.DataFrame) -> Spec:
                 "legend": BOTTOM_LEGEND,
             },
             "order": {"field": "order", "type": "quantitative"},
-            "tooltip": [_tip("method", "nominal"), _tip("part", "nominal"), _tip("ms", fmt=",.3f")],
+            "tooltip": [_tip(bar, "nominal"), _tip("part", "nominal"), _tip("ms", fmt=",.3f")],
         },
     }
 

@@ -44,10 +44,11 @@ from app_pages.query_inputs import (
     text,
     write_back,
 )
-from app_pages.tables import styled
+from app_pages.tables import rows_height, styled
 from costmodels.dp.collective_time import bus_bandwidth_factor
 from costmodels.dp.predict import Cluster
-from costmodels.formatting import format_bytes
+from costmodels.formatting import counted, format_bytes
+from costmodels.hardware.defaults import NCCL_NIC, achieved_text, latency_text
 from costmodels.units import UnitParseError, parse_bandwidth
 
 MODELS = {"nccl": "NCCL (as NCCL runs it)", "textbook": "Textbook algorithms (alpha-beta)"}
@@ -57,7 +58,7 @@ FIELDS = [
     Field("nodes", 2, int_between(1, 4096)),
     Field("gpus", 8, int_between(1, 72)),
     *link_fields("intra", "NVLink 4 (H100)", "100 GB/s", "2 us"),
-    *link_fields("inter", "InfiniBand NDR", "400 Gbit/s", "2 us"),
+    *link_fields("inter", NCCL_NIC, achieved_text(NCCL_NIC), latency_text(NCCL_NIC)),
     Field("red", "", text(40)),
     Field("lo", "1 KB", text(40)),
     Field("hi", "1 GB", text(40)),
@@ -85,6 +86,7 @@ def sidebar() -> list[str]:
             "Reduction throughput",
             key="red",
             help="bytes summed per second, e.g. 1 TB/s; empty: free, as in commatlas predict",
+            placeholder="empty: free (e.g. 1 TB/s)",
         )
     bar.text_input("Smallest message", key="lo", help="e.g. 1 KB")
     bar.text_input("Largest message", key="hi", help="e.g. 1 GB (at most 1 TB)")
@@ -93,6 +95,7 @@ def sidebar() -> list[str]:
         key="measured",
         help="one 'size time' per line, each with its unit, e.g. '1 MB 120 us' or "
         "'1048576 B, 0.12 ms'",
+        placeholder="1 MB 120 us\n16 MB 0.9 ms",
     )
     write_back(FIELDS)
     if nccl:
@@ -174,7 +177,8 @@ def main() -> None:
     cross = crossovers(collective, values, frame)
     factor = float(bus_bandwidth_factor(collective, p))
     st.caption(
-        f"{collective} on {p} GPUs ({state['nodes']} nodes x {state['gpus']} GPUs). {links} "
+        f"{collective} on {counted(p, 'GPU')} ({counted(state['nodes'], 'node')} x "
+        f"{counted(state['gpus'], 'GPU')}). {links} "
         "Both bandwidths count one GPU's link per direction (across nodes: one NIC per GPU); "
         "each curve is the textbook algorithm it names (flat ones run at the slower link once "
         "the GPUs span nodes), not NCCL's choice (the NCCL model above has that). "
@@ -184,14 +188,20 @@ def main() -> None:
     draw(size_chart(frame, "time_us", "time (us)", cross, measured))
     draw(size_chart(frame, "busbw_GBps", "bus bandwidth (GB/s)", cross, measured))
     st.subheader("Time (us) per algorithm")
-    st.dataframe(styled(decade_table(collective, values, low, high)), hide_index=True,
+    decades = decade_table(collective, values, low, high)
+    st.dataframe(styled(decades), hide_index=True, height=rows_height(len(decades)),
                  width="stretch")  # fmt: skip
     st.subheader("Crossover points")
     if cross.empty:
         best = fastest(frame)[0]
         st.write(f"No crossover in this range: {best} is fastest throughout.")
     else:
-        st.dataframe(styled(cross[["bytes", "before", "after"]]), hide_index=True, width="stretch")
+        st.dataframe(
+            styled(cross[["bytes", "before", "after"]]),
+            hide_index=True,
+            width="stretch",
+            height=rows_height(len(cross)),
+        )
     if not measured.empty:
         st.caption(f"{len(measured)} measured points overlaid (black diamonds).")
     with st.expander("Formulas"):

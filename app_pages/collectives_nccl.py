@@ -22,9 +22,10 @@ from app_pages.collectives_nccl_compute import (
 )
 from app_pages.network_inputs import active_profile, cluster_field, cluster_widget
 from app_pages.query_inputs import Field, boolean, choice, int_between, text
-from app_pages.tables import styled
-from costmodels.formatting import format_seconds
+from app_pages.tables import rows_height, styled
+from costmodels.formatting import counted, format_seconds
 from costmodels.hardware import GPUS, LINKS
+from costmodels.hardware.defaults import NCCL_NIC, achieved_text
 from costmodels.limits import MAX_UPLOAD_BYTES
 
 CUSTOM_NIC = "Custom bandwidth per NIC"
@@ -35,8 +36,8 @@ PROTOCOLS = ("auto", "ll", "ll128", "simple")
 FIELDS = [
     cluster_field(),
     Field("gpu", "H100 SXM", choice(list(GPUS))),
-    Field("nic", "InfiniBand NDR", choice([*LINKS, CUSTOM_NIC])),
-    Field("nic_bw", "400 Gbit/s", text(60)),
+    Field("nic", NCCL_NIC, choice([*LINKS, CUSTOM_NIC])),
+    Field("nic_bw", achieved_text(NCCL_NIC), text(60)),  # custom starts at the preset's figure
     Field("nics", 8, int_between(1, 1024)),
     Field("collnet", False, boolean),
     Field("transport", "ib", choice(list(TRANSPORTS))),
@@ -56,7 +57,9 @@ def widgets() -> None:
     bar.selectbox("NIC link (per NIC)", [*LINKS, CUSTOM_NIC], key="nic",
                   help="one NIC's link; a node has 'NICs per node' of them")  # fmt: skip
     if st.session_state["nic"] == CUSTOM_NIC:
-        bar.text_input("Bandwidth per NIC", key="nic_bw", help="e.g. 400 Gbit/s, as achieved")
+        bar.text_input("Bandwidth per NIC", key="nic_bw",
+                       help="as achieved, e.g. 45 GB/s (the InfiniBand NDR preset: 400 Gbit/s "
+                       "nominal x 0.9 achievable)")  # fmt: skip
     bar.number_input("NICs per node", min_value=1, max_value=1024, step=1, key="nics",
                      help="rails; NCCL runs one ring/tree channel per NIC")  # fmt: skip
     bar.selectbox("Transport between nodes", TRANSPORTS, key="transport",
@@ -119,7 +122,8 @@ def view(collective: str, sizes: np.ndarray, pasted) -> None:
         st.error(" ".join(str(exc).split()))
         return
     st.caption(
-        f"{collective} on {system.p} GPUs ({system.nodes} nodes x {system.gpus_per_node} GPUs), "
+        f"{collective} on {counted(system.p, 'GPU')} ({counted(system.nodes, 'node')} x "
+        f"{counted(system.gpus_per_node, 'GPU')}), "
         f"as NCCL would run it. " + " ".join(f"{line}." for line in system.notes)
         + f" Launch {format_seconds(system.launch_s)} per call, added after NCCL's choice. The "
         "intra-node bandwidth is per GPU and direction, the network's per NIC and direction "
@@ -141,7 +145,10 @@ def view(collective: str, sizes: np.ndarray, pasted) -> None:
     # Time: the choice and every candidate it was chosen from.
     draw(size_chart(frame, "time_us", "time (us)", marks, measured))
     st.subheader("Algorithm and protocol NCCL picks")
-    st.dataframe(styled(choice_table(frame)), hide_index=True, width="stretch")
+    choices = choice_table(frame)
+    st.dataframe(
+        styled(choices), hide_index=True, width="stretch", height=rows_height(len(choices))
+    )
     if note or len(measured):
         st.caption(f"{len(measured)} measured points overlaid (diamonds). {note}")
     with st.expander("Every candidate (algorithm/protocol) at the range's ends"):

@@ -26,7 +26,7 @@ from app_pages.query_inputs import (
 )
 from app_pages.tables import show_table
 from costmodels.dp.compare import Scenario, technique_curves, worker_counts
-from costmodels.formatting import format_bandwidth, format_seconds
+from costmodels.formatting import counted, format_bandwidth, format_seconds
 from costmodels.units import UnitParseError, parse_bandwidth, parse_time
 from costmodels.workloads import NAMED_WORKLOADS, parameter_count
 
@@ -147,7 +147,8 @@ def main() -> None:
     )
     st.caption(
         f"{scenario.params:,.0f} parameters = {scenario.message_bytes / 1e6:,.1f} MB of gradient; "
-        f"{total} workers ({inputs['nodes']} nodes x {inputs['gpus']} GPUs); "
+        f"{counted(total, 'worker')} ({counted(inputs['nodes'], 'node')} x "
+        f"{counted(inputs['gpus'], 'GPU')}); "
         f"alpha = {format_seconds(scenario.alpha)}, 1/beta = "
         f"{format_bandwidth(1 / scenario.beta)} per worker and direction (one link each; the "
         "hierarchical curve uses the same link inside and across nodes). Each curve is the "
@@ -161,14 +162,15 @@ def main() -> None:
     ).sort_values("ms")
     show_table(at_total, {"ms": "communication (ms)", "technique": "technique"})
     st.subheader("Formulas")
+    used = set()
     for curve in curves:
         model = costmodels.get(curve.model_id)
         st.markdown(f"**{curve.label}** — `{curve.model_id}` ({curve.variant}); {model.source}")
         st.latex("T = " + model.latex(curve.variant))
-    st.caption(
-        "Symbols: "
-        + "; ".join(f"{s.name}: {s.meaning} [{s.unit}]" for s in costmodels.SYMBOLS.values())
-    )
+        used |= model.variant(curve.variant).time.free_symbols
+    # Only the symbols of the formulas above (issue 30: all ~50 of the project were listed).
+    shown = [s for s in costmodels.SYMBOLS.values() if s.symbol in used]
+    st.caption("Symbols: " + "; ".join(f"{s.name}: {s.meaning} [{s.unit}]" for s in shown))
 
 
 main()

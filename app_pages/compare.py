@@ -11,6 +11,8 @@ one GPU count with the breakdown into compute, exposed communication and compres
 timeline (Gantt) of backward and communication for one method. Colours mean the same in every
 chart (app_pages/charts.PART_COLOURS).
 
+The page draws its title and sidebar first; the results (app_pages/compare_results.py) import
+pandas and the cost formulas only then, so the first paint does not wait for them (issue 30).
 The numbers are those of ``commatlas predict`` (costmodels.dp.predict through
 ``app_pages.compare_methods.predict_fast``); each method's sweep is cached, so changing one input
 reruns only what it affects.
@@ -18,18 +20,14 @@ reruns only what it affects.
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from app_pages.charts import breakdown_chart, draw, gantt_chart, line_chart
 from app_pages.compare_compute import (
     WorkloadKey,
     custom_count_key,
     gpu_counts,
     layer_list_key,
     profiled_step_s,
-    sweep_rows,
-    timeline_frame,
 )
 from app_pages.compare_inputs import (
     CUSTOM_COUNT,
@@ -42,16 +40,8 @@ from app_pages.compare_inputs import (
 from app_pages.compare_methods import describe
 from app_pages.network_inputs import resolve_link
 from app_pages.query_inputs import show_problems, write_back
-from app_pages.tables import show_table
-from costmodels.formatting import format_bandwidth, format_number, format_seconds
+from costmodels.formatting import format_seconds
 from costmodels.units import parse_time
-
-TABLE = {"rank": "rank", "method": "method", "iteration_ms": "iteration (ms)",
-         "speedup": "vs slowest (x)", "samples_per_s": "throughput (samples/s)",
-         "efficiency_pct": "scaling efficiency (%)"}  # fmt: skip
-MORE = {"description": "what it is", "compute_ms": "compute (ms)",
-        "exposed_comm_ms": "exposed communication (ms)", "compression_ms": "compression (ms)",
-        "comm_busy_ms": "communication busy (ms)"}  # fmt: skip
 
 
 def workload_key() -> WorkloadKey:
@@ -97,43 +87,6 @@ def pick(key: str, options: list, fallback) -> None:
         st.session_state[key] = fallback
 
 
-def results_frame(key, step_s, links, counts) -> tuple[pd.DataFrame, list[str]]:
-    state = st.session_state
-    rows = []
-    for label in state["methods"]:
-        rows += sweep_rows(
-            key, int(state["batch"]), step_s, links, int(state["gpus"]), counts, label
-        )
-    errors = sorted({f"{row['method']}: {row['error']}" for row in rows if row["error"]})
-    good = [row for row in rows if not row["error"]]
-    return pd.DataFrame(good), errors
-
-
-def ranking(at: pd.DataFrame) -> pd.DataFrame:
-    """The methods at one GPU count, fastest first, with the columns of TABLE and MORE."""
-    table = at.sort_values("iteration_ms").reset_index(drop=True)
-    table.insert(0, "rank", range(1, len(table) + 1))
-    table["description"] = [describe(label) for label in table["method"]]
-    table["efficiency_pct"] = 100 * table["efficiency"]
-    table["speedup"] = table["iteration_ms"].max() / table["iteration_ms"]
-    return table[[*TABLE, *MORE]]
-
-
-def answer(table: pd.DataFrame, p: int) -> str:
-    """The one-line answer: the best method here, its time and efficiency, and the next one."""
-    best = table.iloc[0]
-    line = (
-        f"Best here ({p} GPUs): **{describe(best['method'])}** — "
-        f"{format_number(best['iteration_ms'])} ms per iteration, "
-        f"{format_number(best['efficiency_pct'])} % scaling efficiency"
-    )
-    if len(table) > 1:
-        runner = table.iloc[1]
-        slower = 100 * (runner["iteration_ms"] / best["iteration_ms"] - 1)
-        line += f" (next: {describe(runner['method'])}, {format_number(slower)} % slower)"
-    return line + "."
-
-
 def main() -> None:
     st.title("Compare methods")
     problems = sidebar(step_line)
@@ -155,7 +108,7 @@ def main() -> None:
     try:
         key = workload_key()
         step_s, step_source = step_time(key)
-        intra = resolve_link("Intra-node link", "intra", "intra")
+        intra = resolve_link("Intra-node link", "intra", "intra", gpu=state["gpu"])
         inter = resolve_link("Inter-node link", "inter", "inter")
     except ValueError as exc:
         st.error(str(exc))
@@ -163,48 +116,11 @@ def main() -> None:
     gpu = "" if state["gpu"] == OTHER_GPU else state["gpu"]
     nics = int(state["nics"])
     links = (intra.bandwidth_Bps, intra.latency_s, inter.bandwidth_Bps, inter.latency_s, nics, gpu)
-    frame, errors = results_frame(key, step_s, links, counts)
-    at_p = int(state["at"])
-    at = frame[frame["p"] == at_p] if not frame.empty else frame
-    if not at.empty:
-        st.success(answer(ranking(at), at_p))
-    per_node = nics or int(state["gpus"])
-    st.caption(
-        f"{total} GPUs ({state['nodes']} nodes x {state['gpus']} GPUs); single-GPU step "
-        f"{format_seconds(step_s)} ({step_source}); batch {state['batch']} per GPU. "
-        f"{intra.description}, per GPU and direction. {inter.description}, per NIC and "
-        f"direction; {per_node} NIC(s) per node = "
-        f"{format_bandwidth(per_node * inter.bandwidth_Bps)} per node. All-reduce 'nccl': "
-        "NCCL's own algorithm and protocol per message on "
-        f"{gpu or 'a fabric given by the intra-node bandwidth'}; textbook algorithms run on one "
-        "GPU's share of the links. Reductions are free (as in commatlas predict); compression "
-        "kernels cost their H200-calibrated time."
-    )
-    if errors:
-        st.warning("Some points could not be predicted:\n\n" + "\n\n".join(errors))
-    if frame.empty:
-        st.error("No method could be predicted for these inputs.")
-        return
-    draw(line_chart(frame, "iteration_ms", "iteration time (ms)"))
-    left, right = st.columns(2)
-    draw(line_chart(frame, "samples_per_s", "throughput (samples/s)", legend=False), left)
-    draw(line_chart(frame, "efficiency_pct", "scaling efficiency (%)", legend=False), right)
-    st.subheader(f"At {at_p} GPUs")
-    show_table(ranking(at), TABLE, more=MORE, more_label="Breakdown and descriptions",
-               key="method")  # fmt: skip
-    draw(breakdown_chart(at.sort_values("iteration_ms")))
-    gantt = state["gantt"]
-    st.subheader(f"Timeline of {describe(gantt)} at {at_p} GPUs")
-    try:
-        timeline, cut = timeline_frame(
-            key, int(state["batch"]), step_s, links, int(state["gpus"]), at_p, gantt
-        )
-    except ValueError as exc:
-        st.warning(f"No timeline for {gantt}: {exc}")
-        return
-    draw(gantt_chart(timeline))
-    if cut:
-        st.caption(f"The first {len(timeline)} bars are drawn; {cut} more messages are not.")
+    # Drawn so far: the title and the sidebar. What computes and draws the results (pandas,
+    # the cost formulas, sympy) is imported now, not before the first paint (issue 30).
+    from app_pages.compare_results import show_results
+
+    show_results(key, step_s, step_source, intra, inter, links, counts)
 
 
 main()

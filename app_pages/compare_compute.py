@@ -9,8 +9,8 @@ engine of ``commatlas predict``).
 >>> counts = gpu_counts(4, 8)
 >>> counts
 (1, 2, 3, 4, 5, 6, 7, 8, 16, 24, 32)
->>> rows = sweep_rows(("named", "ResNet-50"), 32, 0.3, (100e9, 2e-6, 12.5e9, 5e-6), 8, (1, 32),
-...                   "wfbp/ring")
+>>> links = (100e9, 2e-6, 12.5e9, 5e-6, 0, "")  # intra, inter, NICs (0: one per GPU), no GPU
+>>> rows = sweep_rows(("named", "ResNet-50"), 32, 0.3, links, 8, (1, 32), "wfbp/ring")
 >>> [row["p"] for row in rows]
 [1, 32]
 """
@@ -18,10 +18,13 @@ engine of ``commatlas predict``).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import streamlit as st
+
+if TYPE_CHECKING:  # pandas is imported where a frame is built: the sidebar paints before it
+    import pandas as pd
 
 from app_pages.compare_methods import compression_share, parse_method, predict_fast
 from costmodels.dp.cluster import per_gpu_share
@@ -217,6 +220,8 @@ def timeline_frame(
     if len(compute_rows) > MAX_GANTT_SEGMENTS:
         keep = {id(row) for row in compute_rows[:MAX_GANTT_SEGMENTS]}
         rows = [row for row in rows if row["lane"] == "communication" or id(row) in keep]
+    import pandas as pd
+
     return pd.DataFrame(rows, columns=["lane", "name", "start_ms", "end_ms"]), cut
 
 

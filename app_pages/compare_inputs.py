@@ -25,7 +25,13 @@ from app_pages.compare_methods import (
     parse_method,
     valid_label,
 )
-from app_pages.network_inputs import cluster_field, cluster_widget, link_fields, link_widgets
+from app_pages.network_inputs import (
+    GPU_LINK,
+    cluster_field,
+    cluster_widget,
+    link_fields,
+    link_widgets,
+)
 from app_pages.query_inputs import (
     Field,
     choice,
@@ -39,6 +45,7 @@ from app_pages.query_inputs import (
 from costmodels.dp.cluster import ALLREDUCE_CHOICES
 from costmodels.dp.predict import SCHEDULE_NAMES, Method
 from costmodels.hardware import GPUS
+from costmodels.hardware.defaults import DP_NETWORK, achieved_text, latency_text
 from costmodels.workloads import NAMED_WORKLOADS, get_workload
 
 
@@ -72,13 +79,20 @@ FIELDS = [
     Field("step", "300 ms", text(40)),
     Field("nodes", 4, int_between(1, 4096)),
     Field("gpus", 8, int_between(1, 72)),
-    *link_fields("intra", "NVLink 4 (H100)", "100 GB/s", "2 us"),
-    *link_fields("inter", "100 GbE", "100 Gbit/s", "5 us"),
+    *link_fields("intra", GPU_LINK, "100 GB/s", "2 us", follow_gpu=True),
+    *link_fields("inter", DP_NETWORK, achieved_text(DP_NETWORK), latency_text(DP_NETWORK)),
     Field("nics", 0, int_between(0, 1024)),  # NICs per node; 0: one per GPU
     Field("methods", list(DEFAULT_METHODS), comma_list(valid_label, MAX_METHODS), join_list),
     Field("at", 0, int_between(0, 10**7)),  # 0: the full cluster
     Field("gantt", "", text(80)),  # "": the first method
 ]
+
+
+CHIPS_WRAP = (
+    "<style>[data-testid='stSidebar'] [data-tag]{max-width:100%;height:auto}"
+    "[data-testid='stSidebar'] [data-tag] > span{white-space:normal;overflow:visible;"
+    "text-overflow:clip;max-width:none}</style>"
+)
 
 
 def sidebar(step_line: Callable[[], str]) -> list[str]:
@@ -120,7 +134,8 @@ def sidebar(step_line: Callable[[], str]) -> list[str]:
                      help=range_help(1, 4096, "whole nodes of the GPUs per node"))  # fmt: skip
     bar.number_input("GPUs per node", min_value=1, max_value=72, step=1, key="gpus",
                      help=range_help(1, 72, "GPUs sharing one intra-node fabric"))  # fmt: skip
-    link_widgets("Intra-node link", "intra", "per GPU and direction, e.g. 300 GB/s")
+    link_widgets("Intra-node link", "intra", "per GPU and direction, e.g. 300 GB/s",
+                 follow_gpu=True)  # fmt: skip
     link_widgets("Inter-node link", "inter", "per NIC and direction, e.g. 400 Gbit/s")
     bar.number_input(
         "NICs per node (0: one per GPU)", min_value=0, max_value=1024, step=1, key="nics",
@@ -128,6 +143,9 @@ def sidebar(step_line: Callable[[], str]) -> list[str]:
         "a ring or tree channel on every one. " + range_help(0, 1024, "0 means one per GPU"),
     )  # fmt: skip
     bar.header("Methods")
+    # Method names are long ("MG-WFBP · nccl all-reduce + topk:0.01"): let the chips wrap
+    # instead of cutting them to "MG-WFBP · nccl all-r..." (issue 30).
+    bar.markdown(CHIPS_WRAP, unsafe_allow_html=True)
     chosen = list(st.session_state["methods"])
     options = [*PRESET_METHODS, *(label for label in chosen if label not in PRESET_METHODS)]
     bar.multiselect(

@@ -33,12 +33,11 @@ import re
 from collections.abc import Callable
 from functools import cache, lru_cache
 
-import sympy as sp
-
 import costmodels
 from costmodels.dp.cluster import ALLREDUCE_CHOICES
 from costmodels.dp.collective_time import ALLREDUCE_ALGORITHMS
-from costmodels.dp.compression_exchange import exchange_time
+from costmodels.dp.compression_cost import kernel_memory_bandwidth
+from costmodels.dp.compression_exchange import exchange_time, spec_record
 from costmodels.dp.predict import (
     SCHEDULE_NAMES,
     Cluster,
@@ -48,7 +47,6 @@ from costmodels.dp.predict import (
     predict,
 )
 from costmodels.dp.predict import message_seconds as exact_message_seconds
-from costmodels.symbols import key_of, n
 from costmodels.workloads import Workload
 
 ARCHITECTURES = {"allreduce": "all-reduce", "ps": "parameter server"}
@@ -99,6 +97,7 @@ _LABEL = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
 def parse_method(label: str) -> Method:
     """The Method whose ``.label`` is ``label``; ValueError with the reason otherwise."""
     text = str(label).strip()
@@ -113,7 +112,7 @@ def parse_method(label: str) -> Method:
         raise ValueError(f"{text!r}: schedule must be one of {', '.join(SCHEDULE_NAMES)}")
     compression = parts["compression"] or "none"
     if compression != "none":
-        exchange_time(compression, 4e6, 2, 0.0, 1e-9, 0.0)  # raises for a bad spec
+        spec_record(compression)  # raises for a bad spec, without building a cost model
     if parts["placement"]:
         servers = int(parts["servers"]) if parts["servers"] else None
         if servers is not None and servers < 1:
@@ -127,9 +126,7 @@ def parse_method(label: str) -> Method:
         )
     else:
         if parts["collective"] not in ALLREDUCE_CHOICES:
-            raise ValueError(
-                f"{text!r}: collective must be one of {', '.join(ALLREDUCE_CHOICES)}"
-            )
+            raise ValueError(f"{text!r}: collective must be one of {', '.join(ALLREDUCE_CHOICES)}")
         method = Method(
             schedule=parts["schedule"], collective=parts["collective"], compression=compression
         )
@@ -147,8 +144,15 @@ def valid_label(label: str) -> str:
 @cache
 def _affine_parts(model_id: str, variant: str) -> tuple[list[str], Callable, Callable] | None:
     """(argument names, intercept(...), slope(...)) when T(n) is affine in n, else None."""
+    import sympy as sp  # here, not at import: the page's sidebar draws before sympy loads
+
+    from costmodels.symbols import key_of, n
+
     expr = costmodels.get(model_id).variant(variant).time
-    slope = sp.simplify(sp.diff(expr, n))
+    # No sp.simplify: it costs ~1 s on first use (it imports sympy.physics) and the formulas'
+    # derivatives are already free of n when they are affine; a slope that only simplifies to
+    # a constant takes the exact (memoised) path, which is equal, only slower.
+    slope = sp.diff(expr, n)
     if slope.has(n):  # not affine in n (e.g. Max(n, ...)): memoise the exact function instead
         return None
     intercept = expr.subs(n, 0)
@@ -213,11 +217,39 @@ def compression_share(method: Method, cluster: Cluster, prediction: Prediction) 
             alpha,
             beta,
             values["gamma"],
+            kernel_memory_bandwidth(cluster.gpu),  # as message_seconds prices it
         )[1]
         for seg in prediction.result.comm_segments()
         if seg.bytes > 0
     )
     return min(1.0, kernel / period)
+
+
+@cache
+def _record_lossless(record_id: str) -> bool | None:
+    """The ``lossless`` field of one record, read from its YAML alone (loading and checking the
+    whole taxonomy takes seconds; this page only needs one field)."""
+    import yaml
+
+    from taxonomy.loader import RECORDS_DIR
+    from taxonomy.schema import Record
+
+    path = next(RECORDS_DIR.glob(f"*/{record_id}.yaml"))
+    return Record.model_validate(yaml.safe_load(path.read_text(encoding="utf-8"))).lossless
+
+
+def lossless(label: str) -> bool:
+    """Whether the method trains exactly as dense SGD does: no compression, or a compressor whose
+    record says ``lossless: true`` (issue 30: a lossy method was recommended without a word)."""
+    method = parse_method(label)
+    if method.compression == "none":
+        return True
+    return bool(_record_lossless(spec_record(method.compression)))
+
+
+def display_name(label: str) -> str:
+    """``describe`` plus " (lossy)" for a method that changes what training computes."""
+    return describe(label) + ("" if lossless(label) else " (lossy)")
 
 
 def describe(label: str) -> str:

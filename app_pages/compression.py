@@ -65,6 +65,7 @@ def sidebar() -> list[str]:
         "Reduction throughput",
         key="red",
         help="bytes summed per second, e.g. 1 TB/s; empty: free, as in commatlas predict",
+        placeholder="empty: free (e.g. 1 TB/s)",
     )
     bar.selectbox("GPU running the kernels", list(GPUS), key="gpu")
     bar.number_input("Sparsity density (k / d)", min_value=1e-6, max_value=1.0, step=0.001,

@@ -29,10 +29,9 @@ import math
 import streamlit as st
 
 from costmodels.dp.compression_breakeven import Breakeven
-from costmodels.dp.compression_cost import h200_copy_bandwidth_Bps
+from costmodels.dp.compression_cost import kernel_memory_bandwidth
 from costmodels.dp.compression_exchange import exchange_time
 from costmodels.formatting import format_bandwidth
-from costmodels.hardware import get_gpu
 
 PROBE_BETA = 1e-9  # s/byte (1 GB/s): any positive beta gives the same slope of a linear T
 FIXED = {
@@ -66,10 +65,7 @@ def memory_bandwidth_for(gpu: str) -> float | None:
     Elsewhere the measured H200 copy bandwidth scaled by the nominal ratio, so that c is scaled
     by H200 nominal / GPU nominal (measured and nominal bandwidths are never mixed).
     """
-    chosen, h200 = get_gpu(gpu), get_gpu("H200 SXM")
-    if chosen.name == h200.name:
-        return None
-    return h200_copy_bandwidth_Bps() * chosen.memory_bandwidth_Bps / h200.memory_bandwidth_Bps
+    return kernel_memory_bandwidth(gpu)  # one rule with costmodels.dp.predict (issue 30)
 
 
 def breakeven_text(bandwidth_Bps: float, pays_below: bool) -> str:

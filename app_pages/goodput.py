@@ -34,7 +34,7 @@ from app_pages.query_inputs import (
     write_back,
 )
 from app_pages.tables import show_table
-from costmodels.formatting import format_bytes, format_percent
+from costmodels.formatting import counted, format_bytes, format_percent
 from costmodels.goodput import MODES
 from costmodels.goodput import sources as s
 from costmodels.hardware import GPUS
@@ -93,7 +93,8 @@ def sidebar() -> list[str]:
                   help="sync: training waits for storage; async: only for the copy to host "
                   "memory (CheckFreq); in-memory: a peer keeps the copy (GEMINI)")  # fmt: skip
     bar.selectbox("Interval rule", RULES, key="gp_rule", help="Daly 2006, Young 1974, exact")
-    bar.text_input("Fixed interval", key="gp_interval", help="e.g. 1 h; empty: the optimum")
+    bar.text_input("Fixed interval", key="gp_interval", help="e.g. 1 h; empty: the optimum",
+                   placeholder="empty: the optimal interval")  # fmt: skip
     bar.text_input(
         "Storage bandwidth",
         key="gp_storage",
@@ -104,18 +105,22 @@ def sidebar() -> list[str]:
         key="gp_node_bw",
         help="50 GB/s: two 200 Gbit/s front-end NICs (an estimate)",
     )
-    bar.text_input("GPU-to-host bandwidth", key="gp_host_bw", help="empty: the GPU's PCIe link")
+    bar.text_input("GPU-to-host bandwidth", key="gp_host_bw", help="empty: the GPU's PCIe link",
+                   placeholder="empty: the GPU's PCIe link")  # fmt: skip
     bar.text_input(
         "Peer bandwidth per node",
         key="gp_peer_bw",
         help="in-memory mode; empty: 25 GB/s per GPU (one 200 Gbit/s NIC each)",
+        placeholder="empty: 25 GB/s per GPU",
     )
     bar.checkbox("Spread replicated tensors over replicas", key="gp_balanced")
     bar.header("Failures")
     bar.text_input("MTBF of one GPU", key="gp_gpu_mtbf",
                    help="e.g. 2000 days; empty: from Llama 3's 419 unexpected interruptions in "
-                   "54 days on 16,384 GPUs")  # fmt: skip
-    bar.text_input("Measured MTBF of the job", key="gp_job_mtbf", help="e.g. 3 h; overrides")
+                   "54 days on 16,384 GPUs",
+                   placeholder="empty: Llama 3's failure rate")  # fmt: skip
+    bar.text_input("Measured MTBF of the job", key="gp_job_mtbf", help="e.g. 3 h; overrides",
+                   placeholder="e.g. 3 h (optional)")  # fmt: skip
     bar.text_input(
         "Restart time",
         key="gp_restart",
@@ -201,7 +206,8 @@ def main() -> None:
     size = case.size
     failures = "measured" if case.job_mtbf_s else f"{case.gpu_mtbf_s / 86_400:,.0f} GPU-days each"
     st.caption(
-        f"{size.gpus:,} GPUs ({size.nodes:,} nodes); checkpoint {format_bytes(size.total_bytes)} "
+        f"{counted(size.gpus, 'GPU')} ({counted(size.nodes, 'node')}); checkpoint "
+        f"{format_bytes(size.total_bytes)} "
         f"for the job, {format_bytes(size.busiest_gpu_bytes)} from the busiest GPU (weights + "
         f"optimizer states, 14 bytes per parameter). Job MTBF {chosen.job_mtbf_s / 3600:.3g} h "
         f"({failures}); host link: {case.host_source}. Goodput: Daly's expected wall-clock "

@@ -25,8 +25,10 @@ from costmodels.goodput import (
     what_if,
 )
 from costmodels.goodput import sources as s
+from costmodels.hardware.defaults import LLM_INTER
 from costmodels.llm.layout_check import checked_layout
 from costmodels.llm.shapes import Layout, TransformerShape
+from costmodels.units import parse_bandwidth
 
 #: what the layout checker calls each input on this page
 NAMES = {"tp": "TP", "pp": "PP", "dp": "DP", "cp": "CP", "ep": "EP", "micro_batch": "micro-batch",
@@ -34,7 +36,7 @@ NAMES = {"tp": "TP", "pp": "PP", "dp": "DP", "cp": "CP", "ep": "EP", "micro_batc
          "sequence_parallel": "sequence parallel", "layers": "layers", "heads": "heads",
          "kv_heads": "key-value heads", "ffn": "FFN", "seq_len": "sequence",
          "experts": "experts", "gpus_per_node": "GPUs per node", "gpus": "GPUs"}  # fmt: skip
-INTER_PER_GPU_BPS = 25e9  # predict-llm's default --inter: one 200 Gbit/s NIC per GPU
+INTER_PER_GPU_BPS = parse_bandwidth(LLM_INTER)  # predict-llm's default --inter (one definition)
 CURVE_POINTS = 60
 #: one colour per write mode (Vega's category10 blue, orange, green)
 MODE_COLOURS = {"sync": "#4c78a8", "async": "#f58518", "in-memory": "#54a24b"}
@@ -167,8 +169,14 @@ def goodput_chart(curves: pd.DataFrame, results: dict[str, GoodputPrediction]) -
         "datasets": {"curves": curves, "chosen": chosen},
         "height": 280,
         "layer": [
-            {"data": {"name": "curves"}, "mark": "line",
-             "encoding": {"x": x, "y": y, "color": color, "tooltip": tip}},
+            # dashes per mode and a little transparency: modes whose curves coincide (async
+            # and in-memory often do) stay visible (issue 30)
+            {"data": {"name": "curves"}, "mark": {"type": "line", "strokeWidth": 2.5,
+                                                  "opacity": 0.85},
+             "encoding": {"x": x, "y": y, "color": color, "tooltip": tip,
+                          "strokeDash": {"field": "mode", "type": "nominal", "legend": None,
+                                         "scale": {"domain": list(MODE_COLOURS),
+                                                   "range": [[1, 0], [8, 4], [2, 3]]}}}},
             {"data": {"name": "chosen"}, "mark": {"type": "point", "filled": True, "size": 80},
              "encoding": {"x": x, "y": y, "color": color, "tooltip": tip}},
         ],

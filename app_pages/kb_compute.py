@@ -81,6 +81,16 @@ def matching(records: Iterable[Record], query: str, criteria: Filter) -> list[Re
     return select(records, criteria)
 
 
+def did_you_mean(records: Iterable[Record], query: str) -> str:
+    """The records a mistyped query most likely meant, "name (id)" joined (taxonomy.suggest, as
+    ``commatlas search`` and ``show`` suggest); "" when nothing is close."""
+    from taxonomy.suggest import record_spellings, suggest
+
+    by_id = {record.id: record for record in records}
+    close = suggest(query, record_spellings(by_id.values()), limit=3) if query.strip() else []
+    return ", ".join(f"{by_id[i].name.split(' (')[0]} ({i})" for i in close)
+
+
 @st.cache_data(show_spinner=False)
 def formula_latex(model_id: str) -> tuple[str, str]:
     """(LaTeX of the default variant's time, the publication it follows)."""

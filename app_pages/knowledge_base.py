@@ -20,6 +20,7 @@ from app_pages.kb_compute import (
     LEVEL_TITLES,
     categories,
     citation_text,
+    did_you_mean,
     formula_latex,
     load_records,
     matching,
@@ -59,7 +60,8 @@ def fields(category_names: list[str]) -> list[Field]:
 
 def sidebar(category_names: list[str]) -> None:
     bar = st.sidebar
-    bar.text_input("Search", key="q", help="words in the name, aliases, category or summary")
+    bar.text_input("Search", key="q", help="words in the name, aliases, category or summary",
+                   placeholder="e.g. top-k, all-reduce tree")  # fmt: skip
     bar.selectbox(
         "Level", [ANY, *LEVEL_TITLES], key="kb_level",
         format_func=lambda v: v if v == ANY else f"{v} ({LEVEL_TITLES[v]})",
@@ -147,7 +149,9 @@ def main() -> None:
     show_problems(problems)
     st.markdown(f"**{len(found)} of {len(records)} records** match.")
     if not found:
-        st.info("No record matches: remove a filter or a search word.")
+        close = did_you_mean(records, st.session_state["q"])
+        hint = f" Did you mean {close}?" if close else ""
+        st.info(f"No record matches: remove a filter or a search word.{hint}")
         return
     frame = table(found)
     st.altair_chart(chart(frame), width="stretch")

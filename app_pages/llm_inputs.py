@@ -18,10 +18,10 @@ from app_pages.llm_compute import Search, cluster_key
 from app_pages.llm_models import CUSTOM_SIZE, MODEL_CHOICES, model_shape
 from app_pages.network_inputs import (
     CUSTOM,
+    GPU_LINK,
     cluster_field,
     cluster_widget,
     link_fields,
-    link_options,
     link_widgets,
     resolve_link,
 )
@@ -37,8 +37,9 @@ from app_pages.query_inputs import (
     text,
 )
 from costmodels.hardware import GPUS
+from costmodels.hardware.defaults import LLM_INTER, LLM_INTER_LATENCY
 from costmodels.llm.frameworks import FRAMEWORKS_ORDER
-from costmodels.llm.intra_link import gpu_intra_link
+from costmodels.llm.planner import ALL_RECOMPUTE, DEFAULT_MICRO_BATCHES, DEFAULT_ZERO_STAGES
 from costmodels.llm.precision import PRECISIONS as PRECISION_CHOICES
 from costmodels.llm.shapes import TransformerShape
 
@@ -51,7 +52,6 @@ CONTEXT_PARALLEL = [1, 2, 4, 8, 16]
 EXPERT_PARALLEL = [1, 2, 4, 8, 16, 32, 64]
 PRECISIONS = list(PRECISION_CHOICES)
 FRAMEWORKS = list(FRAMEWORKS_ORDER)
-GPU_LINK = "Follows the GPU (its NVLink, else PCIe)"
 MAX_GPUS = 32_768  # group placement is computed rank by rank; beyond this a rerun takes seconds
 MAX_MEASURED_S = 1e6  # seconds: a step of more than 11 days is a typo
 MEASURED_HELP = "e.g. tp=8,pp=1,dp=2,mb=1 (keys tp pp dp mb v zero recompute sp cp ep)"
@@ -67,14 +67,6 @@ def _one_of(options: list) -> Callable[[str], object]:
     return parse
 
 
-_INTRA = link_fields("intra", GPU_LINK, "300 GB/s", "2 us")
-
-
-def _intra_choice(raw: str) -> str:
-    # The shared link parser, plus this page's "Follows the GPU" default.
-    return raw if raw == GPU_LINK else _INTRA[0].parse(raw)
-
-
 FIELDS = [
     cluster_field(),
     Field("model", "Llama 2 7B", choice(MODEL_CHOICES)),
@@ -84,9 +76,8 @@ FIELDS = [
     Field("nodes", 2, int_between(1, 4096)),
     Field("gpus", 8, int_between(1, 72)),
     Field("gpu", "A100 80GB SXM", choice(list(GPUS))),
-    Field("intra", GPU_LINK, _intra_choice),
-    *_INTRA[1:],
-    *link_fields("inter", "InfiniBand HDR", "25 GB/s", "5 us"),
+    *link_fields("intra", GPU_LINK, "300 GB/s", "2 us", follow_gpu=True),
+    *link_fields("inter", CUSTOM, LLM_INTER, LLM_INTER_LATENCY),  # predict-llm's default
     Field("prec", "bf16", choice(PRECISIONS)),
     Field("fw", "megatron", choice(FRAMEWORKS)),
     Field("fp8r", "default", choice(FP8_RECIPES)),
@@ -94,25 +85,16 @@ FIELDS = [
     Field("pcap", 0.0, float_between(0.0, 5000.0)),
     Field("mstep", 0.0, float_between(0.0, MAX_MEASURED_S)),
     Field("mlayout", "tp=8,pp=1,dp=2,mb=1", text(200)),
-    Field("mbs", [1, 2, 4], comma_list(_one_of(MICRO_BATCHES), 5), join_list),
-    Field("zero", [0, 1], comma_list(_one_of(ZERO_STAGES), 4), join_list),
-    Field("rc", ["none", "selective", "full"], comma_list(_one_of(RECOMPUTE), 4), join_list),
+    # the search plan-llm runs without --micro-batches / --zero-stages (costmodels.llm.planner)
+    Field("mbs", list(DEFAULT_MICRO_BATCHES), comma_list(_one_of(MICRO_BATCHES), 5), join_list),
+    Field("zero", list(DEFAULT_ZERO_STAGES), comma_list(_one_of(ZERO_STAGES), 4), join_list),
+    Field("rc", list(ALL_RECOMPUTE), comma_list(_one_of(RECOMPUTE), 4), join_list),
     Field("sp", "both", choice(list(SEQUENCE_PARALLEL))),
     Field("cp", [1], comma_list(_one_of(CONTEXT_PARALLEL), 5), join_list),
     Field("ep", [1], comma_list(_one_of(EXPERT_PARALLEL), 7), join_list),
     Field("maxv", 4, int_between(1, 128)),
     Field("top", 15, int_between(1, 200)),
 ]
-
-
-def _intra_widgets() -> None:
-    bar = st.sidebar
-    bar.selectbox("Intra-node link", [GPU_LINK, *link_options()], key="intra",
-                  help="per GPU and direction; by default the chosen GPU's own fabric")  # fmt: skip
-    if st.session_state["intra"] == CUSTOM:
-        bar.text_input("Intra-node link bandwidth", key="intra_bw",
-                       help="per GPU and direction, e.g. 300 GB/s")  # fmt: skip
-        bar.text_input("Intra-node link latency", key="intra_lat", help="per message, e.g. 2 us")
 
 
 def sidebar() -> list[str]:
@@ -132,7 +114,8 @@ def sidebar() -> list[str]:
     bar.number_input("GPUs per node", min_value=1, max_value=72, step=1, key="gpus",
                      help=range_help(1, 72, "GPUs sharing one intra-node fabric"))  # fmt: skip
     bar.selectbox("GPU", list(GPUS), key="gpu", help="peak FLOP/s, memory and NVLink per GPU")
-    _intra_widgets()
+    link_widgets("Intra-node link", "intra", "per GPU and direction, e.g. 300 GB/s",
+                 follow_gpu=True)  # fmt: skip
     link_widgets("Inter-node link", "inter")
     bar.header("Step")
     bar.selectbox("Precision (GEMMs)", PRECISIONS, key="prec")
@@ -185,13 +168,7 @@ def cluster_from_inputs() -> tuple[tuple, list[str]]:
     """The cluster as a cache key and one line per link saying where its numbers come from."""
     state = st.session_state
     gpu = GPUS[state["gpu"]]
-    if state["intra"] == GPU_LINK:
-        own = gpu_intra_link(gpu)
-        intra_bw, intra_lat, intra_line = own.bandwidth_Bps, own.latency_s, own.description
-        intra_line = f"Intra-node link: {intra_line}"
-    else:
-        intra = resolve_link("Intra-node link", "intra", "intra")
-        intra_bw, intra_lat, intra_line = intra.bandwidth_Bps, intra.latency_s, intra.description
+    intra = resolve_link("Intra-node link", "intra", "intra", gpu=state["gpu"])
     inter = resolve_link("Inter-node link", "inter", "inter")
     cap = float(state["pcap"]) or None
     if cap is not None:
@@ -201,9 +178,9 @@ def cluster_from_inputs() -> tuple[tuple, list[str]]:
             clock_factor(gpu.name, cap)
         except ValueError as exc:
             raise ValueError(f"GPU power cap: {exc}".replace("--power-cap", "the cap")) from None
-    key = cluster_key(gpu, int(state["gpus"]), intra_bw, inter.bandwidth_Bps, intra_lat,
-                      inter.latency_s, cap)  # fmt: skip
-    return key, [intra_line, inter.description]
+    key = cluster_key(gpu, int(state["gpus"]), intra.bandwidth_Bps, inter.bandwidth_Bps,
+                      intra.latency_s, inter.latency_s, cap)  # fmt: skip
+    return key, [intra.description, inter.description]
 
 
 def check_precision() -> None:

@@ -41,7 +41,7 @@ from app_pages.llm_inputs import (
 )
 from app_pages.query_inputs import show_problems, write_back
 from app_pages.tables import show_table
-from costmodels.formatting import format_number
+from costmodels.formatting import counted, format_number
 from costmodels.hardware import GPUS
 from costmodels.llm.model_size import parameter_count
 from costmodels.llm.precision import linear_gemm_dtype, tensor_peak_flops
@@ -113,13 +113,20 @@ def comm_bars(top: pd.DataFrame) -> alt.Chart:
         value_name="seconds",
     )
     long["dimension"] = long["dimension"].str.removesuffix("_comm_s").str.upper()
+    # Largest dimension first, in the legend and the stack; dimensions that move nothing in
+    # any of these layouts are left out (issue 30: they were listed alphabetically).
+    totals = long.groupby("dimension")["seconds"].sum().sort_values(ascending=False)
+    order = [name for name, total in totals.items() if total > 0] or list(totals.index)
+    long = long[long["dimension"].isin(order)]
+    long["rank"] = long["dimension"].map({name: i for i, name in enumerate(order)})
     return (
         alt.Chart(long)
         .mark_bar()
         .encode(
             y=alt.Y("layout:N", sort=None, title=None, axis=alt.Axis(labelLimit=400)),
             x=alt.X("seconds:Q", stack=True, title="communication per step, before overlap (s)"),
-            color=alt.Color("dimension:N", title=""),
+            color=alt.Color("dimension:N", title="", sort=order),
+            order=alt.Order("rank:Q"),
             tooltip=["layout", "dimension", alt.Tooltip("seconds:Q", format=".4g")],
         )
     )
@@ -166,6 +173,24 @@ def answer(fitting: pd.DataFrame) -> str:
     return line + "."
 
 
+def _why_none(shape, cluster_key: tuple, gpus: int) -> str:
+    """The rule that leaves no layout, named as the sidebar names it (plan-llm says the same)."""
+    from costmodels.llm.layout_check import CLI_NAMES
+    from costmodels.llm.plan_diagnosis import why_no_layout
+
+    search = search_from_inputs()
+    names = {**CLI_NAMES, "global_batch": "the global batch", "cp": "CP", "ep": "EP",
+             "gpus": "GPUs"}  # fmt: skip
+    text = why_no_layout(
+        shape, gpus, cluster_of(cluster_key), int(st.session_state["gbatch"]),
+        micro_batches=search.micro_batches, context_parallel=search.context_parallel,
+        expert_parallel=search.expert_parallel, zero_stages=search.zero_stages,
+        recompute=search.recompute, sequence_parallel=search.sequence_parallel,
+        max_interleave=search.max_interleave, names=names,
+    )  # fmt: skip
+    return text[0].upper() + text[1:]
+
+
 def main() -> None:
     st.title("LLM planner: TP x PP x DP layouts")
     problems = sidebar()
@@ -194,7 +219,8 @@ def main() -> None:
     st.caption(
         f"{state['model']}: {shape.layers} layers, hidden {shape.hidden}, {shape.heads} heads, "
         f"{parameter_count(shape) / 1e9:,.2f}B parameters, sequence {shape.seq_len}, global "
-        f"batch {state['gbatch']}. {gpus} GPUs ({state['nodes']} nodes x {state['gpus']} "
+        f"batch {state['gbatch']}. {counted(gpus, 'GPU')} ({counted(state['nodes'], 'node')} x "
+        f"{state['gpus']} "
         f"{state['gpu']}, {gpu.memory_gib:g} GiB; a layout fits below {limit:.1f} GiB usable, "
         f"the driver keeping {gpu.memory_gib - limit:.2f} GiB; "
         f"{state['prec']} GEMMs at {peak:g} TFLOP/s peak, {state['fw']} "
@@ -204,11 +230,7 @@ def main() -> None:
         + calibration_line
     )
     if frame.empty:
-        st.error(
-            f"No valid layout of {gpus} GPUs: the global batch {state['gbatch']} must be a "
-            "multiple of DP x micro-batch, TP must divide the heads and stay within a node, PP "
-            f"must divide the {shape.layers} layers. Change the GPUs, the batch or the search."
-        )
+        st.error(_why_none(shape, cluster, gpus) + ". Change the GPUs, the batch or the search.")
         return
     st.markdown(f"**{len(frame):,} valid layouts**, {len(fitting):,} fit in memory.")
     if fitting.empty:

@@ -5,7 +5,10 @@ times the achievable fraction, and its typical latency), a custom bandwidth / la
 strings ("100 Gbit/s", "5 us"), or, when the Calibrate page has stored a
 ``costmodels.calibration.profile.ClusterProfile`` in ``st.session_state["cluster_profile"]``, the
 fitted
-alpha and bandwidth of that profile's ``intra`` or ``inter`` level.
+alpha and bandwidth of that profile's ``intra`` or ``inter`` level. An intra-node link may also
+"follow the GPU" (``GPU_LINK``, ``follow_gpu=True``): the chosen GPU's own fabric, by the rule
+``commatlas predict``/``predict-llm`` use without ``--intra`` (costmodels.llm.intra_link), so it
+changes with the GPU on every page that offers it (issue 30).
 
 Usage::
 
@@ -30,6 +33,7 @@ from costmodels.hardware import LINKS
 from costmodels.units import parse_bandwidth, parse_time
 
 CUSTOM = "Custom bandwidth / latency"
+GPU_LINK = "Follows the GPU (its NVLink, else PCIe)"
 CALIBRATED = "Calibrated: "
 PROFILE_KEY = "cluster_profile"  # set by the Calibrate page (helper H8's contract)
 
@@ -67,33 +71,61 @@ def _parse_preset(raw: str) -> str:
     return raw
 
 
-def link_fields(prefix: str, preset: str, bandwidth: str, latency: str) -> list[Field]:
-    """The three URL-bound inputs of one link: ``prefix``, ``prefix_bw``, ``prefix_lat``."""
+def _parse_or_gpu(raw: str) -> str:
+    return raw if raw == GPU_LINK else _parse_preset(raw)
+
+
+def link_fields(
+    prefix: str, preset: str, bandwidth: str, latency: str, follow_gpu: bool = False
+) -> list[Field]:
+    """The three URL-bound inputs of one link: ``prefix``, ``prefix_bw``, ``prefix_lat``;
+    ``follow_gpu`` also accepts ``GPU_LINK`` (an intra-node link that follows the GPU)."""
     return [
-        Field(prefix, preset, _parse_preset),
+        Field(prefix, preset, _parse_or_gpu if follow_gpu else _parse_preset),
         Field(f"{prefix}_bw", bandwidth, text(60)),
         Field(f"{prefix}_lat", latency, text(60)),
     ]
 
 
 def link_widgets(
-    label: str, prefix: str, per: str = "per NIC and direction (one NIC per GPU), e.g. 25 GB/s"
-) -> None:
+    label: str, prefix: str, per: str = "per NIC and direction (one NIC per GPU), e.g. 25 GB/s",
+    follow_gpu: bool = False,
+) -> None:  # fmt: skip
     """Draw the preset menu and, for a custom link, the bandwidth and latency boxes; ``per``
-    says what one bandwidth counts (per GPU, per NIC ...), shown as help on both."""
+    says what one bandwidth counts (per GPU, per NIC ...), shown as help on both;
+    ``follow_gpu`` puts ``GPU_LINK`` first in the menu."""
     bar = st.sidebar
-    bar.selectbox(label, link_options(), key=prefix, help=f"bandwidth {per}")
+    options = [GPU_LINK, *link_options()] if follow_gpu else link_options()
+    more = "; by default the chosen GPU's own fabric" if follow_gpu else ""
+    bar.selectbox(label, options, key=prefix, help=f"bandwidth {per}{more}")
     if st.session_state[prefix] == CUSTOM:
         bar.text_input(f"{label} bandwidth", key=f"{prefix}_bw", help=per)
         bar.text_input(f"{label} latency", key=f"{prefix}_lat", help="per message, e.g. 5 us")
 
 
-def resolve_link(label: str, prefix: str, level: str) -> LinkChoice:
-    """The link the widgets describe; ``level`` ("intra" / "inter") picks a calibrated level.
+def gpu_link(label: str, gpu: str | None) -> LinkChoice:
+    """``GPU_LINK`` resolved for the GPU preset named ``gpu`` (None: no preset, an error)."""
+    from costmodels.hardware import GPUS
+    from costmodels.llm.intra_link import gpu_intra_link
+
+    if gpu not in GPUS:
+        raise ValueError(
+            f"{label}: {GPU_LINK!r} needs a GPU preset; choose one, or a link preset or a "
+            "custom link here"
+        )
+    own = gpu_intra_link(GPUS[gpu])
+    return LinkChoice(own.bandwidth_Bps, own.latency_s, f"{label}: {own.description}")
+
+
+def resolve_link(label: str, prefix: str, level: str, gpu: str | None = None) -> LinkChoice:
+    """The link the widgets describe; ``level`` ("intra" / "inter") picks a calibrated level;
+    ``gpu`` (a GPU preset's name) is the GPU a ``GPU_LINK`` choice follows.
 
     Raises UnitParseError (a ValueError) naming ``label`` for a bad custom bandwidth or latency.
     """
     choice = st.session_state[prefix]
+    if choice == GPU_LINK:
+        return gpu_link(label, gpu)
     if choice == CUSTOM:
         bandwidth = parse_bandwidth(st.session_state[f"{prefix}_bw"], f"{label} bandwidth")
         latency = parse_time(st.session_state[f"{prefix}_lat"], f"{label} latency")

@@ -13,14 +13,16 @@ import pandas as pd
 
 from app_pages.charts import LEGEND, log_axis
 from costmodels.hardware import get_gpu
+from costmodels.hardware.defaults import LLM_INTER
 from costmodels.llm.intra_link import gpu_intra_link
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving import Pools, ServingLayout, ServingPrediction, predict_serving
 from costmodels.serving.presets import serving_shape
 from costmodels.serving.transfer import transfer_link
+from costmodels.units import parse_bandwidth
 
 SWEEP = (1, 2, 4, 8, 16, 32, 64, 128, 256)
-INTER_Bps = 25e9  # predict-serving's --inter default: one 200 Gbit/s NIC per GPU
+INTER_Bps = parse_bandwidth(LLM_INTER)  # predict-serving's --inter default (one definition)
 PARTS = {"gemm": "GEMMs (weights)", "attention": "attention (KV cache)",
          "memory_bound": "norms, activations, sampling", "host_idle": "host idle",
          "tp_comm": "TP all-reduce", "ep_comm": "EP all-to-all", "pp_comm": "PP send/recv",

@@ -24,6 +24,15 @@ import streamlit as st
 from costmodels.formatting import format_number
 
 EMPTY = "—"
+ROW_PX = 35  # Streamlit's dataframe row (and header) height
+MOST_ROWS = 30  # a longer table scrolls
+
+
+def rows_height(rows: int) -> int:
+    """Pixels that show ``rows`` rows and the header without a scroll bar (up to MOST_ROWS):
+    Streamlit's default shows ten and hides the rest (issue 30: the Compression page showed 10
+    of its 13 rows)."""
+    return ROW_PX * (min(rows, MOST_ROWS) + 1) + 3
 
 
 def _cell(value: Any) -> str:
@@ -35,6 +44,8 @@ def _cell(value: Any) -> str:
     if isinstance(value, int | float):
         if math.isinf(value):
             return "never" if value > 0 else EMPTY
+        if float(value).is_integer() and abs(value) < 1e15:  # counts and bytes, exactly
+            return f"{int(value):,}"  # (issue 30: 1,008 GPUs read "1,010")
         return format_number(float(value))
     return str(value)
 
@@ -62,8 +73,7 @@ def show_table(
     """The main columns as one table; ``more`` columns in an expander below it, after the
     ``key`` column (default: the first main one) that tells the rows apart."""
     kwargs: dict[str, Any] = {"hide_index": True, "width": "stretch"}
-    if height is not None:
-        kwargs["height"] = height
+    kwargs["height"] = rows_height(len(frame)) if height is None else height
     where.dataframe(styled(readable(frame, headers)), **kwargs)
     if more:
         first = key or next(iter(headers))

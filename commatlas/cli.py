@@ -100,6 +100,8 @@ def build_parser(full: str | bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="commatlas",
         description="CommAtlas: communication optimizations for distributed deep learning",
+        epilog="`commatlas COMMAND --help` shows a command's flags; README.md says which "
+        "command answers which question.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     names = list(COMMANDS) if full is True else [full] if full in COMMANDS else []
@@ -125,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run one subcommand; an expected failure it did not report itself (bad values, files that
     cannot be read or written) still ends as one line on stderr and exit code 2."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:  # bare `commatlas`: the command list, not just "COMMAND is required"
+        build_parser(full=False).print_help()
+        return 0
     args = build_parser(full=_command_of(argv) or False).parse_args(argv)
     try:
         return int(args.run(args) or 0)

@@ -201,8 +201,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--gpus", type=bounded_int(1, MAX_GPUS), required=True,
                      help="GPUs (ranks) in total")  # fmt: skip
     cmd.add_argument("--gpus-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE),
-                     help="GPUs per node (one NVLink/PCIe fabric; a GB200 NVL72 rack is one); "
-                     "default: the --cluster preset's")  # fmt: skip
+                     help="GPUs per node, behind one intra-node fabric (a GB200 NVL72 rack is "
+                     "one); default: the --cluster preset's")  # fmt: skip
     cmd.add_argument("--gpu", type=nonempty(100),
                      help="GPU preset; selects the intra-node fabric (NVSwitch/NVLS, NVLink "
                      "mesh, PCIe) and NCCL's per-generation constants")  # fmt: skip
@@ -233,5 +233,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--sizes", nargs="+", required=True, type=nonempty(MAX_UNIT_TEXT),
                      help="message sizes with a unit: nccl-tests' suffixes (1K, 64M, 1G: "
                      "binary) or '1 MB', '8 B'; a bare number is rejected")  # fmt: skip
-    cmd.add_argument("--json", action="store_true")
+    cmd.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object instead of the text (no NaN or Infinity)",
+    )
     cmd.set_defaults(run=run_collective)

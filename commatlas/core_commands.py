@@ -7,7 +7,6 @@ each command needs are made inside it, so ``commatlas --help`` stays fast.
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 from pathlib import Path
 
@@ -80,7 +79,9 @@ def _no_model(model_id: str, known: list[str]) -> str:
             f"record {model_id!r} ({record.name}) has no cost model; "
             f"'commatlas show {model_id}' describes it"
         )
-    close = difflib.get_close_matches(model_id, known, n=3, cutoff=0.5)
+    from taxonomy.suggest import model_spellings, suggest
+
+    close = suggest(model_id, model_spellings(known, load_taxonomy().records.values()))
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     return (
         f"no cost model {model_id!r}{hint} ({len(known)} models: 'commatlas search' lists records)"
@@ -183,12 +184,37 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     formula.set_defaults(run=_formula)
 
     app = sub.add_parser("app", help="start the Streamlit calculator")
-    app.add_argument("--address", default="127.0.0.1", type=nonempty(255))
-    app.add_argument("--port", type=port, default=8501)
+    app.add_argument("--address", default="127.0.0.1", type=nonempty(255),
+                     help="address to serve on (default 127.0.0.1: this machine only; 0.0.0.0 "
+                     "serves every interface)")  # fmt: skip
+    app.add_argument("--port", type=port, default=8501, help="TCP port (default 8501)")
     app.set_defaults(run=_app)
 
-    docs = sub.add_parser("docs", help="generate, build or serve the documentation site")
-    docs.add_argument("action", choices=["generate", "build", "serve"])
-    docs.add_argument("--site-dir", default=str(REPO_ROOT / "site"), type=nonempty())
-    docs.add_argument("--port", type=port, default=8000)
+    docs = sub.add_parser(
+        "docs",
+        help="generate, build or serve the documentation site",
+        description="The MkDocs site generated from the records (mkdocs.yml).",
+    )
+    actions = docs.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions.add_parser(
+        "generate", help="write the generated pages (records, tables) into docs/",
+        description="Write the pages generated from the records into docs/records and "
+        "docs/generated (what `docs build` does first), for other site builders.",
+    )  # fmt: skip
+    build = actions.add_parser(
+        "build", help="build the site, strict (a broken link fails it)",
+        description="Generate the pages and build the whole site with MkDocs in strict mode: "
+        "a warning (broken link, anchor or nav entry) fails the build.",
+    )  # fmt: skip
+    build.add_argument(
+        "--site-dir",
+        default=str(REPO_ROOT / "site"),
+        type=nonempty(),
+        help="folder to write the site into (default: site/ of the repository)",
+    )
+    serve = actions.add_parser(
+        "serve", help="live preview on 127.0.0.1 (rebuilds on change)",
+        description="Serve the site on 127.0.0.1 with live reload while you edit docs/.",
+    )  # fmt: skip
+    serve.add_argument("--port", type=port, default=8000, help="TCP port (default 8000)")
     docs.set_defaults(run=_docs)

@@ -48,7 +48,7 @@ def search_command(args: argparse.Namespace) -> int:
         r = hit.record
         print(f"{r.id:32s} {r.name} [{r.level}] (matched: {', '.join(hit.fields)})")
     if not hits:
-        print("no record matches", file=sys.stderr)
+        print(f"no record matches{_did_you_mean(' '.join(args.query))}", file=sys.stderr)
         return 1
     return 0
 
@@ -66,7 +66,8 @@ def _show_text(record: Record) -> str:
         lines.append(f"  also known as: {', '.join(record.aliases)}")
     lines += ["", "  " + record.summary, ""]
     for key, value in record.properties.as_dict().items():
-        lines.append(f"  {key}: {value}")
+        shown = ("yes" if value else "no") if isinstance(value, bool) else value
+        lines.append(f"  {key.replace('_', ' ')}: {shown}")
     lines.append(f"  cost model: {record.cost_model or 'none yet'}")
     lines.append(f"  reference implementation: {record.reference_impl or 'none yet'}")
     for c in record.citations:
@@ -78,13 +79,28 @@ def _show_text(record: Record) -> str:
     return "\n".join(lines)
 
 
+def _did_you_mean(word: str) -> str:
+    """ "; did you mean a, b?" from the records' ids, names and aliases (taxonomy.suggest), or
+    ranked search hits for the words; "" when nothing is close."""
+    from taxonomy.suggest import record_spellings, suggest
+
+    records = load_taxonomy().records
+    close = suggest(word, record_spellings(records.values()), limit=3)
+    if not close:
+        try:
+            close = [h.record.id for h in search(records.values(), word.replace("-", " "))][:3]
+        except ValueError:
+            close = []
+    short = {i: records[i].name.split(" (")[0] for i in close}  # "PowerSGD", not its gloss
+    named = [i if short[i] == i else f"{i} ({short[i]})" for i in close]
+    return f"; did you mean {', '.join(named)}?" if named else ""
+
+
 def show(args: argparse.Namespace) -> int:
     records = load_taxonomy().records
     record = records.get(args.id)
     if record is None:
-        close = [h.record.id for h in search(records.values(), args.id.replace("-", " "))][:5]
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        print(f"commatlas show: no record {args.id!r}{hint}", file=sys.stderr)
+        print(f"commatlas show: no record {args.id!r}{_did_you_mean(args.id)}", file=sys.stderr)
         return 2
     print(_show_text(record))
     return 0
@@ -92,12 +108,22 @@ def show(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     exp = sub.add_parser("export", help="export records as json, csv or bibtex")
-    exp.add_argument("--format", choices=sorted(FORMATS), required=True)
-    exp.add_argument("--level", choices=["algorithm", "framework", "infrastructure"])
+    exp.add_argument(
+        "--format",
+        choices=sorted(FORMATS),
+        required=True,
+        help="json (every field), csv (one row per record) or bibtex (citations)",
+    )
+    exp.add_argument("--level", choices=["algorithm", "framework", "infrastructure"],
+                     help="keep records of this level")  # fmt: skip
     exp.add_argument(
         "--category", type=nonempty(200), help="keep records whose category path holds this element"
     )
-    exp.add_argument("--lossless", choices=["yes", "no", "n/a"])
+    exp.add_argument(
+        "--lossless",
+        choices=["yes", "no", "n/a"],
+        help="keep lossless (yes), lossy (no) or not-applicable records",
+    )
     exp.add_argument("--survey", choices=["A", "B"], help="confirmed to be discussed there")
     exp.add_argument("--executable", action="store_true", help="has a formula or code")
     exp.add_argument("-o", "--output", type=nonempty(),
@@ -105,7 +131,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     exp.set_defaults(run=export)
 
     srch = sub.add_parser("search", help="find records by name, alias, category or summary")
-    srch.add_argument("query", nargs="+", type=nonempty(200))
+    srch.add_argument("query", nargs="+", type=nonempty(200),
+                      help="words that must all appear (id, name, alias, category, summary), "
+                      "e.g. top-k, all-reduce tree; a typo gets a did-you-mean")  # fmt: skip
     srch.set_defaults(run=search_command)
 
     shw = sub.add_parser("show", help="print one record")

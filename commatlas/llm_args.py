@@ -12,6 +12,7 @@ from typing import Any
 
 from commatlas.cli_types import bounded_int, nonempty, positive_float
 from commatlas.llm_recipe_args import add_recipe_flags
+from costmodels.hardware.defaults import LLM_INTER
 from costmodels.limits import (
     MAX_BATCH,
     MAX_GPUS,
@@ -21,6 +22,7 @@ from costmodels.limits import (
     MAX_WIDTH,
 )
 from costmodels.llm.frameworks import FRAMEWORKS_ORDER as FRAMEWORKS
+from costmodels.llm.planner import DEFAULT_MICRO_BATCHES
 from costmodels.llm.precision import PRECISIONS
 from costmodels.llm.presets import MODEL_NAMES
 
@@ -143,7 +145,8 @@ def add_cluster_flags(group: Any, gpu_default: str = "a100-80gb") -> None:
         help="intra-node bandwidth per GPU and direction (default: the GPU's own fabric as "
         "NCCL's topology counts it, e.g. A100 240 GB/s, H100 370.8 GB/s; PCIe without NVLink)",
     )
-    add_network_flags(group, inter_default="25 GB/s, one NIC per GPU")
+    add_network_flags(group, inter_default=f"{LLM_INTER} as achieved, one NIC per GPU: the "
+                      "calculator's default too (costmodels.hardware.defaults)")  # fmt: skip
 
 
 def _cluster_and_step_flags(parser: argparse.ArgumentParser) -> None:
@@ -215,8 +218,14 @@ def add_predict_flags(parser: argparse.ArgumentParser, batch_required: bool = Tr
         default=1,
         help="virtual pipeline stages per GPU",
     )
-    layout.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=0)
-    layout.add_argument("--sequence-parallel", action="store_true")
+    layout.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=0,
+                        help="ZeRO stage over the data-parallel group: 1 optimizer states, "
+                        "2 + gradients, 3 + weights (FSDP; default 0)")  # fmt: skip
+    layout.add_argument(
+        "--sequence-parallel",
+        action="store_true",
+        help="Megatron sequence parallelism in the TP group (norms, dropout)",
+    )
     layout.add_argument("--recompute", choices=RECOMPUTE, default="none",
                         help="activation recomputation: selective = Megatron's attention core, "
                         "op = torchtitan's per-op policy, full = every layer (see "
@@ -252,14 +261,30 @@ def add_plan_flags(parser: argparse.ArgumentParser) -> None:
         default=(1,),
         help="expert-parallel degrees to try, e.g. 1,8",
     )
-    search.add_argument("--micro-batches", type=int_list(1, MAX_BATCH), default=(1, 2, 4, 8))
-    search.add_argument("--zero-stages", type=int_list(0, 3), default=(0, 1, 2, 3))
+    # The defaults are the planner's, which the calculator's LLM page starts from too (issue 30).
+    search.add_argument(
+        "--micro-batches", type=int_list(1, MAX_BATCH), default=DEFAULT_MICRO_BATCHES,
+        help="micro-batch sizes (sequences) to try, e.g. 1,2,4 (default: "
+        f"{','.join(map(str, DEFAULT_MICRO_BATCHES))})",
+    )  # fmt: skip
+    search.add_argument(
+        "--zero-stages", type=int_list(0, 3),
+        help="ZeRO stages over the data-parallel group to try, e.g. 0,1,2,3 (default: the "
+        "framework's: 0,1 for Megatron, whose distributed optimizer is ZeRO-1; 0,2,3 for "
+        "PyTorch: DDP, FSDP without and with resharding)",
+    )  # fmt: skip
     search.add_argument(
         "--recompute-modes",
         type=choice_list(RECOMPUTE),
-        help="default: none,selective,full (Megatron) or none,op,full (PyTorch)",
+        help="activation recomputation to try, e.g. none,full (default: none,selective,full "
+        "for Megatron, none,op,full for PyTorch)",
     )
-    search.add_argument("--sequence-parallel", choices=["both", "on", "off"], default="both")
+    search.add_argument(
+        "--sequence-parallel",
+        choices=["both", "on", "off"],
+        default="both",
+        help="sequence parallelism with TP > 1: try both, on only or off only",
+    )
     search.add_argument("--max-interleave", type=bounded_int(1, MAX_LAYERS),
                         help="largest virtual stages per GPU (default: any)")  # fmt: skip
 

@@ -164,28 +164,10 @@ def _fail(command: str, exc: Exception) -> int:
     return 2
 
 
-#: fractions printed as percentages (issue 17: MFU reads as a percentage in CLI and app alike)
-PERCENT_KEYS = ("model_flops_utilization", "hardware_flops_utilization", "bubble_fraction")
-
-
 def percentages(step: dict[str, Any]) -> dict[str, float]:
     """``mfu_pct`` and ``hfu_pct``: the utilisations of a step as percentages."""
     return {"mfu_pct": 100 * step["model_flops_utilization"],
             "hfu_pct": 100 * step["hardware_flops_utilization"]}  # fmt: skip
-
-
-def _print_text(out: dict[str, Any], prefix: str = "") -> None:
-    for key, value in out.items():
-        if isinstance(value, dict):
-            _print_text(value, f"{prefix}{key}.")
-        elif key in PERCENT_KEYS and isinstance(value, float):
-            print(f"{prefix + key:40s} {100 * value:.3g} %")
-        elif key.endswith("_pct"):
-            continue  # the text shows the fraction keys above as percentages already
-        elif isinstance(value, float):
-            print(f"{prefix + key:40s} {value:.6g}")
-        else:
-            print(f"{prefix + key:40s} {value}")
 
 
 def predict_llm_command(args: argparse.Namespace) -> int:
@@ -205,17 +187,20 @@ def predict_llm_command(args: argparse.Namespace) -> int:
            **_echo(ctx, report)}  # fmt: skip
     if args.json:
         print(json_text(out))
-    else:
-        _print_text(out)
+    else:  # a layout that does not fit is an answer, said first; the exit code stays 0
+        from commatlas.llm_summary import summary_lines
+
+        print("\n".join(summary_lines(out)))
     return 0
 
 
 def _plan_choices(args: argparse.Namespace) -> dict[str, Any]:
     sp = {"both": (False, True), "on": (True,), "off": (False,)}[args.sequence_parallel]
-    from costmodels.llm.planner import default_recompute_modes
+    from costmodels.llm.planner import default_recompute_modes, default_zero_stages
 
     modes = args.recompute_modes or default_recompute_modes(args.framework)
-    return dict(micro_batches=args.micro_batches, zero_stages=args.zero_stages,
+    stages = args.zero_stages or default_zero_stages(args.framework)
+    return dict(micro_batches=args.micro_batches, zero_stages=stages,
                 recompute=modes, sequence_parallel=sp,
                 context_parallel=args.cp, expert_parallel=args.ep,
                 max_interleave=args.max_interleave)  # fmt: skip
@@ -235,8 +220,7 @@ def plan_llm_command(args: argparse.Namespace) -> int:
     except ValueError as exc:  # includes TooManyLayouts
         return _fail("plan-llm", exc)
     if not ranked:
-        print(f"commatlas plan-llm: no layout of {args.gpus} GPUs fits this model and batch",
-              file=sys.stderr)  # fmt: skip
+        print(f"commatlas plan-llm: {_why_none(args, shape, cluster, options)}", file=sys.stderr)
         return 1
     rows = [{**(step := asdict(c.prediction)), **percentages(step),
              "layout": layout_json(c.layout)} for c in ranked]  # fmt: skip
@@ -245,6 +229,31 @@ def plan_llm_command(args: argparse.Namespace) -> int:
         return 0
     _print_table(rows, _echo(ctx, report))
     return 0
+
+
+def _why_none(args: argparse.Namespace, shape: Any, cluster: Any, options: dict) -> str:
+    """Why plan-llm found nothing: the split (costmodels.llm.plan_diagnosis) or memory."""
+    from costmodels.llm.plan_diagnosis import why_no_layout
+    from costmodels.llm.planner import bounded_layouts
+    from costmodels.llm.step import predict_step
+
+    choices = _plan_choices(args)
+    valid = bounded_layouts(shape, args.gpus, cluster, args.global_batch, **choices)
+    if not valid:
+        return why_no_layout(shape, args.gpus, cluster, args.global_batch, **choices)
+    # priced again only on this failure path: plan() keeps the fitting layouts alone
+    need, leanest = min(
+        ((predict_step(shape, lay, cluster, **options).memory_per_gpu_bytes, lay) for lay in valid),
+        key=lambda pair: pair[0],
+    )
+    return (
+        f"none of the {len(valid):,} valid layouts of {args.gpus:,} GPUs fits in memory: the "
+        f"leanest (TP {leanest.tp} x PP {leanest.pp} x DP {leanest.dp}, ZeRO {leanest.zero}, "
+        f"recompute {leanest.recompute}) needs {need / 2**30:,.1f} GiB per GPU on the "
+        f"{cluster.gpu.name} ({cluster.gpu.memory_gib} GiB); use more GPUs"
+        + ("" if 3 in choices["zero_stages"] else ", or search ZeRO 3 (--zero-stages 0,1,2,3)")
+        + ("" if "full" in choices["recompute"] else ", or full recompute (--recompute-modes full)")
+    )
 
 
 def _print_table(rows: list[dict[str, Any]], echo: dict[str, Any]) -> None:

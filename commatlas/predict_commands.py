@@ -16,6 +16,7 @@ from commatlas.cli_types import bounded_int, nonempty, positive_float
 from commatlas.network_flags import add_network_flags, nic_achieved_Bps, preset_or_none
 from costmodels.dp.cluster import ALLREDUCE_CHOICES, Cluster, per_gpu_share
 from costmodels.dp.collective_time import ALLREDUCE_ALGORITHMS
+from costmodels.hardware.defaults import DP_NETWORK, achieved_text, latency_text
 from costmodels.limits import (
     MAX_BATCH,
     MAX_GPUS,
@@ -33,12 +34,11 @@ if TYPE_CHECKING:
     from costmodels.dp.predict import Method
 
 
-
 LINK_DEFAULTS = {  # flag dest -> default, applied when neither the flag nor --profile is given
-    "intra": "100 GB/s",
-    "intra_latency": "2 us",
-    "inter": "100 Gbit/s",  # one NIC, as achieved
-    "inter_latency": "5 us",
+    "intra": None,  # None: the --gpu's own fabric, as predict-llm and the calculator price it
+    "intra_latency": None,  # None: that fabric's latency (costmodels.llm.intra_link)
+    "inter": achieved_text(DP_NETWORK),  # the calculator's Compare page default, per NIC
+    "inter_latency": latency_text(DP_NETWORK),  # (costmodels.hardware.defaults)
 }
 
 
@@ -110,7 +110,8 @@ def _cluster(
 
         inter_latency = get_transport(transport or "ib").hop_latency_s
     per_nic = nic_achieved_Bps(args, preset, transport, LINK_DEFAULTS["inter"])
-    intra = parse_bandwidth(link["intra"], "--intra")
+    own = gpu_link(args.gpu)
+    intra = parse_bandwidth(link["intra"], "--intra") if link["intra"] else own.bandwidth_Bps
     if preset is not None and args.intra is None:  # the preset node's own fabric
         from costmodels.nccl.fabrics import get_fabric
 
@@ -119,7 +120,9 @@ def _cluster(
         nodes=nodes,
         gpus_per_node=args.gpus_per_node,
         intra_bandwidth_Bps=intra,
-        intra_latency_s=parse_time(link["intra_latency"], "--intra-latency"),
+        intra_latency_s=parse_time(link["intra_latency"], "--intra-latency")
+        if link["intra_latency"]
+        else own.latency_s,
         inter_bandwidth_Bps=per_gpu_share(per_nic, nics, args.gpus_per_node),
         inter_latency_s=inter_latency,
         **hardware,
@@ -135,6 +138,33 @@ def resolve_preset(args: argparse.Namespace):
     if args.gpus_per_node is None:
         args.gpus_per_node = preset.gpus_per_node if preset else 8
     return preset
+
+
+def gpu_link(gpu: str):
+    """The intra-node link ``--gpu`` comes with (costmodels.llm.intra_link.gpu_intra_link: the
+    rule predict-llm, collective and the calculator's "Follows the GPU" share); issue 30."""
+    from costmodels.hardware import get_gpu
+    from costmodels.llm.intra_link import gpu_intra_link
+
+    try:
+        return gpu_intra_link(get_gpu(gpu))
+    except ValueError as exc:
+        raise ValueError(f"--gpu: {exc}") from None
+
+
+def default_sources(args: argparse.Namespace) -> list[str]:
+    """Where the links came from when their flags were not given, one line each."""
+    if args.profile or getattr(args, "calibration", None):
+        return []
+    preset = getattr(args, "cluster", None)
+    own = None if (args.intra or preset) else gpu_link(args.gpu).description
+    lines = [f"intra-node link (no --intra): {own}"] if own else []
+    if not args.inter and not preset:
+        from costmodels.nccl.builders import resolve_nic
+
+        lines.append(f"network (no --inter): {resolve_nic(DP_NETWORK)[3]} (the calculator's "
+                     "default too)")  # fmt: skip
+    return lines
 
 
 def assumptions(cluster: Cluster, method: Method | None = None) -> list[str]:
@@ -195,6 +225,11 @@ def predict_command(args: argparse.Namespace) -> int:
     from costmodels.workloads import get_workload
 
     try:
+        if args.gpus is not None:  # --gpus N: the same cluster as --nodes N / --gpus-per-node
+            if args.gpus % args.gpus_per_node:
+                raise ValueError(f"--gpus {args.gpus} is not a multiple of --gpus-per-node "
+                                 f"{args.gpus_per_node}")  # fmt: skip
+            args.nodes = args.gpus // args.gpus_per_node
         workload = get_workload(args.workload)
         resolve_preset(args)
         step = _step_time(args, workload)
@@ -206,6 +241,7 @@ def predict_command(args: argparse.Namespace) -> int:
         return 2
     out = result.as_json()
     said = assumptions(cluster, method)
+    said += default_sources(args)
     if args.json:
         print(json_text({**out, "assumptions": said}))
     else:
@@ -280,13 +316,23 @@ def _cluster_flags(parser: argparse.ArgumentParser) -> None:
         "when --step-time is absent and picks the intra-node fabric NCCL runs on",
     )  # fmt: skip
     parser.add_argument("--gpus-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE),
-                        help="GPUs per node (default: the preset's, else 8)")  # fmt: skip
+                        help="GPUs per node, behind one intra-node fabric (default: the "
+                        "--cluster preset's, else 8)")  # fmt: skip
     parser.add_argument("--intra", type=text,
-                        help="intra-node bandwidth per GPU, one direction (default: the "
-                        "preset node's fabric, else 100 GB/s)")  # fmt: skip
-    parser.add_argument("--intra-latency", type=text, help="intra-node latency (2 us)")
-    add_network_flags(parser, inter_default="100 Gbit/s as achieved")
-    parser.add_argument("--inter-latency", type=text, help="inter-node latency (5 us)")
+                        help="intra-node bandwidth per GPU, one direction (default: the preset "
+                        "node's or the --gpu's own fabric as NCCL counts it, e.g. H100 370.8 "
+                        "GB/s; PCIe without NVLink)")  # fmt: skip
+    parser.add_argument(
+        "--intra-latency",
+        type=text,
+        help="intra-node latency (default: the --gpu fabric's, 2 us on NVLink)",
+    )
+    add_network_flags(parser, inter_default=f"the {DP_NETWORK!r} preset, "
+                      f"{achieved_text(DP_NETWORK)} as achieved, as the calculator")  # fmt: skip
+    parser.add_argument("--inter-latency", type=text,
+                        help=f"inter-node latency (default: the transport's hop latency with "
+                        f"--cluster/--transport, else {latency_text(DP_NETWORK)}, the "
+                        f"{DP_NETWORK} preset's)")  # fmt: skip
     parser.add_argument(
         "--profile", metavar="FILE", type=nonempty(),
         help="cluster profile YAML (commatlas calibrate / import-nccl-tests): its fitted intra "
@@ -303,17 +349,34 @@ def _cluster_flags(parser: argparse.ArgumentParser) -> None:
         help="with --profile: price a level the profile lacks with the level it has (e.g. the "
         "network of a one-node profile at its NVLink speed: optimistic)",
     )  # fmt: skip
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object instead of the text (no NaN or Infinity)",
+    )
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     pred = sub.add_parser("predict", help="predict one iteration for a workload and cluster")
     _cluster_flags(pred)
-    pred.add_argument("--nodes", type=bounded_int(1, MAX_NODES), required=True)
-    pred.add_argument("--architecture", choices=["allreduce", "ps"], default="allreduce")
+    size = pred.add_mutually_exclusive_group(required=True)  # the cluster's size, either way
+    size.add_argument("--nodes", type=bounded_int(1, MAX_NODES),
+                      help="nodes of --gpus-per-node GPUs each")  # fmt: skip
+    size.add_argument("--gpus", type=bounded_int(1, MAX_GPUS),
+                      help="GPUs in all (a multiple of --gpus-per-node), as collective and "
+                      "plan-llm count them")  # fmt: skip
+    pred.add_argument(
+        "--architecture",
+        choices=["allreduce", "ps"],
+        default="allreduce",
+        help="all-reduce among the GPUs, or parameter servers (default allreduce)",
+    )
     pred.add_argument(
         "--schedule", default="wfbp",
         choices=["bsp", "wfbp", "fusion", "mg-wfbp", "bytescheduler", "local-sgd"],
+        help="when gradients are sent: bsp (after backward), wfbp (per layer as it is ready, "
+        "the default), fusion (tensor fusion), mg-wfbp (merged), bytescheduler (priorities), "
+        "local-sgd (every few steps)",
     )  # fmt: skip
     pred.add_argument(
         "--collective", choices=list(ALLREDUCE_CHOICES), metavar="ALGORITHM",
@@ -326,7 +389,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         type=bounded_int(1, MAX_NODES),
         help="parameter-server shards (architecture ps; default one per node)",
     )
-    pred.add_argument("--ps-placement", choices=["separate", "colocated"], default="separate")
+    pred.add_argument(
+        "--ps-placement",
+        choices=["separate", "colocated"],
+        default="separate",
+        help="parameter servers on their own machines or on the GPU nodes",
+    )
     pred.add_argument("--compression", default="none", type=nonempty(100),
                       help="e.g. topk:0.01, qsgd:8, fp16")  # fmt: skip
     pred.set_defaults(run=predict_command)

@@ -126,8 +126,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     """Register ``predict-stragglers`` on the ``commatlas`` subparsers."""
     text = nonempty(MAX_UNIT_TEXT)
     cmd = sub.add_parser("predict-stragglers", help=HELP, description=HELP)
-    cmd.add_argument("--workers", type=bounded_int(1, MAX_GPUS), required=True,
-                     help="workers p whose gradients make one step")  # fmt: skip
+    cmd.add_argument("--gpus", "--workers", dest="workers", type=bounded_int(1, MAX_GPUS),
+                     required=True, help="GPUs (data-parallel workers) p whose gradients make "
+                     "one step; --workers is the same flag")  # fmt: skip
     cmd.add_argument("--distribution", choices=DISTRIBUTIONS,
                      help="one worker's step time (default with --times: empirical, the "
                      "measured values themselves)")  # fmt: skip
@@ -148,5 +149,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--sync", type=text, default="0 s", metavar="TIME",
                      help="time of one synchronisation (all-reduce or push/pull), not "
                      "overlapped with compute; default 0 s")  # fmt: skip
-    cmd.add_argument("--json", action="store_true")
+    cmd.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object instead of the text (no NaN or Infinity)",
+    )
     cmd.set_defaults(run=run_stragglers)

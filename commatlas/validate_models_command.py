@@ -75,6 +75,12 @@ def validate_models_command(args: argparse.Namespace) -> int:
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     val = sub.add_parser("validate-models", help="calibrate on BSP rows, predict measured runs")
     val.add_argument("--data", type=nonempty(),
-                     default=str(DEFAULT_DATA / "paper-a-measured-10gbe.csv"))  # fmt: skip
-    val.add_argument("--json", action="store_true")
+                     default=str(DEFAULT_DATA / "paper-a-measured-10gbe.csv"),
+                     help="measured table (CSV: dnn, method, gpus, measured iteration ms ...; "
+                     "default: Shi et al.'s 10GbE runs shipped in costmodels/data)")  # fmt: skip
+    val.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object instead of the text (no NaN or Infinity)",
+    )
     val.set_defaults(run=validate_models_command)

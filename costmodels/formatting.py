@@ -29,6 +29,11 @@ def _finite(value: float) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
 
 
+def counted(count: int, noun: str) -> str:
+    """'1 node', '4 nodes', '1,024 GPUs': a count with its noun in the right number."""
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
 def format_number(value: float, digits: int = 3) -> str:
     """``digits`` significant digits; thousands separators; no exponent below 10^15.
 

@@ -2,6 +2,10 @@
 
 From a fresh clone, in order (issue 20):
 
+0. look for a GPU before anything slow (issue 30): when ``nvidia-smi`` does not answer, no
+   ``/dev/nvidia<N>`` device exists and the interpreter's torch (if any) sees no CUDA device,
+   the report says "no-gpu" at once (exit 1) instead of building a virtual environment and
+   retrying downloads for minutes;
 1. read the machine: ``nvidia-smi`` (driver, the CUDA version it supports) and the Python that
    will run the checks (its torch build, the GPUs it sees, the requirements it can import);
 2. install what is missing (gpu_check_env.install_plan): with a torch that runs on these GPUs,
@@ -18,7 +22,9 @@ From a fresh clone, in order (issue 20):
    is stopped with its whole process group;
 4. the report: ``gpu_check.json`` and ``gpu_check.md`` in ``--out`` (default: $OUT when set,
    else ./gpu-check), with ``gpu_check.log`` (every step's full output), the benchmark's
-   ``gpu_compressors.json`` and calibrate's ``profile.yaml``: five files.
+   ``gpu_compressors.json`` and calibrate's ``profile.yaml``: five files. Everything else the run
+   writes (a venv, an install target, the inductor cache) goes under ``--work``, by default
+   ``.gpu-check-work/`` in the clone (git ignores it), never a fixed folder outside it.
 
 Exit status: 0 when every check passed (or was skipped because the machine has one GPU), 1
 otherwise, 2 on bad arguments (one line: ``gpu_check: <message>``). ``--dry-run`` writes the
@@ -42,6 +48,7 @@ import gpu_check_env as env  # noqa: E402
 import gpu_check_steps as steps  # noqa: E402
 from gpu_check_report import verdict, write_report  # noqa: E402
 
+WORK = ROOT / ".gpu-check-work"  # git-ignored; inside the clone, not a fixed /tmp folder
 BUDGET_S = {True: 160.0, False: 450.0}  # with ~15 s of probe and install: under 3 and 8 minutes
 MIN_STEP_S = 15.0
 TAIL_LINES = 40
@@ -66,8 +73,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add(
         "--work",
         type=Path,
-        default=Path("/tmp/commatlas-gpu-check"),
-        help="where a venv or an install target goes (default /tmp/commatlas-gpu-check)",
+        default=WORK,
+        help="where a venv, an install target and caches go (default .gpu-check-work/ in the "
+        "clone)",
     )
     add("--no-install", action="store_true", help="check with the interpreter as it is")
     add("--skip", nargs="+", default=[], metavar="STEP", help=f"of {', '.join(steps.STEP_NAMES)}")
@@ -178,14 +186,14 @@ def install(args: argparse.Namespace, info: dict, smi: dict | None, log: Path) -
     return done
 
 
-def step_environment(site: str | None) -> dict:
+def step_environment(site: str | None, work: Path = WORK) -> dict:
     paths = [str(ROOT), *([site] if site else []), os.environ.get("PYTHONPATH", "")]
     return {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(p for p in paths if p),
         "PYTHONUNBUFFERED": "1",
         "TORCHINDUCTOR_CACHE_DIR": os.environ.get(
-            "TORCHINDUCTOR_CACHE_DIR", "/tmp/commatlas-gpu-check/inductor"
+            "TORCHINDUCTOR_CACHE_DIR", str(work / "inductor")
         ),
     }
 
@@ -197,7 +205,7 @@ def tail(text: str) -> str:
 def check(args: argparse.Namespace, report: dict, python: str, site: str | None) -> None:
     """Run (or, with --dry-run, plan) every step within the budget; fills report["steps"]."""
     gpus = args.gpus or len(report["machine"].get("gpus") or [])
-    log, env_vars = args.out / "gpu_check.log", step_environment(site)
+    log, env_vars = args.out / "gpu_check.log", step_environment(site, args.work.resolve())
     deadline = time.monotonic() + args.budget
     done: dict[str, dict] = {}
     for step in steps.plan(python, max(gpus, 1), args.quick, args.out.resolve(), ROOT):
@@ -249,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "gpu_check.log").write_text(f"gpu_check {started}: {' '.join(argv or sys.argv)}\n")
     smi = env.nvidia_smi()
     info = env.probe(args.python)
+    if not args.dry_run and env.gpu_seen(smi, info) is None:  # before any install (issue 30)
+        return _no_gpu(args, started, clock, smi, info)
     done = install(args, info, smi, args.out / "gpu_check.log")
     if done["python"] != args.python and not args.dry_run:  # a new venv: what checks will see
         info = env.probe(done["python"])
@@ -277,6 +287,28 @@ def main(argv: list[str] | None = None) -> int:
         f"{paths[0]}, {paths[1]}"
     )
     return 0 if report["verdict"] in ("passed", "planned") else 1
+
+
+def _no_gpu(args: argparse.Namespace, started: str, clock: float, smi: None, info: dict) -> int:
+    """The report of a machine without a GPU, written within seconds (nothing installed)."""
+    why = "no GPU found: nvidia-smi did not answer, no /dev/nvidia<N> device, and " + (
+        f"torch {info['torch']} sees no CUDA device" if "torch" in info else "no torch to ask"
+    )
+    machine = {"nvidia_smi": smi, **{k: info.get(k) for k in ("python", "torch", "torch_cuda",
+                                                              "gpus", "error")}}  # fmt: skip
+    planned = steps.plan(args.python, 1, args.quick, args.out.resolve(), ROOT)
+    steps_skipped = [{"name": step.name, "cap_s": step.cap_s, "command": None, "seconds": 0.0,
+                      "status": "skipped", "reason": why} for step in planned]  # fmt: skip
+    report = {"mode": "quick" if args.quick else "full", "started": started,
+              "budget_s": args.budget, "machine": machine,
+              "install": {"action": f"none: {why}", "python": args.python, "site": None,
+                          "commands": []},
+              "steps": steps_skipped, "checks_s": 0.0, "wall_s": time.monotonic() - clock,
+              "verdict": "no-gpu"}  # fmt: skip
+    paths = write_report(report, args.out)
+    print(f"[gpu_check] no-gpu in {report['wall_s']:.0f} s ({why}); report: {paths[0]}, "
+          f"{paths[1]}")  # fmt: skip
+    return 1
 
 
 if __name__ == "__main__":

@@ -222,3 +222,21 @@ def download_command(python_version: str, directory: Path, specs: list[str]) -> 
         str(directory),
         *specs,
     ]
+
+
+def device_files() -> list[str]:
+    """The NVIDIA device files of this machine (/dev/nvidia0 ...), a driver without nvidia-smi."""
+    return sorted(p.name for p in Path("/dev").glob("nvidia[0-9]*"))
+
+
+def gpu_seen(smi: dict | None, info: dict) -> str | None:
+    """How a GPU was found (nvidia-smi, a /dev/nvidia device, the interpreter's torch), or None
+    when nothing shows one: then installing anything cannot help."""
+    if smi is not None:
+        return f"nvidia-smi: driver {smi['driver']}"
+    devices = device_files()
+    if devices:
+        return f"device files {', '.join(devices)} (nvidia-smi did not answer)"
+    if info.get("gpus"):
+        return f"torch sees {len(info['gpus'])} GPU(s)"
+    return None

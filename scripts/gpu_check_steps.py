@@ -146,6 +146,7 @@ def plan(python: str, gpus: int, quick: bool, out: Path, root: Path) -> list[Ste
         "3",
         "--out",
         profile,
+        "--force",  # the report folder is this script's own: a rerun replaces its profile
         "--name",
         "gpu-check",
     ]

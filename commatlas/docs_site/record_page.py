@@ -42,6 +42,15 @@ def plot_name(record_id: str) -> str:
     return f"plots/{record_id}.svg"
 
 
+def _shown(value: object) -> str:
+    """A property value as a reader writes it: yes/no, not Python's True/False (issue 30)."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(_shown(item) for item in value)
+    return str(value)
+
+
 def _cost_model_section(record: Record) -> list[str]:
     from commatlas.docs_site.record_plot import caption
 
@@ -166,7 +175,7 @@ def record_page(record: Record, names: dict[str, str] | None = None) -> str:
         lines += [f"- Basis: {record.placement.note}"]
     lines += ["", "## Properties", "", "| Property | Value |", "|---|---|"]
     lines += [f"| lossless | {LOSSLESS[record.lossless]} |"]
-    lines += [f"| {key.replace('_', ' ')} | {value} |"
+    lines += [f"| {key.replace('_', ' ')} | {_shown(value)} |"
               for key, value in record.properties.as_dict().items()]  # fmt: skip
     lines += [""]
     if record.cost_model:

@@ -100,9 +100,10 @@ def vtrain_section() -> list[str]:
         "",
         "Known gaps: tensor parallelism over all eight GPUs with one sequence per micro-batch "
         "is predicted too fast (the runs are slower than their kernels and NVLink traffic "
-        "explain); the collective model is a plain ring alpha-beta model until the NCCL model "
-        "replaces it. The odd vTrain rows and its multi-node file are kept for independent "
-        "checks and were never used.",
+        "explain). The collectives inside the step are priced with the NCCL model "
+        "(costmodels/llm/nccl_groups.py: NCCL's algorithm and protocol per message on each "
+        "group's fabric), whose own accuracy is on the NCCL validation page. The odd vTrain "
+        "rows and its multi-node file are kept for independent checks and were never used.",
         "",
     ]
 

@@ -29,15 +29,18 @@ from commatlas.measure.collectives import (
     report,
     size_range,
 )
+from commatlas.measure.profile_output import calibrate_source, check_profile_output
 from costmodels.calibration.profile import save_profile
-from costmodels.safe_output import check_output
 from reference_impls.torchrun_env import torchrun_env
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``python -m commatlas.calibrate`` and ``commatlas calibrate``."""
     parser.add_argument("--out", default="profile.yaml", type=nonempty(),
-                        help="profile YAML (rank 0 writes it; - for standard output)")  # fmt: skip
+                        help="profile YAML (rank 0 writes it; - for standard output; an "
+                        "existing file is refused without --force, before anything is "
+                        "measured)")  # fmt: skip
+    parser.add_argument("--force", action="store_true", help="replace an existing --out file")
     parser.add_argument(
         "--sizes",
         nargs=2,
@@ -45,10 +48,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar=("MIN", "MAX"),
         help="smallest and largest message, powers of 4 between (1KB 256MB)",
     )
-    parser.add_argument("--collectives", nargs="+", default=list(SUPPORTED), type=nonempty(40))
-    parser.add_argument("--warmup", type=bounded_int(0, 1000), default=2)
-    parser.add_argument("--repeats", type=bounded_int(1, 10_000), default=5)
-    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--collectives", nargs="+", default=list(SUPPORTED), type=nonempty(40),
+                        help=f"collectives to time (default: {' '.join(SUPPORTED)})")  # fmt: skip
+    parser.add_argument("--warmup", type=bounded_int(0, 1000), default=2,
+                        help="untimed calls per size first (default 2)")  # fmt: skip
+    parser.add_argument("--repeats", type=bounded_int(1, 10_000), default=5,
+                        help="timed calls per size; the median is fitted (default 5)")  # fmt: skip
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                        help="where the tensors live (cuda: one GPU per rank)")  # fmt: skip
     parser.add_argument("--backend", choices=["gloo", "nccl"], help="default: gloo/cpu, nccl/cuda")
     parser.add_argument("--nominal", type=nonempty(100),
                         help="link preset to compare with, e.g. nvlink4, ndr")  # fmt: skip
@@ -68,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         check_plan(args.collectives, sizes, args.warmup, args.repeats)
         target = None
         if env.rank == 0:  # the writer: fail now, not after the measurements
-            target = check_output(args.out, "--out")
+            target = check_profile_output(args.out, "--out", args.force)
         if args.nominal:
             from costmodels.hardware import get_link
 
@@ -88,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         measurements = measure(args.collectives, sizes, args.warmup, args.repeats, device)
         if dist.get_rank() == 0:
-            profile, skipped = fit_profile(measurements, args.name, "commatlas calibrate")
+            source = calibrate_source(backend, device.type)  # check-ddp compares it with its run
+            profile, skipped = fit_profile(measurements, args.name, source)
             save_profile(profile, target or args.out)
             said = sys.stderr if target is not None and target.to_stdout else sys.stdout
             print("\n".join(report(profile, args.nominal)), file=said)

@@ -38,9 +38,9 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from commatlas.measure.profile_output import check_profile_output, fabric_warning
 from costmodels.calibration.ddp_methods import COMPRESSORS, METHODS
 from costmodels.limits import MAX_BATCH
-from costmodels.safe_output import check_output
 from costmodels.units import ascii_decimal, ascii_whole
 from reference_impls.torchrun_env import TORCHRUN_HINT, torchrun_env
 
@@ -100,8 +100,12 @@ def check_arguments(args: argparse.Namespace) -> tuple[list[int], ClusterProfile
     unknown = [m for m in args.methods if m not in METHODS]
     if unknown:
         raise ValueError(f"methods: {unknown} unknown; choose from {list(METHODS)}")
-    if args.calibration_out and os.environ.get("RANK") == "0":  # rank 0 writes it, at the end
-        check_output(args.calibration_out, "--calibration-out")
+    if args.calibration_out:
+        if args.profile:
+            raise ValueError("--calibration-out writes the profile fitted in this run; with "
+                             "--profile nothing is fitted (drop one of them)")  # fmt: skip
+        if os.environ.get("RANK", "0") == "0":  # the writer
+            check_profile_output(args.calibration_out, "--calibration-out", args.force)
     profile = None
     if args.profile:
         from costmodels.calibration.profile import load_profile
@@ -113,6 +117,10 @@ def check_arguments(args: argparse.Namespace) -> tuple[list[int], ClusterProfile
         except ValueError as exc:
             raise ValueError(f"{args.profile}: levels: {exc}") from None
     return widths, profile
+
+
+def _backend(args: argparse.Namespace) -> str:
+    return args.backend or ("nccl" if args.device == "cuda" else "gloo")
 
 
 def _fits(profile: ClusterProfile) -> list[dict[str, Any]]:
@@ -200,9 +208,14 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:  # ProfileError and OutputError included
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
+    warning = None
+    if profile is not None:  # a profile of another fabric prices another cluster (issue 30)
+        warning = fabric_warning(profile.source, profile.name, _backend(args), args.device)
+        if warning and os.environ["RANK"] == "0":
+            print(f"{PROG}: {warning}", file=sys.stderr)
     import torch.distributed as dist
 
-    dist.init_process_group(args.backend or ("nccl" if args.device == "cuda" else "gloo"))
+    dist.init_process_group(_backend(args))
     try:
         result = _measure_and_predict(args, widths, profile)
     except ValueError as exc:  # e.g. times that do not grow with the size: nothing to fit
@@ -213,6 +226,7 @@ def run(args: argparse.Namespace) -> int:
     if result is None:
         return 0
     lines = result.pop("_report")
+    result["profile"]["warning"] = warning
     if args.json:
         print(json.dumps(result))
         return 0
@@ -226,14 +240,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``python -m commatlas.check_ddp`` and ``commatlas check-ddp``."""
     add = parser.add_argument
     add("--profile", help="cluster profile YAML (default: calibrate in the same run)")
-    add("--calibration-out", help="write the profile fitted in the run to this YAML file")
+    add(
+        "--calibration-out",
+        help="write the profile fitted in the run to this YAML file (an "
+        "existing file is refused without --force)",
+    )
+    add("--force", action="store_true", help="replace an existing --calibration-out file")
     add("--methods", nargs="+", default=list(DEFAULT_METHODS), help=f"of {', '.join(METHODS)}")
     add("--widths", nargs="+", default=["256", "1024", "1024", "10"], help="MLP layer widths")
     add("--batch-size", type=_whole, default=32, help="samples per rank")
     add("--iters", type=_whole, default=20, help="timed rounds (iterations per method)")
     add("--warmup", type=_whole, default=5, help="untimed first rounds (>= 1)")
     add("--bucket-cap-mb", type=_number, default=25.0, help="DDP bucket size in MiB")
-    add("--device", choices=["cpu", "cuda"], default="cpu")
+    add(
+        "--device",
+        choices=["cpu", "cuda"],
+        default="cpu",
+        help="where the model and tensors live (cuda: one GPU per rank)",
+    )
     add("--backend", choices=["gloo", "nccl"], help="default: gloo on cpu, nccl on cuda")
     add("--json", action="store_true", help="print one JSON object")
 

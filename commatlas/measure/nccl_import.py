@@ -23,6 +23,7 @@ from typing import Any
 
 from commatlas.cli_types import nonempty
 from commatlas.measure.collectives import report
+from commatlas.measure.profile_output import check_profile_output
 from costmodels.calibration.nccl_tests import MAX_LOG_BYTES, UnnamedCollectiveError
 from costmodels.calibration.profile import (
     Measurement,
@@ -32,14 +33,13 @@ from costmodels.calibration.profile import (
     save_profile,
 )
 from costmodels.limits import InputFileError, read_text_bounded
-from costmodels.safe_output import check_output
 
 
 def run_import(args: argparse.Namespace) -> int:
     """``commatlas import-nccl-tests``: nccl-tests logs -> profile YAML."""
     prog = "commatlas import-nccl-tests"
     try:
-        target = check_output(args.out, "--out")  # before the work, not after it
+        target = check_profile_output(args.out, "--out", args.force)  # before the work
         measurements: list[Measurement] = []
         for log in args.logs:
             text = _read_log(Path(log))
@@ -89,11 +89,19 @@ def add_parser(sub: Any) -> None:
     imp = sub.add_parser("import-nccl-tests", help="fit a profile to nccl-tests output")
     imp.add_argument("logs", nargs="+", metavar="LOG", type=nonempty(),
                      help="nccl-tests output files")  # fmt: skip
-    imp.add_argument("--out", required=True, type=nonempty(),
-                     help="profile YAML to write (- for standard output)")  # fmt: skip
+    imp.add_argument(
+        "--out",
+        required=True,
+        type=nonempty(),
+        help="profile YAML to write (- for standard output; an existing file is refused "
+        "without --force)",
+    )
+    imp.add_argument("--force", action="store_true", help="replace an existing --out file")
     imp.add_argument("--collective", type=collective_name,
                      help="collective, when the log does not name its binary")  # fmt: skip
-    imp.add_argument("--level", choices=["intra", "inter"], help="override the detected level")
+    imp.add_argument("--level", choices=["intra", "inter"],
+                     help="the level the log measured: intra (one node) or inter (several); "
+                     "default: detected from the log's hosts")  # fmt: skip
     imp.add_argument("--name", type=nonempty(200),
                      help="profile name (default: the --out file's stem)")  # fmt: skip
     imp.set_defaults(run=run_import)

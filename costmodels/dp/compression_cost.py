@@ -98,6 +98,27 @@ def _bandwidth_scale(memory_bandwidth_Bps: float | None) -> float:
     return h200_copy_bandwidth_Bps() / memory_bandwidth_Bps
 
 
+@cache
+def kernel_memory_bandwidth(gpu: str | None) -> float | None:
+    """The memory bandwidth to pass to ``compute_cost`` for the GPU preset named ``gpu``: None
+    on the profiled H200 (its kernels as measured) and without a preset.
+
+    Elsewhere the measured H200 copy bandwidth scaled by the nominal ratio, so that c is scaled
+    by H200 nominal / GPU nominal (measured and nominal bandwidths are never mixed). The kernels
+    are memory-bound passes over the gradient, so their per-byte time follows memory bandwidth
+    (an estimate: top-k's selection is not purely streaming). The Compression page and
+    ``costmodels.dp.predict`` (the Compare page, ``commatlas predict``) share this rule.
+    """
+    from costmodels.hardware import get_gpu
+
+    if not gpu:
+        return None
+    chosen, h200 = get_gpu(gpu), get_gpu("H200 SXM")
+    if chosen.name == h200.name:
+        return None
+    return h200_copy_bandwidth_Bps() * chosen.memory_bandwidth_Bps / h200.memory_bandwidth_Bps
+
+
 def compute_cost(
     kernel: str, dense_bytes: float | np.ndarray, memory_bandwidth_Bps: float | None = None
 ) -> float | np.ndarray:

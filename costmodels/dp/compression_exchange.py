@@ -94,6 +94,12 @@ def _parse(spec: str, d: float) -> tuple[str, str | None, str | None, dict[str, 
     raise _bad(spec)
 
 
+def spec_record(spec: str) -> str:
+    """The record (and cost-model) id a compression spec prices: "topk:0.01" ->
+    "topk-sparsification"; "none" -> "ring-allreduce". ValueError for a bad spec."""
+    return _parse(spec, 1.0)[0]
+
+
 def exchange_time(
     spec: str,
     dense_bytes: float,

@@ -29,6 +29,7 @@ from costmodels.dp.cluster import (
     nccl_effective_link,
 )
 from costmodels.dp.collective_time import allreduce_time
+from costmodels.dp.compression_cost import kernel_memory_bandwidth
 from costmodels.dp.compression_exchange import exchange_time
 from costmodels.schedules import simulate
 from costmodels.schedules.fixed_costs import FixedCosts
@@ -170,8 +171,9 @@ def message_seconds(method: Method, cluster: Cluster, nbytes: float) -> float:
     if method.compression != "none":
         alpha, beta = exchange_link(method, cluster)
         communication, compute = exchange_time(
-            method.compression, nbytes, p, alpha, beta, values["gamma"]
-        )
+            method.compression, nbytes, p, alpha, beta, values["gamma"],
+            kernel_memory_bandwidth(cluster.gpu),  # kernels measured on the H200, scaled
+        )  # fmt: skip
         return communication + compute
     if method.architecture == "allreduce":
         if method.collective.startswith("nccl"):

@@ -4,31 +4,21 @@ The registry (costmodels/registry.py, the room above) keys them by record id on 
 nothing here imports it, so the two never import each other.
 """
 
-from costmodels.formulas import (
-    collectives,
-    compression,
-    llm,
-    local_sgd,
-    parameter_server,
-    recent,
-    ring_allreduce,
-    topk_sparsification,
-)
-from costmodels.formulas import goodput as goodput_formulas
-from costmodels.formulas import nccl as nccl_formulas
-from costmodels.formulas import serving as serving_formulas
-from costmodels.formulas import stragglers as straggler_formulas
-from costmodels.model import CostModel
+from costmodels.formulas._lazy import lazy_family
 
-MODELS: list[CostModel] = [
-    *(family.MODEL for family in (ring_allreduce, parameter_server, topk_sparsification,
-                                  local_sgd)),
-    *collectives.MODELS,
-    *compression.MODELS,
-    *llm.MODELS,
-    *nccl_formulas.MODELS,  # NCCL's algorithms (costmodels/nccl)
-    *recent.MODELS,  # techniques after the surveys (costmodels/formulas/recent)
-    *goodput_formulas.MODELS,  # failures and checkpoints (costmodels/goodput)
-    *serving_formulas.MODELS,  # serving: KV-cache transfer (costmodels/serving)
-    *straggler_formulas.MODELS,  # BSP and backup workers (costmodels/stragglers)
-]
+#: the modules of this package, in the order of ``MODELS`` (imported on first use)
+FAMILIES = (
+    "ring_allreduce",
+    "parameter_server",
+    "topk_sparsification",
+    "local_sgd",
+    "collectives",
+    "compression",
+    "llm",
+    "nccl",
+    "recent",
+    "goodput",
+    "serving",
+    "stragglers",
+)
+__getattr__ = lazy_family(__name__, FAMILIES, globals())

@@ -43,7 +43,13 @@ from costmodels.llm.layout_check import (
 from costmodels.llm.shapes import Layout, LLMCluster, Recompute, TransformerShape
 from costmodels.llm.step import StepPrediction, predict_step
 
+# What plan-llm and the calculator's LLM page search unless told otherwise (issue 30: one set
+# of defaults for both surfaces). The ZeRO stages are the ones each framework runs: Megatron's
+# distributed optimizer is ZeRO-1 (Megatron-LM has no ZeRO-3), PyTorch trains with DDP (0) or
+# FSDP without (2) or with (3) resharding after forward; others on request (--zero-stages).
 DEFAULT_MICRO_BATCHES = (1, 2, 4, 8)
+DEFAULT_ZERO_STAGES = (0, 1)  # the default framework's (megatron)
+PYTORCH_ZERO_STAGES = (0, 2, 3)
 ALL_RECOMPUTE: tuple[Recompute, ...] = ("none", "selective", "full")
 PYTORCH_RECOMPUTE: tuple[Recompute, ...] = ("none", "op", "full")
 
@@ -51,6 +57,11 @@ PYTORCH_RECOMPUTE: tuple[Recompute, ...] = ("none", "op", "full")
 def default_recompute_modes(framework: str) -> tuple[Recompute, ...]:
     """The recomputation modes a framework offers (module docstring)."""
     return PYTORCH_RECOMPUTE if framework.startswith("pytorch") else ALL_RECOMPUTE
+
+
+def default_zero_stages(framework: str) -> tuple[int, ...]:
+    """The ZeRO stages a framework runs (see DEFAULT_ZERO_STAGES)."""
+    return PYTORCH_ZERO_STAGES if framework.startswith("pytorch") else DEFAULT_ZERO_STAGES
 
 
 MAX_PLAN_LAYOUTS = 20_000  # a few seconds of predict_step (about 0.1 ms each when measured)
@@ -99,7 +110,7 @@ def enumerate_layouts(
     global_batch: int,
     *,
     micro_batches: Sequence[int] = DEFAULT_MICRO_BATCHES,
-    zero_stages: Sequence[int] = (0, 1, 2, 3),
+    zero_stages: Sequence[int] = DEFAULT_ZERO_STAGES,
     recompute: Sequence[Recompute] = ALL_RECOMPUTE,
     sequence_parallel: Sequence[bool] = (False, True),
     context_parallel: Sequence[int] = (1,),
@@ -202,11 +213,11 @@ def plan(
     ``enumerate_layouts``); ``step_options`` go to every predict_step call (precision,
     framework, calibration)."""
     options = step_options or {}
+    framework = options.get("framework", "megatron")
     if "recompute" not in choices:
-        choices = {
-            **choices,
-            "recompute": default_recompute_modes(options.get("framework", "megatron")),
-        }
+        choices = {**choices, "recompute": default_recompute_modes(framework)}
+    if "zero_stages" not in choices:
+        choices = {**choices, "zero_stages": default_zero_stages(framework)}
     fitting = []
     for layout in bounded_layouts(shape, gpus, cluster, global_batch, limit, **choices):
         prediction = predict_step(shape, layout, cluster, **options)

@@ -170,6 +170,16 @@ def get_preset(name: str) -> ModelPreset:
     return preset
 
 
+def alias_note(name: str) -> str:
+    """ " (read from the alias 'llama-3-70b')" when ``name`` reaches its preset through an alias
+    rather than the preset's own name, so a prediction says which model it priced (issue 30:
+    ``llama-3-70b`` was taken as Llama 3.1 70B without a word); "" otherwise."""
+    preset = get_preset(name)
+    if _key(name) == _key(preset.name):
+        return ""
+    return f" (read from the alias {name.strip()!r}; {preset.source.split(';')[0]})"
+
+
 def preset_shape(name: str, seq_len: int | None = None) -> TransformerShape:
     """The named model's shape at ``seq_len`` tokens per sequence (default: its context)."""
     shape = get_preset(name).shape

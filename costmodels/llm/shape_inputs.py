@@ -19,7 +19,7 @@ from typing import Any
 
 from costmodels.limits import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH, check_count
 from costmodels.llm.hf_config import read_hf_config
-from costmodels.llm.presets import get_preset
+from costmodels.llm.presets import alias_note, get_preset
 from costmodels.llm.shapes import TransformerShape
 
 SHAPE_FLAGS: dict[str, str] = {
@@ -53,7 +53,7 @@ def _base(model: str | None, hf_config: str | None, names: Mapping[str, str]) ->
         except ValueError as exc:
             raise ShapeError(f"{names['model']}: {exc}") from None
         base = {f.name: getattr(preset.shape, f.name) for f in fields(TransformerShape)}
-        return base, f"preset {preset.name}"
+        return base, f"preset {preset.name}{alias_note(model)}"
     if hf_config is not None:
         imported = read_hf_config(hf_config)  # ConfigError names the flag, file and key
         return dict(imported.fields), f"{imported.family} config {hf_config}"

@@ -9,14 +9,13 @@ plain float function.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sympy as sp
-
-from costmodels.model import CostModel
 from costmodels.registry import get
 from costmodels.schedules.result import Comm
-from costmodels.symbols import SYMBOLS, key_of, n
+
+if TYPE_CHECKING:
+    from costmodels.model import CostModel
 
 
 def comm_from_model(model: CostModel | str, variant: str | None = None, **values: Any) -> Comm:
@@ -28,6 +27,10 @@ def comm_from_model(model: CostModel | str, variant: str | None = None, **values
         >>> round(comm(4e6), 8)
         0.00063
     """
+    import sympy as sp  # on first use: importing the schedules stays free of sympy
+
+    from costmodels.symbols import SYMBOLS, key_of, n
+
     cost = get(model) if isinstance(model, str) else model
     time = cost.variant(variant).time
     if "n" in values:

@@ -143,9 +143,11 @@ def test_named_workload_equals_costmodels_predict() -> None:
     workload = get_workload("ResNet-50")
     profile = workload.profile("fp32")
     step = (profile.fwd_s + profile.bwd_s) * 32 / profile.batch_size  # H200 preset: no scaling
-    nv, eth = LINKS["NVLink 4 (H100)"], LINKS["100 GbE"]
-    # one NIC per GPU (the default): a GPU's share of the network is one NIC
-    cluster = Cluster(2, 8, 1 / nv.beta_s_per_byte, nv.alpha_s, 1 / eth.beta_s_per_byte,
+    eth = LINKS["100 GbE"]
+    # The intra-node link follows the GPU (issue 30): H200 SXM's NVSwitch as NCCL counts it,
+    # 18 NVLink 4 links x 20.6 GB/s = 370.8 GB/s per GPU, 2 us. One NIC per GPU (the default):
+    # a GPU's share of the network is one NIC.
+    cluster = Cluster(2, 8, 18 * 20.6e9, 2e-6, 1 / eth.beta_s_per_byte,
                       eth.alpha_s, gpu="H200 SXM", nics_per_node=8)  # fmt: skip
     from app_pages.compare_methods import parse_method
 

@@ -60,8 +60,14 @@ def own_link(gpu: str) -> tuple[float, float]:
     return GPUS[gpu].nvlink_Bps * LINKS["NVLink 3 (A100)"].achievable_fraction, 2e-6
 
 
-def cluster(gpu: str, per_node: int, intra: str | None, inter: str) -> LLMCluster:
-    (bw_in, lat_in), (bw_out, lat_out) = preset(intra) if intra else own_link(gpu), preset(inter)
+# predict-llm's default network, the page's too (issue 30): 25 GB/s per GPU as achieved, 5 us.
+DEFAULT_INTER = (25e9, 5e-6)
+
+
+def cluster(gpu: str, per_node: int, intra: str | None, inter: str | None) -> LLMCluster:
+    """None: the page's default link (the GPU's own fabric; DEFAULT_INTER)."""
+    (bw_in, lat_in) = preset(intra) if intra else own_link(gpu)
+    (bw_out, lat_out) = preset(inter) if inter else DEFAULT_INTER
     return LLMCluster(GPUS[gpu], per_node, bw_in, bw_out, lat_in, lat_out)
 
 
@@ -85,8 +91,10 @@ def first_row_layout(at: AppTest, batch: int) -> Layout:
 def test_defaults_best_layout_is_the_planners_and_priced_by_predict_step() -> None:
     at = run_page()
     shape = llama("Llama 2 7B", 4096)
-    machine = cluster("A100 80GB SXM", 8, None, "InfiniBand HDR")
-    choices = dict(micro_batches=(1, 2, 4), zero_stages=(0, 1))
+    # The defaults are plan-llm's (issue 30): 25 GB/s and 5 us per GPU between nodes, micro-batches
+    # 1, 2, 4, 8 and ZeRO stages 0 and 1 searched.
+    machine = cluster("A100 80GB SXM", 8, None, None)
+    choices = dict(micro_batches=(1, 2, 4, 8), zero_stages=(0, 1))
     valid = [
         lay for lay in enumerate_layouts(shape, 16, machine, 256, **choices) if lay.interleave <= 4
     ]
@@ -186,7 +194,7 @@ def test_changing_an_input_updates_numbers_and_url() -> None:
     assert at.query_params["nodes"] in (["4"], "4")
     best = first_row_layout(at, 256)
     assert best.gpus == 32
-    machine = cluster("A100 80GB SXM", 8, None, "InfiniBand HDR")
+    machine = cluster("A100 80GB SXM", 8, None, None)
     step = predict_step(llama("Llama 2 7B", 4096), best, machine)
     assert layouts_table(at).iloc[0]["step time (s)"] == pytest.approx(step.iteration_time_s)
 
@@ -243,7 +251,7 @@ def test_precision_framework_and_the_gpus_own_link() -> None:
     query = dict(gpu="H100 SXM", prec="fp8", fw="pytorch", mbs="1", zero="1", rc="full", sp="on",
                  maxv="1")  # fmt: skip
     at = run_page(**query)
-    machine = cluster("H100 SXM", 8, None, "InfiniBand HDR")
+    machine = cluster("H100 SXM", 8, None, None)
     assert machine.intra_bandwidth_Bps == pytest.approx(18 * 20.6e9)  # NCCL's NVLink 4 figure
     best = first_row_layout(at, 256)
     step = predict_step(llama("Llama 2 7B", 4096), best, machine, precision="fp8",
@@ -280,7 +288,7 @@ def test_moe_preset_with_expert_parallelism() -> None:
     at = run_page(model="Mixtral 8x7B", seq="4096", nodes="4", gbatch="64", mbs="1", zero="1",
                   rc="full", sp="on", maxv="1", ep="1,8")  # fmt: skip
     shape = preset_shape("Mixtral 8x7B", 4096)
-    machine = cluster("A100 80GB SXM", 8, None, "InfiniBand HDR")
+    machine = cluster("A100 80GB SXM", 8, None, None)
     choices = dict(micro_batches=(1,), zero_stages=(1,), recompute=("full",),
                    sequence_parallel=(True,), expert_parallel=(1, 8), max_interleave=1)  # fmt: skip
     expected = plan(shape, 32, machine, 64, **choices)[0].layout

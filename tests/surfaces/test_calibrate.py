@@ -126,7 +126,7 @@ def test_torchrun_module_writes_loadable_profile(tmp_path: Path) -> None:
     done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=150)
     assert done.returncode == 0, done.stderr[-3000:]
     profile = load_profile(out)
-    assert profile.source == "commatlas calibrate"
+    assert profile.source == "commatlas calibrate (gloo, cpu)"  # check-ddp reads the backend
     assert {m.world_size for m in profile.measurements} == {2}
     assert "profile written to" in done.stdout
 

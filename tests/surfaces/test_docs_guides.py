@@ -215,7 +215,7 @@ def test_fp16_row_from_hand_formulas(files, tax) -> None:
     # cast) less the reduction of the n/2 bytes not sent, (p-1)/p (n/2) gamma.
     closed = (p - 1) / p * n / (n * rate - (p - 1) / p * half * g)
     row = row_of(page(files, "compression-pays"), "[Mixed-precision (FP16) gradient "
-                 "communication](../../records/fp16-comm.md)")  # fmt: skip
+                 "communication](../../records/fp16-comm.md)", "`fp16`")  # fmt: skip
     assert (
         f"| {c.format_bytes(2 * (p - 1) / p * half)} | below {c.format_bandwidth(closed)} |" in row
     )

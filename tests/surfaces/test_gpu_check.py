@@ -255,6 +255,41 @@ def test_checks_run_within_the_budget_and_the_report_says_so(
     assert "| cuda-tests | passed |" in markdown
 
 
+def test_no_gpu_is_reported_at_once_without_installing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30, item 8: without nvidia-smi, device files or a torch that sees a GPU, nothing is
+    installed and the report says no-gpu within seconds."""
+    cpu = {"python": "3.11.7", "torch": "2.13.0+cpu", "torch_cuda": None, "gpus": []}
+    monkeypatch.setattr(env, "nvidia_smi", lambda: None)
+    monkeypatch.setattr(env, "probe", lambda python: cpu)
+    monkeypatch.setattr(env, "device_files", lambda: [])
+    monkeypatch.setattr(gpu_check, "install", lambda *a: pytest.fail("installed without a GPU"))
+    started = time.monotonic()
+    assert gpu_check.main(["--quick", "--out", str(tmp_path)]) == 1
+    assert time.monotonic() - started < 10
+    report = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert report["verdict"] == "no-gpu" and report["install"]["action"].startswith("none")
+    assert {step["status"] for step in report["steps"]} == {"skipped"}
+    assert "torch 2.13.0+cpu sees no CUDA device" in report["steps"][0]["reason"]
+    assert env.gpu_seen({"driver": "580.1", "cuda": [13, 0]}, cpu) == "nvidia-smi: driver 580.1"
+    monkeypatch.setattr(env, "device_files", lambda: ["nvidia0"])
+    assert "nvidia0" in env.gpu_seen(None, cpu)
+
+
+def test_work_files_stay_in_the_clone_or_a_given_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    args = gpu_check.parse_args(["--out", str(tmp_path)])
+    assert args.work == ROOT / ".gpu-check-work"
+    assert gpu_check.step_environment(None)["TORCHINDUCTOR_CACHE_DIR"].startswith(str(ROOT))
+    mine = gpu_check.parse_args(["--out", str(tmp_path), "--work", str(tmp_path / "w")])
+    assert mine.work == tmp_path / "w"
+    text = (ROOT / "scripts" / "gpu_check.py").read_text()
+    assert "/tmp/" not in text  # no fixed folder outside the clone
+
+
 def test_verdict_counts_one_gpu_skips_as_passing() -> None:
     one_gpu = [{"status": "passed"}, {"status": "skipped", "reason": steps.ONE_GPU_DDP}]
     assert report_module.verdict(one_gpu) == "passed"

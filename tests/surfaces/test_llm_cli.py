@@ -66,7 +66,9 @@ def test_predict_llm_defaults_and_text(capsys) -> None:
     argv = GPT3[:8] + ["--global-batch", "64", "--tp", "8", "--pp", "8", "--dp", "1"]
     assert main(["predict-llm", *argv]) == 0
     text = capsys.readouterr().out
-    assert "iteration_time_s" in text and "compute_breakdown_s.gemm" in text
+    assert (
+        "step time" in text and "GEMMs" in text
+    )  # the summary (tests/surfaces/test_llm_summary.py)
     # Slower inter-node links cannot make the step faster.
     fast = predict_json(capsys, argv + ["--inter", "400 Gbit/s"])
     slow = predict_json(capsys, argv + ["--inter", "10 Gbit/s"])
@@ -246,7 +248,7 @@ def test_plan_llm_search_flags(capsys) -> None:
 def test_plan_llm_nothing_fits(capsys) -> None:
     argv = GPT3[:8] + ["--global-batch", "8", "--gpus", "1"]
     assert main(["plan-llm", *argv]) == 1
-    assert "no layout" in capsys.readouterr().err
+    assert "none of the" in capsys.readouterr().err  # GPT-3 175B on one GPU: memory is the cause
 
 
 @pytest.mark.parametrize(
@@ -256,7 +258,8 @@ def test_plan_llm_nothing_fits(capsys) -> None:
         (["--measured-step", "1"], "--measured-step needs --measured-layout"),
         (["--measured-step", "1", "--measured-layout", "mb=2"], "give at least tp, pp and dp"),
         (["--layers", "10000", "--gpus", "64", "--global-batch", "4096", "--gpus-per-node", "8",
-          "--cp", "1,2"], "more than 20,000 layouts of 64 GPUs to price; narrow"),
+          "--cp", "1,2", "--zero-stages", "0,1,2,3"],
+         "more than 20,000 layouts of 64 GPUs to price; narrow"),
     ],
 )  # fmt: skip
 def test_plan_llm_bad_input(capsys, change, words) -> None:
@@ -286,7 +289,7 @@ def test_mfu_is_a_percentage_in_text_json_and_the_plan_table(capsys) -> None:
     assert main(["predict-llm", *GPT3, *LAYOUT, *CLUSTER]) == 0
     text = capsys.readouterr().out
     mfu = 100 * out["model_flops_utilization"]
-    assert f"{'model_flops_utilization':40s} {mfu:.3g} %" in text
+    assert f"MFU          {mfu:.1f} %" in text
     plan = ["plan-llm", "--layers", "32", "--hidden", "4096", "--heads", "32", "--seq-len",
             "2048", "--global-batch", "512", "--gpus", "64", "--top", "2"]  # fmt: skip
     assert main(plan) == 0

@@ -3,31 +3,20 @@
 ``MODELS`` lists every CostModel defined in this package; costmodels.formulas registers them.
 """
 
-from costmodels.formulas.collectives import (
-    allgather,
-    alltoall,
-    broadcast,
-    byteps,
-    hierarchical_allreduce,
-    recursive_halving_doubling,
-    reduce,
-    reduce_scatter,
-    sharp,
-    torus_2d_allreduce,
-    tree_allreduce,
-)
-from costmodels.model import CostModel
+from costmodels.formulas._lazy import lazy_family
 
-MODELS: list[CostModel] = [
-    tree_allreduce.MODEL,
-    recursive_halving_doubling.MODEL,
-    hierarchical_allreduce.MODEL,
-    torus_2d_allreduce.MODEL,
-    sharp.MODEL,
-    byteps.MODEL,
-    allgather.MODEL,
-    reduce_scatter.MODEL,
-    broadcast.MODEL,
-    reduce.MODEL,
-    alltoall.MODEL,
-]
+#: the modules of this package, in the order of ``MODELS`` (imported on first use)
+FAMILIES = (
+    "tree_allreduce",
+    "recursive_halving_doubling",
+    "hierarchical_allreduce",
+    "torus_2d_allreduce",
+    "sharp",
+    "byteps",
+    "allgather",
+    "reduce_scatter",
+    "broadcast",
+    "reduce",
+    "alltoall",
+)
+__getattr__ = lazy_family(__name__, FAMILIES, globals())

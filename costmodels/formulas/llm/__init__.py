@@ -4,6 +4,12 @@
 (costmodels/llm/) combines these with FLOPs, memory and placement.
 """
 
-from costmodels.formulas.llm import pipeline, sharded_data_parallel, tensor_parallel
+from costmodels.formulas._lazy import lazy_family
 
-MODELS = [*tensor_parallel.MODELS, *pipeline.MODELS, *sharded_data_parallel.MODELS]
+#: the modules of this package, in the order of ``MODELS`` (imported on first use)
+FAMILIES = (
+    "tensor_parallel",
+    "pipeline",
+    "sharded_data_parallel",
+)
+__getattr__ = lazy_family(__name__, FAMILIES, globals())

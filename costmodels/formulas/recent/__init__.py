@@ -6,19 +6,14 @@ training (Streaming DiLoCo) and FP8 weight all-gather. ``MODELS`` lists every Co
 costmodels.formulas registers them.
 """
 
-from costmodels.formulas.recent import (
-    context_parallel,
-    expert_parallel,
-    fp8_allgather,
-    low_communication,
-    pipeline_schedules,
-)
-from costmodels.model import CostModel
+from costmodels.formulas._lazy import lazy_family
 
-MODELS: list[CostModel] = [
-    *expert_parallel.MODELS,
-    *context_parallel.MODELS,
-    *pipeline_schedules.MODELS,
-    *low_communication.MODELS,
-    *fp8_allgather.MODELS,
-]
+#: the modules of this package, in the order of ``MODELS`` (imported on first use)
+FAMILIES = (
+    "expert_parallel",
+    "context_parallel",
+    "pipeline_schedules",
+    "low_communication",
+    "fp8_allgather",
+)
+__getattr__ = lazy_family(__name__, FAMILIES, globals())
