@@ -54,5 +54,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     cmd = sub.add_parser("clusters", help="list the cluster presets and their sources")
     cmd.add_argument("name", nargs="?", type=nonempty(80), metavar="NAME",
                      help="one preset, with its sources in full")  # fmt: skip
-    cmd.add_argument("--json", action="store_true")
+    cmd.add_argument("--json", action="store_true",
+                     help="the presets as JSON, every field with its source")  # fmt: skip
     cmd.set_defaults(run=run_clusters)

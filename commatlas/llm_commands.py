@@ -72,7 +72,9 @@ def cluster_and_source(args: argparse.Namespace) -> tuple[Any, str]:
         intra, intra_latency = parse_bandwidth(args.intra, "--intra"), 2e-6
         where = f"--intra {args.intra}"
     transport = args.transport or (preset.transport if preset else None)
-    per_nic = nic_achieved_Bps(args, preset, transport, "25 GB/s")
+    from costmodels.hardware.defaults import LLM_INTER
+
+    per_nic = nic_achieved_Bps(args, preset, transport, LLM_INTER)  # the calculator's default
     nics = args.nics_per_node or (preset.nics_per_node if preset else args.gpus_per_node)
     share = per_nic * nics / args.gpus_per_node
     extra: dict[str, Any] = {}

@@ -225,13 +225,13 @@ def predict_command(args: argparse.Namespace) -> int:
     from costmodels.workloads import get_workload
 
     try:
+        resolve_preset(args)  # fills --gpu and --gpus-per-node first
         if args.gpus is not None:  # --gpus N: the same cluster as --nodes N / --gpus-per-node
             if args.gpus % args.gpus_per_node:
                 raise ValueError(f"--gpus {args.gpus} is not a multiple of --gpus-per-node "
                                  f"{args.gpus_per_node}")  # fmt: skip
             args.nodes = args.gpus // args.gpus_per_node
         workload = get_workload(args.workload)
-        resolve_preset(args)
         step = _step_time(args, workload)
         cluster = _cluster(args, _profile(args))
         method = _method(args)

@@ -208,7 +208,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     imp.add_argument(
         "--gpus-per-node", type=per_node, help="GPUs per node (default: the GPUs the trace lists)"
     )
-    imp.add_argument("--json", action="store_true")
+    imp.add_argument("--json", action="store_true", help="one JSON object instead of the report")
     imp.set_defaults(run=import_trace_command)
 
     wif = sub.add_parser("what-if", help="replay a trace's step on another cluster or GPU")
@@ -249,5 +249,5 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="price communication with the NCCL model alone, not relative to the measured times",
     )
-    wif.add_argument("--json", action="store_true")
+    wif.add_argument("--json", action="store_true", help="one JSON object instead of the report")
     wif.set_defaults(run=what_if_command)

@@ -269,7 +269,7 @@ def test_measured_step_calibrates_every_layout() -> None:
     from costmodels.calibration.measured_run import MeasuredRun
     from costmodels.calibration.step_transfer import fit_one_step, scaled_cluster
 
-    shape, machine = llama("Llama 2 7B", 4096), cluster("A100 80GB SXM", 8, None, "InfiniBand HDR")
+    shape, machine = llama("Llama 2 7B", 4096), cluster("A100 80GB SXM", 8, None, None)
     measured = Layout(tp=8, pp=1, dp=2, global_batch=256, micro_batch=1)
     seconds = 1.6 * predict_step(shape, measured, machine).iteration_time_s
     at = run_page(mstep=f"{seconds:.9g}", mlayout="tp=8,pp=1,dp=2,mb=1")

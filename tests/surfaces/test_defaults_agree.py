@@ -79,10 +79,16 @@ def test_llm_page_searches_and_prices_as_plan_llm_does() -> None:
     plan = build_parser("plan-llm").parse_args(
         ["plan-llm", "--model", "llama-2-7b", "--global-batch", "8", "--gpus", "8"]
     )
+    from commatlas.llm_commands import _plan_choices
+    from costmodels.hardware.defaults import LLM_INTER
+
     page = {field.key: field.default for field in FIELDS}
-    assert tuple(page["mbs"]) == tuple(plan.micro_batches)
-    assert tuple(page["zero"]) == tuple(plan.zero_stages)
-    assert tuple(page["rc"]) == tuple(plan.recompute_modes)
+    searched = _plan_choices(plan)  # the default framework's (megatron) stages and modes
+    assert plan.framework == "megatron" and page.get("fw", "megatron") == "megatron"
+    assert tuple(page["mbs"]) == tuple(searched["micro_batches"])
+    assert tuple(page["zero"]) == tuple(searched["zero_stages"])
+    assert tuple(page["rc"]) == tuple(searched["recompute"])
     at = llm_page()
     inter = " ".join(c.value for c in at.caption)
-    assert f"{parse_bandwidth(plan.inter) / 1e9:g} GB/s" in inter and "5 µs" in inter
+    assert plan.inter is None  # the LLM commands' default network is the calculator's
+    assert f"{parse_bandwidth(LLM_INTER) / 1e9:g} GB/s" in inter and "5 µs" in inter

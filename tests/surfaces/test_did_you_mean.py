@@ -44,15 +44,18 @@ def test_knowledge_base_page_suggests_too() -> None:
 
 
 def test_plan_llm_names_the_split_not_memory(capsys) -> None:
-    err = err_of(capsys, [*PLAN, "--gpus", "60"], 1)
-    assert "no valid layout of 60 GPUs (the split, not memory)" in err
+    # 66 = 2 x 3 x 11: DP must divide the batch 512 (a power of two), TP the 32 heads, and the
+    # PP left (33 or 66) is more than the 32 layers; stages need not be equal (issue 26), so 60
+    # (PP 15) and 68 (PP 17) have layouts
+    err = err_of(capsys, [*PLAN, "--gpus", "66"], 1)
+    assert "no valid layout of 66 GPUs (the split, not memory)" in err
     assert "--global-batch 512 must be a multiple of DP x micro-batch" in err
-    assert "DP = 60 / (TP x PP x CP) can only be 15, 30, 60" in err
-    assert "32 or 64 GPUs have valid layouts" in err
+    assert "DP = 66 / (TP x PP x CP) can only be 3, 6, 11, 22, 33, 66" in err
+    assert "64 or 68 GPUs have valid layouts" in err
     # the suggested counts, held by the planner's own enumeration
     shape = TransformerShape(32, 4096, 32, 2048)
     cluster = LLMCluster(get_gpu("a100-80gb"), 8, 240e9, 25e9)
-    for gpus, valid in ((60, False), (32, True), (64, True), (48, False)):
+    for gpus, valid in ((66, False), (64, True), (68, True), (60, True), (67, False)):
         assert any(True for _ in enumerate_layouts(shape, gpus, cluster, 512)) is valid, gpus
 
 
