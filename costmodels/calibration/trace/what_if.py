@@ -155,13 +155,8 @@ def what_if(
             c.op,
             c.bytes,
             group,
-            Cluster(
-                new_gpu.name if new_gpu else None,
-                new.gpus,
-                new.gpus_per_node,
-                new.inter,
-                new.preset,
-            ),
+            Cluster(new_gpu.name if new_gpu else None, new.gpus, new.gpus_per_node, new.inter,
+                    new.preset),
         )
         if absolute:
             durations[op.index] = (after + c.wait_s) * 1e6
