@@ -189,6 +189,7 @@ def fit_steps(
                     "factor": one.factor,
                 }
             ],
+            notes=[one.reason],
         )
     options = {**(extra or {})}
     prior = prior or load_prior()

@@ -28,10 +28,13 @@ torchtitan's rowwise recipe "use[s] regular TP and all-gather happens in high pr
 Which GEMM a collective is fused with under async TP (PyTorch Inductor's micro-pipeline pass,
 torch/_inductor/fx_passes/micro_pipeline_tp.py): an all-gather with the matmuls that take the
 gathered tensor as their left operand, a reduce-scatter with the one matmul that produces its
-input. Hence:
+input (read at pytorch/pytorch 5f65158a; the fused ops are ``symm_mem.fused_all_gather_matmul``
+/ ``fused_matmul_reduce_scatter`` and their scaled-mm forms). Hence:
 
 - the forward all-gather with the block's column-parallel GEMMs, unless the gathered tensor is
-  cast first (rowwise fp8: the consumer is the cast, not a matmul);
+  cast first (rowwise fp8: the consumer is the cast, not a matmul; "the all-gather-matmul
+  patterns were NOT being fused properly" with rowwise scales, pytorch/pytorch issue 149990,
+  while the matmul-reduce-scatters were);
 - the forward reduce-scatter with the row-parallel GEMM (its producer in every recipe);
 - the backward all-gather with the row-parallel dgrad, unless cast after the gather (rowwise);
 - the backward reduce-scatter with the column-parallel dgrad only where that is one GEMM: where
