@@ -150,6 +150,24 @@ def test_steps_that_agree_with_the_model_keep_it() -> None:
     assert all("the model kept" in why for why in fit.not_identified.values())
 
 
+def test_more_distinct_steps_carry_more_of_a_small_bias() -> None:
+    """Three steps on three kernel sets (validated megatron-legacy kernels), each 6 % slower
+    than modelled: their median error carries by W with noise sigma^2 / 3, more than one step
+    carries; the common factor is the median uniform factor to the power W."""
+    texts = ["tp=1,pp=1,dp=8,mb=1", "tp=2,pp=1,dp=4,mb=2", "tp=8,pp=1,dp=1,mb=4"]
+    runs = [run(t + ",framework=megatron-legacy") for t in texts]
+    runs = [replace(r, seconds=1.06 * run_time(r, CLUSTER, None)) for r in runs]
+    prior = load_prior()
+    sigma = prior.sigma("megatron-legacy")
+    three, one = fit_steps(runs, CLUSTER), fit_one_step(runs[0], CLUSTER)
+    w3 = prior.weight(math.log(1.06), sigma, 3)
+    assert w3 > one.weight == pytest.approx(prior.weight(math.log(1.06), sigma))
+    assert any(f"{w3:.2f} of that carries" in note for note in three.notes)
+    uniform = three.calibration.gemm_scale ** (1 / w3)
+    assert 1.0 < three.calibration.gemm_scale < uniform < 1.1
+    assert three.identified == ["common compute factor"]
+
+
 def test_two_parts_are_told_apart_only_with_two_steps_of_each() -> None:
     truth = StepCalibration(gemm_scale=1.3, overhead_scale=2.0)
     gemm_heavy = ["tp=1,pp=1,dp=8,mb=8", "tp=2,pp=1,dp=4,mb=8"]
