@@ -165,9 +165,7 @@ def calibrate(
                        gpus_per_node=cluster.gpus_per_node, label=MEASURED_LABEL,
                        seconds_label="Measured step")  # fmt: skip
     fit = fit_one_step(run, cluster)
-    calibration = fit.calibration
-    if not fit.identified:
-        calibration = replace(calibration, source=f"{calibration.source}; {fit.reason}")
+    calibration = replace(fit.calibration, source=f"{fit.calibration.source}; {fit.reason}")
     return run.layout, calibration, fit.network_scale
 
 

@@ -35,6 +35,7 @@ FAMILIES = ("torchtitan", "torchtitan-h200", "nanotron")
 BOUNDS = {
     "hopper_tensor_rate": (0.3, 1.5),
     "rowwise_gemm_efficiency": (0.2, 1.0),
+    "fp8_cast_efficiency": (0.1, 1.0),
     "overlap_interference": (0.005, 1.0),
 }
 

@@ -4,16 +4,20 @@
 
 On the dev data only (costmodels/data/README.md):
 
-1. ``SIGMA_LAYOUT``: the standard deviation of log(measured / predicted) within one model shape
-   of the vTrain single-node rows (the constant of costmodels.calibration.step_transfer);
+1. the shrinkage prior (costmodels/calibration/transfer_prior.py, shipped in
+   costmodels/data/step-transfer-prior.json): tau and sigma per kernel set, and the vTrain
+   within-shape scatter it is mostly made of;
 2. vTrain, one measured step: for each model shape, every row as the measured step, the other
    rows of that shape predicted (MAPE): with the first row as reference (the figure of
-   benchmarks/llm_step_accuracy.py), averaged over every choice, the worst choice; with and
-   without the identifiability test; the old fit (costmodels.llm.calibrate_step) as baseline;
+   benchmarks/llm_step_accuracy.py), averaged over every choice, the worst choice; with the
+   shrinkage and with the whole error carried (W = 1); the old fit
+   (costmodels.llm.calibrate_step) as baseline;
 3. torchtitan async-TP rows, one measured step: every row of a model -> every other row of the
    same model (bf16, float8 tensorwise and rowwise, vanilla and async TP, each with its recipe:
    costmodels.llm.recipe), error of each transfer; summarised over the bf16 <-> tensorwise
-   vanilla-TP pairs and over every pair;
+   vanilla-TP pairs and over every pair, with the shrinkage and with W = 1;
+3b. the held-out check: figures 2 and 3 again with the prior estimated without that family
+   (costmodels.calibration.prior_estimate ``leave_out``);
 4. vTrain, three measured steps (costmodels.calibration.measured_steps): per shape, triples of
    its worst single reference (the row whose one-step calibration spreads the most error) and
    two rows the model does not miss by more than BAD, and seeded random triples; MAPE on the
@@ -34,11 +38,10 @@ sys.path.insert(0, str(ROOT))
 
 from costmodels.calibration.measured_run import MeasuredRun  # noqa: E402
 from costmodels.calibration.measured_steps import fit_steps  # noqa: E402
+from costmodels.calibration.prior_estimate import estimate_prior  # noqa: E402
 from costmodels.calibration.step_transfer import fit_one_step, run_time  # noqa: E402
-from costmodels.calibration.torchtitan_dev import (  # noqa: E402
-    read_torchtitan_rows,
-    torchtitan_cluster,
-)
+from costmodels.calibration.torchtitan_dev import one_step_transfers  # noqa: E402
+from costmodels.calibration.transfer_prior import load_prior  # noqa: E402
 from costmodels.llm.calibrate_step import fit_from_measured_step  # noqa: E402
 from costmodels.llm.step import predict_step  # noqa: E402
 from costmodels.llm.vtrain_data import (  # noqa: E402
@@ -83,13 +86,13 @@ def sigma_layout(groups, cluster) -> float:
     return statistics.pstdev(deviations)
 
 
-def one_step_vtrain(groups, cluster, test: bool, quick: bool):
+def one_step_vtrain(groups, cluster, test: bool, quick: bool, prior=None):  # noqa: ANN001
     first, every = [], []
     for runs in groups.values():
         refs = runs[:8] if quick else runs
         base = {id(r): run_time(r, cluster, None) for r in runs}
         for i, ref in enumerate(refs):
-            fit = fit_one_step(ref, cluster, test=test)
+            fit = fit_one_step(ref, cluster, test=test, prior=prior)
             errs = [
                 ape(
                     run_time(r, cluster, fit.calibration, fit.network_scale)
@@ -129,19 +132,12 @@ def old_fit_vtrain(groups, cluster, quick: bool):
     return statistics.fmean(first), statistics.fmean(every), max(every)
 
 
-def torchtitan() -> list[tuple[str, str, float, bool]]:
-    cluster = torchtitan_cluster()
-    rows = read_torchtitan_rows()
+def torchtitan(test: bool = True, prior=None) -> list[tuple[str, str, float, bool]]:  # noqa: ANN001
     out = []
-    for ref in rows:
-        fit = fit_one_step(ref.run, cluster)
-        for row in rows:
-            if row is ref or row.model != ref.model:
-                continue
-            predicted = run_time(row.run, cluster, fit.calibration, fit.network_scale)
-            plain = not row.async_tp and row.quantization != "float8_rowwise"
-            out.append((ref.run.label, row.run.label, 100 * (predicted / row.run.seconds - 1),
-                        plain))  # fmt: skip
+    for t in one_step_transfers(test, prior):
+        plain = not t.target.async_tp and t.target.quantization != "float8_rowwise"
+        plain = plain and not t.measured.async_tp and t.measured.quantization != "float8_rowwise"
+        out.append((t.measured.run.label, t.target.run.label, 100 * t.error, plain))
     return out
 
 
@@ -195,11 +191,15 @@ def main() -> int:
     quick = "--quick" in sys.argv
     started = time.perf_counter()
     groups, cluster = vtrain_runs(), vtrain_cluster()
-    print(f"SIGMA_LAYOUT (vTrain, within one model shape): {sigma_layout(groups, cluster):.3f}")
+    prior = load_prior()
+    print(f"prior: tau {prior.tau:.4f}, sigma " + ", ".join(
+        f"{k} {v:.3f}" for k, v in prior.sigma_by_kernels.items()) + f" (pooled "
+        f"{prior.sigma_pooled:.3f}); vTrain within one model shape: "
+        f"{sigma_layout(groups, cluster):.3f}")  # fmt: skip
     for test in (True, False):
         first, every, (worst, label) = one_step_vtrain(groups, cluster, test, quick)
         print(
-            f"vTrain one step ({'with' if test else 'without'} the identifiability test): "
+            f"vTrain one step ({'with the shrinkage' if test else 'whole error, W = 1'}): "
             f"MAPE {first:.2f} % (first row of each shape), {every:.2f} % over every choice, "
             f"worst choice {worst:.1f} % ({label})"
         )
@@ -218,6 +218,16 @@ def main() -> int:
                           ("every pair (rowwise and async TP included)", every)):  # fmt: skip
         print(f"torchtitan one step, {label}: worst {max(errors):.1f} %, mean "
               f"{statistics.fmean(errors):.1f} % over {len(errors)} transfers")  # fmt: skip
+    whole = [abs(e) for *_, e, _ in torchtitan(test=False)]
+    print(f"torchtitan one step, every pair, whole error (W = 1): worst {max(whole):.1f} %, "
+          f"mean {statistics.fmean(whole):.1f} %")  # fmt: skip
+    held = [abs(e) for *_, e, _ in torchtitan(prior=estimate_prior(["torchtitan"]))]
+    print(f"held-out check, prior estimated without torchtitan: every pair worst "
+          f"{max(held):.1f} %, mean {statistics.fmean(held):.1f} %")  # fmt: skip
+    first, every, (worst, _) = one_step_vtrain(groups, cluster, True, quick,
+                                               estimate_prior(["vtrain"]))  # fmt: skip
+    print(f"held-out check, prior estimated without vTrain: vTrain one step MAPE {first:.2f} % "
+          f"(first row), {every:.2f} % every choice, worst {worst:.1f} %")  # fmt: skip
     worst_sets, random_sets = three_steps(groups, cluster, quick)
     for label, chosen in (
         ("holding the worst single reference", worst_sets),

@@ -12,7 +12,11 @@ from costmodels.llm.megatron_table import validate_megatron
 def megatron_page(validated: tuple | None = None) -> str:
     """The page; ``validated`` is ``validate_megatron()``'s result when the caller has it."""
     from commatlas.docs_site.validation_llm import vtrain_section
-    from commatlas.docs_site.validation_llm_dev import bands_section, families_section
+    from commatlas.docs_site.validation_llm_dev import (
+        bands_section,
+        families_section,
+        transfer_section,
+    )
 
     rows, mean_error = validated or validate_megatron()
     lines = [
@@ -25,6 +29,7 @@ def megatron_page(validated: tuple | None = None) -> str:
         "",
         *families_section(),
         *bands_section(),
+        *transfer_section(),
         *vtrain_section(),
         "## Megatron-LM (Narayanan et al., SC'21, Table 1)",
         "",

@@ -102,3 +102,32 @@ def bands_section() -> list[str]:
         *rows,
         "",
     ]
+
+
+def transfer_section() -> list[str]:
+    """Issue 28's one-step target on the torchtitan rows, computed (torchtitan_dev)."""
+    from costmodels.calibration.torchtitan_dev import one_step_transfers
+    from costmodels.calibration.transfer_prior import load_prior
+
+    prior = load_prior()
+    transfers = one_step_transfers()
+    errors = [100 * abs(t.error) for t in transfers]
+    worst = max(transfers, key=lambda t: abs(t.error))
+    return [
+        "## One measured step, the other rows of the same model",
+        "",
+        "Each torchtitan row as the one measured step (`--measured-step`), every other row of "
+        "the same model predicted from it (bf16, float8 tensorwise and rowwise, vanilla and "
+        "async TP; `costmodels.calibration.torchtitan_dev.one_step_transfers`). The share of "
+        "the measured error that carries is the empirical-Bayes weight of "
+        "`costmodels/calibration/transfer_prior.py`, estimated on these dev rows (the model's "
+        f"per-layout scatter {prior.sigma('pytorch-compile'):.3f} in log for compiled PyTorch "
+        f"kernels, {prior.sigma('megatron-legacy'):.3f} for the vTrain rows' kernels; the "
+        f"spread of its bias between the dev models {prior.tau:.3f}). Over "
+        f"{len(errors)} transfers: mean {sum(errors) / len(errors):.1f}%, "
+        f"{sum(1 for e in errors if e <= 8)} within 8%, worst {100 * worst.error:+.1f}% "
+        f"({worst.measured.run.label} -> {worst.target.run.label}). Every figure of "
+        "`python benchmarks/step_transfer.py`, with the vTrain ones, is in the guide "
+        "[Calibrate from what you measure](guides/trace-calibration.md).",
+        "",
+    ]

@@ -9,7 +9,9 @@
 - ``trace``: PyTorch profiler traces (``import-trace``, ``what-if``) and the calibration file;
 - ``measured_run``, ``step_transfer``, ``measured_steps``, ``measured_csv``: measured training
   steps that calibrate the LLM step model across runs (``--measured-layout``, ``--measured``);
-  ``torchtitan_dev``: the torchtitan dev rows as measured runs.
+  ``transfer_prior`` / ``prior_estimate``: how much of a measured error carries (an
+  empirical-Bayes shrinkage estimated on the dev data); ``torchtitan_dev``: the torchtitan dev
+  rows as measured runs, and the one-step transfers between them.
 
 This room sits above the models it calibrates (costmodels/nccl, costmodels/dp): it imports
 them, they never import it. The torchrun measurement entry points are in commatlas/measure.

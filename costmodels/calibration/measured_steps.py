@@ -7,21 +7,23 @@
    r = log(measured / predicted).
 2. Outliers (three or more steps): a step whose r is more than ``OUTLIER_Z`` = 2.5 robust
    deviations (1.4826 x the median absolute deviation, at least the model's own per-layout
-   scatter SIGMA_LAYOUT) from the median is reported by row and left out, so one bad reference
-   cannot spread its error. 2.5 is the default C. Leys, C. Ley, O. Klein, P. Bernard and L.
-   Licata recommend ("Detecting outliers: Do not use standard deviation around the mean, use
-   absolute deviation around the median", J. Exp. Soc. Psychol. 49(4), 2013,
-   doi:10.1016/j.jesp.2013.03.013). Two steps that disagree that much are said to (which one
-   is off cannot be told).
-3. Identifiability: when the median r of the remaining steps is within
-   Z x max(their robust spread, SIGMA_LAYOUT) / sqrt(n) of zero the model is kept (the steps
-   agree with it within its scatter), n being the number of distinct kernel sets among them
-   (model, precision, framework, tp/cp/ep, micro-batch, sequence parallelism, recomputation):
-   steps that differ only in data or pipeline parallelism, ZeRO or batch run the same kernels
-   per layer, so they share the model's error on those kernels (on the vTrain dev rows the
-   model's error follows tp and micro-batch: tp 8 with micro-batch 1 is ~25% too fast) and are
-   not independent evidence. Otherwise every compute factor takes the median u (the *common*
-   factor) and the links' ``network_scale`` max(1, median u).
+   scatter sigma for the steps' kernels, costmodels.calibration.transfer_prior) from the
+   median is reported by row and left out, so one bad reference cannot spread its error. 2.5
+   is the default C. Leys, C. Ley, O. Klein, P. Bernard and L. Licata recommend ("Detecting
+   outliers: Do not use standard deviation around the mean, use absolute deviation around the
+   median", J. Exp. Soc. Psychol. 49(4), 2013, doi:10.1016/j.jesp.2013.03.013). Two steps
+   that disagree that much are said to (which one is off cannot be told).
+3. How much carries: the median r of the remaining steps is the mean of n independent looks
+   at the model's bias, n being the number of distinct kernel sets among them (model,
+   precision, framework, tp/cp/ep, micro-batch, sequence parallelism, recomputation): steps
+   that differ only in data or pipeline parallelism, ZeRO or batch run the same kernels per
+   layer, so they share the model's error on those kernels (on the vTrain dev rows the model's
+   error follows tp and micro-batch: tp 8 with micro-batch 1 is ~25% too fast) and are not
+   independent evidence. The share W of it that carries is the empirical-Bayes posterior
+   weight of costmodels.calibration.transfer_prior with noise s^2 / n, s the larger of the
+   steps' robust spread and sigma (more distinct steps, more of it carries); every compute
+   factor takes the median u (the *common* factor) to the power W and the links'
+   ``network_scale`` is max(1, that). When W x r is nil the model is kept.
 4. ``gemm_scale`` and ``overhead_scale`` are fitted apart only when the steps can tell them
    apart: four or more steps, at least two dominated by each part; then by Huber-weighted
    Gauss-Newton on log step times from the common factor (the links kept at theirs). Otherwise
@@ -41,16 +43,11 @@ from typing import Any
 import numpy as np
 
 from costmodels.calibration.measured_run import MeasuredRun
-from costmodels.calibration.step_transfer import (
-    MAX_SCALE,
-    MIN_SCALE,
-    SIGMA_LAYOUT,
-    Z,
-    fit_one_step,
-    run_time,
-)
+from costmodels.calibration.step_transfer import MAX_SCALE, MIN_SCALE, fit_one_step, run_time
+from costmodels.calibration.transfer_prior import TransferPrior, load_prior
 from costmodels.llm.calibrate_step import identifiable_factor
 from costmodels.llm.shapes import LLMCluster
+from costmodels.llm.step import predict_step
 from costmodels.llm.step_calibration import StepCalibration
 
 OUTLIER_Z = 2.5
@@ -81,11 +78,11 @@ class StepsFit:
         }
 
 
-def _outliers(errors: dict[int, float]) -> tuple[list[int], float, float]:
+def _outliers(errors: dict[int, float], sigma: float) -> tuple[list[int], float, float]:
     """(steps kept, median r, the limit used) by the module docstring's rule 2."""
     centre = statistics.median(errors.values())
     spread = 1.4826 * statistics.median(abs(v - centre) for v in errors.values())
-    limit = OUTLIER_Z * max(spread, SIGMA_LAYOUT)
+    limit = OUTLIER_Z * max(spread, sigma)
     if len(errors) < 3:
         return list(errors), centre, limit
     return [i for i, v in errors.items() if abs(v - centre) <= limit], centre, limit
@@ -112,7 +109,7 @@ def _uniform(run, cluster, network_known, extra) -> float:
     return math.exp((lo + hi) / 2)
 
 
-def _split(runs, cluster, common, network, extra) -> tuple[float, float]:
+def _split(runs, cluster, common, network, extra, sigma) -> tuple[float, float]:
     """(gemm_scale, overhead_scale) by Huber-weighted Gauss-Newton on log times."""
     theta = np.array([math.log(common)] * 2)
     target = np.log([r.seconds for r in runs])
@@ -127,7 +124,7 @@ def _split(runs, cluster, common, network, extra) -> tuple[float, float]:
             [(logs(theta + d) - base) / 1e-3 for d in (np.array([1e-3, 0]), np.array([0, 1e-3]))]
         )
         resid = target - base
-        weights = np.minimum(1.0, 1.345 * SIGMA_LAYOUT / np.maximum(np.abs(resid), 1e-12))
+        weights = np.minimum(1.0, 1.345 * sigma / np.maximum(np.abs(resid), 1e-12))
         delta, *_ = np.linalg.lstsq(
             jac * np.sqrt(weights)[:, None], resid * np.sqrt(weights), rcond=None
         )
@@ -162,12 +159,15 @@ def fit_steps(
     *,
     network_known: bool = False,
     extra: dict[str, Any] | None = None,
+    prior: TransferPrior | None = None,
 ) -> StepsFit:
-    """Factors from one or more measured steps (module docstring)."""
+    """Factors from one or more measured steps (module docstring); ``prior``: the shrinkage's
+    constants (default: the shipped ones)."""
     if not runs:
         raise ValueError("give at least one measured step")
     if len(runs) == 1:
-        one = fit_one_step(runs[0], cluster, network_known=network_known, extra=extra)
+        one = fit_one_step(runs[0], cluster, network_known=network_known, extra=extra,
+                           prior=prior)  # fmt: skip
         missing = {
             n: one.reason if not one.identified else "one step identifies one factor"
             for n in NAMES
@@ -189,21 +189,26 @@ def fit_steps(
                     "factor": one.factor,
                 }
             ],
+            notes=[one.reason],
         )
     options = {**(extra or {})}
-    uniform, errors, kinds, before, outliers = {}, {}, {}, {}, []
+    prior = prior or load_prior()
+    sigma = max(prior.sigma(r.framework) for r in runs)
+    uniform, errors, kinds, before, outliers, validated = {}, {}, {}, {}, [], {}
     for i, run in enumerate(runs):
         try:
             uniform[i] = _uniform(run, cluster, network_known, extra)
         except ValueError as exc:
             outliers.append({"row": run.label, "measured_s": run.seconds, "why": str(exc)})
             continue
-        before[i] = run_time(run, cluster, None, 1.0, extra)
+        step = predict_step(run.shape, run.layout, cluster, **{**run.options, **options})
+        before[i] = step.iteration_time_s
+        validated[i] = not step.unvalidated_mechanisms
         errors[i] = math.log(run.seconds / before[i])
         kinds[i] = identifiable_factor(run.shape, run.layout, cluster, {**run.options, **options})
     if not errors:
         raise ValueError("no measured step can be reproduced: " + outliers[0]["why"])
-    kept, centre, limit = _outliers(errors)
+    kept, centre, limit = _outliers(errors, sigma)
     notes = []
     for i in sorted(set(errors) - set(kept)):
         outliers.append(
@@ -226,28 +231,31 @@ def fit_steps(
     median_error = statistics.median(errors[i] for i in kept)
     spread = 1.4826 * statistics.median(abs(errors[i] - median_error) for i in kept)
     distinct = len({_layout_key(r) for r in used})
-    band = Z * max(spread, SIGMA_LAYOUT) / math.sqrt(distinct)
+    weight = prior.weight(median_error, max(spread, sigma), distinct,
+                          all(validated[i] for i in kept))  # fmt: skip
     identified, missing = [], {}
     gemm = overhead = network = 1.0
-    if abs(median_error) < band:
-        missing = {
-            n: (
-                f"the {len(used)} steps ({distinct} distinct layouts) put the model "
-                f"{100 * (math.exp(-median_error) - 1):+.1f}% off, inside +-"
-                f"{100 * (math.exp(band) - 1):.0f}% (their scatter / sqrt(layouts)): "
-                "the model kept"
-            )
-            for n in NAMES
-        }
+    carried = (
+        f"the {len(used)} steps ({distinct} distinct layouts) put the model "
+        f"{100 * (math.exp(-median_error) - 1):+.1f}% off; {weight:.2f} of that carries "
+        "(their scatter over sqrt(layouts) against the spread of the model's bias between "
+        "the dev models)"
+    )
+    notes.append(carried)
+    if abs(weight * median_error) < 1e-6:
+        missing = {n: f"{carried}: the model kept" for n in NAMES}
     else:
-        common = statistics.median(uniform[i] for i in kept)
+        common = statistics.median(uniform[i] for i in kept) ** weight
         gemm = overhead = common
         network = 1.0 if network_known else max(common, 1.0)
         counts = {
             k: sum(1 for i in kept if kinds[i] == k) for k in ("gemm_scale", "overhead_scale")
         }
         if len(used) >= 4 and min(counts.values()) >= 2:
-            gemm, overhead = _split(used, cluster, common, network, extra)
+            full = statistics.median(uniform[i] for i in kept)
+            gemm, overhead = _split(used, cluster, full, max(full, 1.0) if not network_known
+                                    else 1.0, extra, sigma)  # fmt: skip
+            gemm, overhead = gemm**weight, overhead**weight
             identified += ["gemm_scale", "overhead_scale"]
         else:
             identified.append("common compute factor")

@@ -9,6 +9,9 @@ its fp8 recipe and TP schedule (costmodels.llm.recipe), so a step measured with 
 or TP schedule calibrates the others.
 
 Step time = tokens per GPU per step / tokens/s per GPU = local batch x 8192 / tp / tps.
+``one_step_transfers`` is issue 28's target on these rows: each row as the one measured step,
+every other row of the same model predicted (benchmarks/step_transfer.py, the trace-calibration
+guide, the Validation page and tests/costmodels/test_step_transfer.py read it).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from costmodels.calibration.measured_run import MeasuredRun
+from costmodels.calibration.transfer_prior import TransferPrior
 from costmodels.llm.dev_runs import DevRun, dev_runs
 from costmodels.llm.shapes import LLMCluster
 
@@ -50,3 +54,36 @@ def read_torchtitan_rows() -> list[TorchtitanRow]:
         rows.append(TorchtitanRow(model, quantization, schedule == "async",
                                   tokens / dev.measured_s, run))  # fmt: skip
     return rows
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """One measured torchtitan row -> another row of the same model (step_transfer.py)."""
+
+    measured: TorchtitanRow
+    target: TorchtitanRow
+    weight: float  # the share of the measured error that carried (transfer_prior.py)
+    factor: str
+    scale: float  # the applied factor
+    predicted_s: float
+
+    @property
+    def error(self) -> float:
+        return self.predicted_s / self.target.run.seconds - 1
+
+
+def one_step_transfers(test: bool = True, prior: TransferPrior | None = None) -> list[Transfer]:
+    """Every row as the one measured step, predicting every other row of its model (60)."""
+    from costmodels.calibration.step_transfer import fit_one_step, run_time
+
+    cluster = torchtitan_cluster()
+    rows = read_torchtitan_rows()
+    out = []
+    for ref in rows:
+        fit = fit_one_step(ref.run, cluster, test=test, prior=prior)
+        scale = fit.calibration.gemm_scale * fit.calibration.overhead_scale
+        for row in rows:
+            if row is not ref and row.model == ref.model:
+                predicted = run_time(row.run, cluster, fit.calibration, fit.network_scale)
+                out.append(Transfer(ref, row, fit.weight, fit.factor, scale, predicted))
+    return out

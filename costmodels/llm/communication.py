@@ -20,6 +20,8 @@ pipeline transfers stay alpha + bytes x beta on the link they cross.
   (Rajbhandari et al. 2020, Sec. 8: "two all-reduce for forward re-computation"). Sequence
   parallelism (Korthikanti et al. 2022, arXiv:2205.05198, Sec. 4.2.2) replaces each all-reduce
   by a reduce-scatter + all-gather, "the communication bandwidth ... are the same". Exposed.
+  The collectives one by one (torchtitan's per-op checkpointing re-gathers, float8 tensorwise
+  TP gathers 1-byte elements, which async TP can fuse): costmodels/llm/tp_schedule.py.
 * PP (Narayanan et al. Sec. 3.2, 4.1, 2.2.2): per micro-batch and boundary b s h elements forward
   and the same backward; we price b(s/c)h x 2 bytes. With the scatter/gather optimisation (default
   when t > 1) a GPU sends 1/t of it and the receiver all-gathers over the TP group ("reduced to
@@ -63,6 +65,7 @@ from costmodels.llm.model_size import is_gpt_style, layer_split, local_layer_par
 from costmodels.llm.moe_dispatch import ep_layer_seconds
 from costmodels.llm.recipe import DEFAULT_RECIPE, TrainingRecipe
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
+from costmodels.llm.tp_schedule import TPCollective, tp_collectives
 
 __all__ = [  # the group helpers are re-exported: callers import them from here
     "CommBreakdown", "GroupSpan", "allreduce_s", "collective_s", "communication_breakdown",
@@ -85,6 +88,8 @@ class CommBreakdown:
     cp_hidden: float = 0.0  # overlapped with attention compute (ring exchange)
     dp_gather: float = 0.0  # of dp: ZeRO-1/2's weight all-gather after the optimizer
     tp_hidden: float = 0.0  # overlapped with the GEMMs (asynchronous TP, async_tp.py)
+    # seconds of each TP collective of one layer and micro-batch (tp_schedule.tp_collectives)
+    tp_collective_s: tuple[float, ...] = ()
 
     @property
     def total(self) -> float:
@@ -190,6 +195,7 @@ def communication_breakdown(
     layers: LayerCounts | None = None,
     gathers_per_microbatch: int = 2,
     dispatch_bytes: float = BF16,
+    tp_schedule: tuple[TPCollective, ...] | None = None,
 ) -> CommBreakdown:
     """Seconds per training step per parallel dimension, with the parts hidden under compute.
 
@@ -203,7 +209,8 @@ def communication_breakdown(
     ``layers``: the stage's dense and MoE layers (default: l/pp layers, all of the model's kind);
     ``gathers_per_microbatch``: ZeRO-3 weight gathers per micro-batch (1 when FSDP keeps the
     weights between forward and backward); ``dispatch_bytes``: bytes per element of the EP
-    dispatch (1 for DeepSeek-V3's fp8 dispatch; the combine stays bf16).
+    dispatch (1 for DeepSeek-V3's fp8 dispatch; the combine stays bf16); ``tp_schedule``: the
+    layer's TP collectives (default: 16-bit, from the layout; costmodels/llm/tp_schedule.py).
     """
     spans = _spans(layout, cluster)
     m = layout.micro_batches
@@ -216,12 +223,10 @@ def communication_breakdown(
     full = layout.recompute == "full"
     act = layout.micro_batch * shape.seq_len / layout.cp * shape.hidden * BF16
 
-    if layout.sequence_parallel:
-        tp_one = collective_s("reduce-scatter", act, spans["tp"], cluster, nccl)
-        tp_one += collective_s("all-gather", act, spans["tp"], cluster, nccl)
-    else:
-        tp_one = allreduce_s(act, spans["tp"], cluster, nccl)
-    tp = m * layers * (6 if full else 4) * tp_one
+    if tp_schedule is None:
+        tp_schedule = tp_collectives(shape, layout.recompute, layout.sequence_parallel)
+    tp_each = tuple(_tp_seconds(c, act, spans["tp"], cluster, nccl) for c in tp_schedule)
+    tp = m * layers * sum(tp_each)
 
     pp = _pp_seconds(layout, cluster, act, spans, pp_scatter_gather, nccl)
 
@@ -258,7 +263,15 @@ def communication_breakdown(
         per_layer = ep_layer_seconds(shape, tokens, spans["ep"], cluster, dispatch_bytes, nccl)
         ep = m * moe_layers * per_layer * ((6 if full else 4) / 4)
     return CommBreakdown(tp, pp, dp, cp, ep, dp_hidden=dp_hidden, cp_hidden=cp_hidden,
-                         dp_gather=dp_gather)  # fmt: skip
+                         dp_gather=dp_gather, tp_collective_s=tp_each)  # fmt: skip
+
+
+def _tp_seconds(c: TPCollective, act: float, span: GroupSpan, cluster: LLMCluster,
+                nccl: bool) -> float:  # fmt: skip
+    n_bytes = act * c.element_bytes / BF16
+    if c.kind == "all-reduce":
+        return allreduce_s(n_bytes, span, cluster, nccl)
+    return collective_s(c.kind, n_bytes, span, cluster, nccl)
 
 
 @dataclass(frozen=True)

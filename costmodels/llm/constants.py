@@ -18,8 +18,9 @@ llm-pytorch-constants.json, written by ``benchmarks/llm_step_fit.py --family pyt
 torchtitan async-TP H100 rows (costmodels/data/torchtitan-asynctp-h100-dev.csv) and the
 nanotron TP-scaling rows (costmodels/data/nanotron-tp-scaling-3b-dev.csv), with a held-out split
 (costmodels/llm/dev_runs.py says which rows). They touch only what the A100 Megatron data cannot
-see (float8 rowwise GEMMs, communication that overlaps compute, eager PyTorch's host cost per
-kernel), so the five constants above keep their values and their fit.
+see (float8 rowwise GEMMs, the float8 cast kernels' share of the HBM rate, communication that
+overlaps compute, eager PyTorch's host cost per kernel), so the five constants above keep their
+values and their fit.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ PYTORCH_DATA = DATA.with_name("llm-pytorch-constants.json")
 FITTED_PYTORCH: tuple[str, ...] = (
     "hopper_tensor_rate",
     "rowwise_gemm_efficiency",
+    "fp8_cast_efficiency",
     "overlap_interference",
 )
 FITTED_MEMORY: tuple[str, ...] = ("allocator_fragmentation",)
@@ -79,6 +81,11 @@ class StepConstants:
     # above cover Ampere). Confounded with the PyTorch stacks themselves: no Megatron run on
     # Hopper is in the dev data, so Megatron-on-Hopper predictions are flagged unvalidated.
     hopper_tensor_rate: float = 1.0
+    # float8 cast / amax / transpose kernels (fp8_recipes.py) at this share of the rate of the
+    # other memory-bound kernels: reductions along either dimension and transposed writes run
+    # below a streaming copy; fitted on the torchtitan rows, where the 8B's casts are a larger
+    # share of the step than the 70B's (costmodels/data/llm-pytorch-constants.json)
+    fp8_cast_efficiency: float = 1.0
     # float8 rowwise GEMMs at this share of the tensorwise fp8 rate (costmodels/llm/fp8_recipes)
     rowwise_gemm_efficiency: float = 0.6
     # share of communication hidden under compute that still costs compute time: NCCL kernels
@@ -94,7 +101,7 @@ class StepConstants:
             if not (value >= 0 and value == value and value != float("inf")):
                 raise ValueError(f"StepConstants.{f.name} must be finite and >= 0, got {value}")
         for name in ("gemm_sustained", "hbm_efficiency", "rowwise_gemm_efficiency",
-                     "hopper_tensor_rate"):  # fmt: skip
+                     "hopper_tensor_rate", "fp8_cast_efficiency"):  # fmt: skip
             if not 0 < getattr(self, name) <= 10:
                 raise ValueError(
                     f"StepConstants.{name} must be in (0, 10], got {getattr(self, name)}"

@@ -31,7 +31,12 @@ Every recipe runs the four linear layers' GEMMs with fp8 inputs at the GPU's fp8
   no dev data covers it, so predictions with it are flagged as unvalidated).
 
 Bytes below are per element of the tensor cast (HBM reads + writes), hand counts of the
-kernels described; launches per linear layer and pass.
+kernels described; launches per linear layer and pass. The cast kernels run at
+``fp8_cast_efficiency`` of the other memory-bound kernels' HBM rate (amax reductions along
+either dimension and transposed writes run below a streaming copy; fitted on the torchtitan
+dev rows, costmodels/data/llm-pytorch-constants.json: the 8B's casts are a larger share of its
+step than the 70B's, which is what tells this apart from the GEMM rates). Under FSDP with the
+float8 all-gather the weights are cast on their shard (costmodels/llm/layer_ops.py).
 """
 
 from __future__ import annotations

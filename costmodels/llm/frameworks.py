@@ -84,6 +84,11 @@ class KernelSet:
     # PyTorch's SDPA flash backend FlashAttention-2 ("FlashAttention-2 achieving only 35%
     # utilization on the H100 GPU", Shah et al., FlashAttention-3, arXiv:2407.08608, abstract)
     flash_version: int = 3
+    # q/k/v and gate/up are separate linear modules (torchtitan's Llama: wq, wk, wv, w1, w3), so
+    # the input gradient is a sum of dgrads (costmodels/llm/tp_schedule.py)
+    separate_projections: bool = False
+    # float8 tensorwise TP all-gathers 1-byte elements (torchao Float8ColwiseParallel)
+    fp8_tp_gather: bool = False
 
 
 def _op(name, elements, count, fk, fb, bk, bb) -> ElementwiseOp:  # noqa: ANN001 - table rows
@@ -174,6 +179,8 @@ KERNEL_SETS: dict[str, KernelSet] = {
         grad_reduce_bytes_bf16=4,
         sequence_dim_copy_bytes=16.0,
         flash_version=2,
+        separate_projections=True,
+        fp8_tp_gather=True,
     ),
     "pytorch-compile": KernelSet(
         name="pytorch-compile",
@@ -198,6 +205,8 @@ KERNEL_SETS: dict[str, KernelSet] = {
         grad_reduce_bytes_bf16=4,
         sequence_dim_copy_bytes=16.0,  # collectives are not fused by Inductor
         flash_version=2,
+        separate_projections=True,
+        fp8_tp_gather=True,
     ),
 }
 

@@ -18,11 +18,11 @@ fp8_recipes.py; rowwise's share is the fitted ``rowwise_gemm_efficiency``).
 Besides the forward and backward of a layer, ``layer_times`` returns what the recomputation
 modes re-run (selective: the attention core; op: torchtitan's per-op policy, every memory-bound
 forward kernel and every second matmul, see ``op_recompute_share``) and, for asynchronous tensor
-parallelism (costmodels/llm/async_tp.py), the time of the GEMMs a TP collective can hide under
-and how much longer they take split into tp chunks.
+parallelism (costmodels/llm/async_tp.py), the time of each GEMM a TP collective can be fused
+with and how much longer it takes split into tp chunks.
 
 ``layer_times`` is cached per (shape, shard, GPU, precision, framework, constants, table, kind,
-recipe, clock): a plan over a thousand layouts sees only a few dozen distinct shards.
+recipe, clock, weight shards): a plan over a thousand layouts sees only a few dozen distinct shards.
 """
 
 from __future__ import annotations
@@ -134,6 +134,8 @@ def kernel_seconds(
         waves = blocks / (math.ceil(blocks / sms) * sms)
         rate = tensor_peak_flops(gpu, "bf16") * _flash_fraction(kernel, gpu, constants, table)
         return gap + max(kernel.flops / (rate * waves * clock), memory)
+    if kernel.name.startswith("fp8-"):  # float8 casts (costmodels/llm/fp8_recipes.py)
+        return gap + memory / constants.fp8_cast_efficiency
     return gap + memory
 
 
@@ -160,33 +162,42 @@ def kernels_seconds(
 @dataclass(frozen=True)
 class LayerTimes:
     """One layer, one micro-batch: forward, backward, what each recomputation re-runs, and the
-    GEMMs asynchronous TP overlaps (module docstring)."""
+    GEMMs asynchronous TP can fuse its collectives with (module docstring)."""
 
     forward: Seconds
     backward: Seconds
     attention_forward: Seconds
     op_recompute: Seconds = Seconds()
-    tp_overlap_gemm_s: float = 0.0  # forward linears + their dgrads (TP-split, not experts)
-    tp_chunked_extra_s: float = 0.0  # extra time of those GEMMs split into tp row chunks
+    # (GEMM name, seconds, extra seconds when split into tp row chunks) of the forward linears
+    # and their dgrads (costmodels/llm/tp_schedule.py names which collective fuses with which)
+    tp_gemms: tuple[tuple[str, float, float], ...] = ()
+
+    def tp_gemm(self, name: str) -> tuple[float, float]:
+        """(seconds, chunked extra seconds) of the GEMM ``name`` (0, 0 when the layer has none)."""
+        for gemm, seconds, extra in self.tp_gemms:
+            if gemm == name:
+                return seconds, extra
+        return 0.0, 0.0
 
 
-_TP_PAIRED = ("qkv", "q", "q-b", "kv-b", "attention-out", "mlp-in", "mlp-out",
-              "shared-expert-in", "shared-expert-out")  # fmt: skip
-
-
-def _async_tp_terms(kernels: tuple[Kernel, ...], tp: int, time) -> tuple[float, float]:  # noqa: ANN001
-    """(time of the TP-paired GEMMs, extra time when each is split into tp chunks of rows)."""
-    paired = [k for k in kernels if k.gemm is not None
-              and k.name.removesuffix("-dgrad") in _TP_PAIRED]  # fmt: skip
-    whole = sum(time(k) for k in paired)
-    if tp == 1:
-        return whole, 0.0
-    chunked = 0.0
-    for k in paired:
+def _async_tp_terms(
+    kernels: tuple[Kernel, ...],
+    tp: int,
+    time,  # noqa: ANN001
+) -> tuple[tuple[str, float, float], ...]:
+    """Each GEMM's time and the extra time when it is split into tp chunks of rows."""
+    out = []
+    for k in kernels:
+        if k.gemm is None:
+            continue
         g = k.gemm
-        part = GemmShape(max(1, g.m // tp), g.n, g.k, g.batch, g.in_bytes, g.out_bytes)
-        chunked += tp * time(gemm_kernel(k.name, "gemm", part, k.dtype))
-    return whole, max(0.0, chunked - whole)
+        whole = time(k)
+        extra = 0.0
+        if tp > 1:
+            part = GemmShape(max(1, g.m // tp), g.n, g.k, g.batch, g.in_bytes, g.out_bytes)
+            extra = max(0.0, tp * time(gemm_kernel(k.name, "gemm", part, k.dtype)) - whole)
+        out.append((k.name, whole, extra))
+    return tuple(out)
 
 
 @lru_cache(maxsize=4096)
@@ -201,8 +212,10 @@ def layer_times(
     moe: bool | None = None,
     fp8_recipe: str | None = None,
     clock: float = 1.0,
+    weight_shards: int = 1,
 ) -> LayerTimes:
-    kernels = layer_kernels(shape, shard, precision, get_kernel_set(framework), moe, fp8_recipe)
+    kernels = layer_kernels(shape, shard, precision, get_kernel_set(framework), moe, fp8_recipe,
+                            weight_shards)  # fmt: skip
     host = constants.host_seconds(framework)
 
     def phase(ks: tuple[Kernel, ...]) -> Seconds:
@@ -216,11 +229,10 @@ def layer_times(
                      for k in kernels.forward if k.gemm is not None)  # fmt: skip
     linears = tuple(k for k in kernels.forward + kernels.backward
                     if not k.name.endswith("-wgrad"))  # fmt: skip
-    overlap, chunk_extra = _async_tp_terms(linears, shard.tp, time)
     return LayerTimes(
         phase(kernels.forward), phase(kernels.backward), phase(kernels.attention_forward),
         op_recompute=Seconds(gemm=gemm_share, memory_bound=memory_fwd),
-        tp_overlap_gemm_s=overlap, tp_chunked_extra_s=chunk_extra,
+        tp_gemms=_async_tp_terms(linears, shard.tp, time),
     )  # fmt: skip
 
 

@@ -130,9 +130,15 @@ def layer_kernels(
     kernel_set: KernelSet,
     moe: bool | None = None,
     fp8_recipe: str | None = None,
+    weight_shards: int = 1,
 ) -> LayerKernels:
     """Forward and backward kernels of one layer for one micro-batch on one GPU: a MoE layer
-    when ``moe`` (default: whether the model has experts), else a dense one."""
+    when ``moe`` (default: whether the model has experts), else a dense one. ``weight_shards``:
+    with FSDP's float8 all-gather (torchao ``enable_fsdp_float8_all_gather``) a dynamic recipe
+    casts each weight on its shard before the gather, so the forward weight cast is split over
+    the ``weight_shards`` ranks that hold it (dp x cp), and the backward transposes the gathered
+    fp8 weight (``FP8_TRANSPOSE_BYTES``) instead of re-casting it; 1 when the gathered bf16
+    weight is cast."""
     moe = is_moe(shape) if moe is None else moe
     fp8 = linear_gemm_dtype(precision) == "fp8"
     recipe = get_recipe(fp8_recipe, kernel_set.name) if fp8 else None
@@ -179,8 +185,8 @@ def layer_kernels(
                                       launches=len(linears)))  # fmt: skip
     if recipe is not None:
         compiled = kernel_set.name == "pytorch-compile"
-        forward += _fp8_forward(linears, elements, recipe, compiled)
-        backward += _fp8_backward(linears, recipe, compiled)
+        forward += _fp8_forward(linears, elements, recipe, compiled, weight_shards)
+        backward += _fp8_backward(linears, recipe, compiled, weight_shards)
     return LayerKernels(tuple(forward), tuple(backward), tuple(attention_fwd))
 
 
@@ -188,31 +194,37 @@ def _as_attention(kernel: Kernel) -> Kernel:
     return Kernel(kernel.name, "attention", kernel.flops, kernel.bytes, launches=kernel.launches)
 
 
+FP8_TRANSPOSE_BYTES = 2.0  # a 1-byte tensor read and written transposed
 _NORM_FED = ("qkv", "q", "q-a", "kv-a", "mlp-in")  # inputs that come out of a norm kernel
 
 
 def _fp8_forward(linears: list[Linear], elements: dict[str, float], recipe: Fp8Recipe,
-                 compiled: bool) -> list[Kernel]:  # fmt: skip
+                 compiled: bool, weight_shards: int = 1) -> list[Kernel]:  # fmt: skip
     fp8 = [x for x in linears if x.fp8]
     fed = sum(x.m * x.k * x.batch for x in fp8 if x.name in _NORM_FED)
     other = sum(x.m * x.k * x.batch for x in fp8 if x.name not in _NORM_FED)
     casts = cast_bytes(recipe, "input_cast_bytes", compiled) * other
     casts += cast_bytes(recipe, "fused_input_cast_bytes", compiled) * fed
     if recipe.weight_cast_per_microbatch:  # dynamic scaling: weights cast every forward
-        casts += cast_bytes(recipe, "weight_cast_bytes", compiled) * local_weights(fp8)
+        casts += (cast_bytes(recipe, "weight_cast_bytes", compiled) * local_weights(fp8)
+                  / max(1, weight_shards))  # fmt: skip
     if recipe.name == "delayed":  # the kernels the delayed-scaling path always ran
         casts = 4.0 * (elements["ctx"] + elements["f"])
     return [memory_kernel("fp8-cast-transpose", casts, launches=2 * recipe.extra_launches),
             memory_kernel("fp8-amax-scale", 0.0, launches=len(linears))]  # fmt: skip
 
 
-def _fp8_backward(linears: list[Linear], recipe: Fp8Recipe, compiled: bool) -> list[Kernel]:
+def _fp8_backward(linears: list[Linear], recipe: Fp8Recipe, compiled: bool,
+                  weight_shards: int = 1) -> list[Kernel]:  # fmt: skip
     fp8 = [x for x in linears if x.fp8]
     grads = cast_bytes(recipe, "grad_cast_bytes", compiled) * sum(x.m * x.n * x.batch for x in fp8)
     if recipe.weight_cast_per_microbatch:  # transposed re-casts of saved inputs and weights
         grads += cast_bytes(recipe, "saved_input_recast_bytes", compiled) * sum(
             x.m * x.k * x.batch for x in fp8)  # fmt: skip
-        grads += cast_bytes(recipe, "weight_cast_bytes", compiled) * local_weights(fp8)
+        weight = cast_bytes(recipe, "weight_cast_bytes", compiled)
+        if weight_shards > 1:  # float8 gathered: re-cast on the shard, transpose the fp8 copy
+            weight = weight / weight_shards + FP8_TRANSPOSE_BYTES
+        grads += weight * local_weights(fp8)
     return [
         memory_kernel("fp8-grad-cast-transpose", grads, launches=len(linears)),
         memory_kernel("fp8-amax-scale", 0.0, launches=len(linears) * recipe.extra_launches),

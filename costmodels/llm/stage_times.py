@@ -93,9 +93,11 @@ def stage_times(
     fp8_recipe: str | None = None,
     clock: float = 1.0,
     calibration: StepCalibration | None = None,
+    weight_shards: int = 1,
 ) -> StageTimes:
     """Each stage's forward and backward for one micro-batch (module docstring); cached on what
-    it depends on (a plan prices many layouts that share their stages)."""
+    it depends on (a plan prices many layouts that share their stages). ``weight_shards``: the
+    ranks a dynamic fp8 recipe's forward weight cast is split over (layer_ops.layer_kernels)."""
     return _stage_times(
         shape,
         layout.pp,
@@ -110,6 +112,7 @@ def stage_times(
         fp8_recipe,
         clock,
         calibration,
+        weight_shards,
     )
 
 
@@ -117,14 +120,15 @@ def stage_times(
 def _stage_times(shape: TransformerShape, pp: int, recompute: str, every: int,
                  shard: LayerShard, gpu: GPU, precision: str, framework: str,
                  constants: StepConstants, table: OperatorTable | None, fp8_recipe: str | None,
-                 clock: float, calibration: StepCalibration | None) -> StageTimes:  # fmt: skip
+                 clock: float, calibration: StepCalibration | None,
+                 weight_shards: int = 1) -> StageTimes:  # fmt: skip
     scale = _calibrated(calibration)
     counts = stage_counts(shape, pp)
     present = {moe for c in counts for moe, n in ((False, c.dense), (True, c.moe)) if n}
     kinds: dict[bool, KindTimes] = {}
     for moe in sorted(present):
         lt = layer_times(shape, shard, gpu, precision, framework, constants, table, moe,
-                         fp8_recipe, clock)  # fmt: skip
+                         fp8_recipe, clock, weight_shards)  # fmt: skip
         kinds[moe] = KindTimes(
             scale(lt.forward), scale(lt.backward + _recompute(lt, recompute, every)), lt
         )

@@ -44,7 +44,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from costmodels.llm.async_tp import exposed_tp_seconds
+from costmodels.llm.async_tp import exposed_layer_tp
 from costmodels.llm.communication import (
     CommBreakdown,
     communication_breakdown,
@@ -56,6 +56,7 @@ from costmodels.llm.constants import StepConstants, default_constants
 from costmodels.llm.dp_exposure import fsdp_stages, zero12_exposed
 from costmodels.llm.edge_ops import optimizer_kernel
 from costmodels.llm.error_bands import expected_error
+from costmodels.llm.fp8_recipes import default_recipe
 from costmodels.llm.frameworks import LOSS_SCALE_BYTES, get_kernel_set
 from costmodels.llm.kernel_time import kernel_seconds
 from costmodels.llm.kernels import memory_kernel
@@ -69,6 +70,7 @@ from costmodels.llm.precision import check_precision, linear_gemm_dtype, tensor_
 from costmodels.llm.recipe import DEFAULT_RECIPE, TrainingRecipe
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 from costmodels.llm.stage_times import StageTimes, stage_times
+from costmodels.llm.tp_schedule import TPCollective, tp_collectives
 
 if TYPE_CHECKING:
     from costmodels.llm.step_calibration import StepCalibration
@@ -153,25 +155,22 @@ def _optimizer_s(shape: TransformerShape, layout: Layout, cluster: LLMCluster, p
 def _tp_exposed_per_mb(
     stages: StageTimes,
     comm: CommBreakdown,
+    schedule: tuple[TPCollective, ...],
     layout: Layout,
     recipe: TrainingRecipe,
     constants: StepConstants,
 ) -> tuple[float, float]:
     """(exposed TP seconds per micro-batch on the critical stage, hidden TP per step)."""
-    layers = stages.counts[stages.critical].total
-    if not layers or comm.tp == 0:
+    counts = stages.counts[stages.critical]
+    if not counts.total or comm.tp == 0:
         return 0.0, 0.0
-    per_layer = comm.tp / (layout.micro_batches * layers)
     if not recipe.async_tp:
         return comm.tp / layout.micro_batches, 0.0
     exposed = 0.0
-    counts = stages.counts[stages.critical]
     for moe, n in ((False, counts.dense), (True, counts.moe)):
         if n:
-            raw = stages.kinds[moe].raw
-            exposed += n * exposed_tp_seconds(per_layer, raw.tp_overlap_gemm_s, layout.tp,
-                                              raw.tp_chunked_extra_s,
-                                              constants.overlap_interference)  # fmt: skip
+            exposed += n * exposed_layer_tp(schedule, comm.tp_collective_s, stages.kinds[moe].raw,
+                                            layout.tp, constants.overlap_interference)  # fmt: skip
     return exposed, max(0.0, comm.tp - layout.micro_batches * exposed)
 
 
@@ -207,20 +206,27 @@ def predict_step(
     v = layout.interleave if layout.schedule == "interleaved" else 1
     overhead_scale = calibration.overhead_scale if calibration else 1.0
 
+    fp8 = linear_gemm_dtype(precision) == "fp8"
+    shards = (layout.dp * layout.cp if fp8 and layout.zero == 3
+              and recipe.gathers_fp8(kernel_set.name) else 1)  # fmt: skip
     stages = stage_times(shape, layout, _shard(shape, layout), gpu, precision, kernel_set.name,
                          constants, operator_table, fp8_recipe=recipe.fp8_recipe, clock=clock,
-                         calibration=calibration)  # fmt: skip
+                         calibration=calibration, weight_shards=shards)  # fmt: skip
     critical = stages.critical
     t_f, t_b = stages.forward[critical].total, stages.backward[critical].total
     wire = wire_bytes(precision, kernel_set.name, layout.zero, recipe)
+    schedule = tp_collectives(shape, layout.recompute, layout.sequence_parallel,
+                              (recipe.fp8_recipe or default_recipe(kernel_set.name)) if fp8
+                              else None, kernel_set.separate_projections,
+                              kernel_set.fp8_tp_gather)  # fmt: skip
     comm = communication_breakdown(
         shape, layout, cluster, fwd_s_per_microbatch=t_f, bwd_s_per_microbatch=t_b,
         grad_bytes=wire.grad_reduce, param_bytes=wire.param_gather,
         overlap_dp=kernel_set.overlap_dp, layers=stages.counts[critical],
         gathers_per_microbatch=2 if recipe.reshard_after_forward else 1,
-        dispatch_bytes=1.0 if recipe.dispatches_fp8(precision) else 2.0,
+        dispatch_bytes=1.0 if recipe.dispatches_fp8(precision) else 2.0, tp_schedule=schedule,
     )  # fmt: skip
-    tp_mb, tp_hidden = _tp_exposed_per_mb(stages, comm, layout, recipe, constants)
+    tp_mb, tp_hidden = _tp_exposed_per_mb(stages, comm, schedule, layout, recipe, constants)
     comm_mb = tp_mb + (comm.pp + comm.ep + comm.exposed_of("cp")) / m
     host_mb = constants.microbatch_overhead_s * overhead_scale
     fsdp = fsdp_stages(shape, layout, cluster, stages, wire, recipe) if layout.zero == 3 else None

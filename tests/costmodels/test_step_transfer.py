@@ -1,5 +1,6 @@
-"""Measured steps that transfer: the run keys, one-step fits, robust multi-step fits with
-outliers by row and identifiability, the CSV, and the precision-transfer target on dev data."""
+"""Measured steps that transfer: the run keys, one-step fits with the empirical-Bayes shrinkage
+(against a numerical posterior mean; the shipped prior against a fresh dev-data estimate),
+robust multi-step fits with outliers by row, the CSV, and the one-step target on the dev data."""
 
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ import pytest
 from costmodels.calibration.measured_csv import read_measured_steps
 from costmodels.calibration.measured_run import measured_run
 from costmodels.calibration.measured_steps import fit_steps
-from costmodels.calibration.step_transfer import SIGMA_LAYOUT, Z, fit_one_step, run_time
-from costmodels.calibration.torchtitan_dev import read_torchtitan_rows, torchtitan_cluster
+from costmodels.calibration.prior_estimate import estimate_prior
+from costmodels.calibration.step_transfer import fit_one_step, run_time
+from costmodels.calibration.torchtitan_dev import one_step_transfers, read_torchtitan_rows
+from costmodels.calibration.transfer_prior import TransferPrior, load_prior
 from costmodels.hardware import get_gpu
 from costmodels.llm.intra_link import gpu_intra_link
 from costmodels.llm.presets import preset_shape
 from costmodels.llm.shapes import LLMCluster
+from costmodels.llm.step import predict_step
 from costmodels.llm.step_calibration import StepCalibration
 
 SHAPE = preset_shape("gpt3-1.3b")
@@ -46,23 +50,77 @@ def test_run_keys_change_the_measured_run() -> None:
             run(text)
 
 
-def test_one_step_reproduces_the_measurement_and_keeps_the_prior_inside_the_band() -> None:
+def test_one_step_carries_the_posterior_share_of_its_error() -> None:
+    """A run on a mechanism no dev row validates (Megatron-Core kernels) takes the wide prior
+    only: a 1.6x step carries almost whole. A validated one (vTrain's megatron-legacy kernels)
+    moves by W of a small error, W ~ tau^2 / (tau^2 + sigma^2); the fit reproduces exactly
+    the carried share; the links are never sped up."""
     r = run("tp=2,pp=1,dp=4,mb=1")
     model = run_time(r, CLUSTER, None)
     slow = replace(r, seconds=1.6 * model)
     fit = fit_one_step(slow, CLUSTER)
-    assert fit.identified and fit.network_scale == pytest.approx(fit.scale)
-    assert run_time(slow, CLUSTER, fit.calibration, fit.network_scale) == pytest.approx(
-        slow.seconds, rel=1e-6
-    )
-    near = replace(r, seconds=model * math.exp(0.5 * Z * SIGMA_LAYOUT))
+    assert predict_step(r.shape, r.layout, CLUSTER, **r.options).unvalidated_mechanisms
+    assert fit.identified and 0.95 < fit.weight < 1 and "no dev row validates" in fit.reason
+    assert fit.network_scale == pytest.approx(fit.calibration.gemm_scale)
+    after = run_time(slow, CLUSTER, fit.calibration, fit.network_scale)
+    assert after == pytest.approx(model * 1.6**fit.weight, rel=1e-6)
+    assert after == pytest.approx(slow.seconds, rel=0.02)
+    legacy = run("tp=2,pp=1,dp=4,mb=1,framework=megatron-legacy")
+    assert not predict_step(legacy.shape, legacy.layout, CLUSTER,
+                            **legacy.options).unvalidated_mechanisms  # fmt: skip
+    base = run_time(legacy, CLUSTER, None)
+    prior = load_prior()
+    near = replace(legacy, seconds=base * 1.05)
     kept = fit_one_step(near, CLUSTER)
-    assert not kept.identified and kept.calibration.gemm_scale == 1.0
-    assert "per-layout scatter" in kept.reason
+    sigma = prior.sigma("megatron-legacy")
+    assert kept.weight == pytest.approx(prior.weight(math.log(1.05), sigma))
+    assert kept.weight < prior.tau**2 / (prior.tau**2 + sigma**2) + 0.02 < 0.2
+    moved = run_time(near, CLUSTER, kept.calibration, kept.network_scale)
+    assert moved == pytest.approx(base * 1.05**kept.weight, rel=1e-6)
+    assert "carries to other layouts" in kept.reason
+    exact = fit_one_step(replace(legacy, seconds=base), CLUSTER)
+    assert not exact.identified and exact.calibration.gemm_scale == 1.0
+    assert "the model kept" in exact.reason
     fast = replace(r, seconds=0.5 * model)  # faster than modelled: links never sped up
     assert fit_one_step(fast, CLUSTER).network_scale == 1.0
     with pytest.raises(ValueError, match="faster than the model can explain"):
         fit_one_step(replace(r, seconds=1e-9), CLUSTER)
+
+
+def test_the_weight_is_the_posterior_mean_by_numerical_integration() -> None:
+    """E[b | y] / y under the two-component normal prior, by quadrature on a fine grid of b
+    (prior density x likelihood N(y; b, sigma^2 / n)), against the closed form."""
+    import numpy as np
+
+    prior = TransferPrior(tau=0.03, sigma_by_kernels={}, sigma_pooled=0.09)
+    b = np.linspace(-4.0, 4.0, 400_001)
+
+    def normal(x, var):  # noqa: ANN001, ANN202
+        return np.exp(-0.5 * x * x / var) / np.sqrt(2 * np.pi * var)
+
+    for y, sigma, n, validated in ((0.05, 0.09, 1, True), (0.3, 0.09, 1, True),
+                                   (-0.6, 0.03, 1, True), (0.2, 0.09, 3, True),
+                                   (0.1, 0.09, 1, False)):  # fmt: skip
+        density = prior.pi_wide * normal(b, prior.tau_wide**2)
+        if validated:
+            density = density + (1 - prior.pi_wide) * normal(b, prior.tau**2)
+        else:
+            density = normal(b, prior.tau_wide**2)
+        post = density * normal(y - b, sigma**2 / n)
+        mean = float((b * post).sum() / post.sum())
+        assert prior.weight(y, sigma, n, validated) == pytest.approx(mean / y, rel=1e-4)
+
+
+def test_the_shipped_prior_is_the_dev_data_estimate_and_holds_without_each_family() -> None:
+    """costmodels/data/step-transfer-prior.json is what benchmarks/step_transfer_prior.py
+    estimates now (re-run it with --write after a change to the step model); left out one
+    dev family at a time, tau stays within 20 % (the held-out check)."""
+    fresh, shipped = estimate_prior(), load_prior()
+    assert fresh.tau == pytest.approx(shipped.tau, abs=1e-9)
+    assert fresh.sigma_by_kernels == pytest.approx(shipped.sigma_by_kernels, abs=1e-9)
+    assert fresh.sigma_pooled == pytest.approx(shipped.sigma_pooled, abs=1e-9)
+    for family in ("vtrain", "narayanan", "korthikanti", "torchtitan", "nanotron"):
+        assert estimate_prior([family]).tau == pytest.approx(fresh.tau, rel=0.2), family
 
 
 def _generated(calibration: StepCalibration, network: float, texts: list[str]):
@@ -90,6 +148,24 @@ def test_steps_that_agree_with_the_model_keep_it() -> None:
     fit = fit_steps(runs, CLUSTER)
     assert fit.identified == [] and fit.calibration.gemm_scale == 1.0
     assert all("the model kept" in why for why in fit.not_identified.values())
+
+
+def test_more_distinct_steps_carry_more_of_a_small_bias() -> None:
+    """Three steps on three kernel sets (validated megatron-legacy kernels), each 6 % slower
+    than modelled: their median error carries by W with noise sigma^2 / 3, more than one step
+    carries; the common factor is the median uniform factor to the power W."""
+    texts = ["tp=1,pp=1,dp=8,mb=1", "tp=2,pp=1,dp=4,mb=2", "tp=8,pp=1,dp=1,mb=4"]
+    runs = [run(t + ",framework=megatron-legacy") for t in texts]
+    runs = [replace(r, seconds=1.06 * run_time(r, CLUSTER, None)) for r in runs]
+    prior = load_prior()
+    sigma = prior.sigma("megatron-legacy")
+    three, one = fit_steps(runs, CLUSTER), fit_one_step(runs[0], CLUSTER)
+    w3 = prior.weight(math.log(1.06), sigma, 3)
+    assert w3 > one.weight == pytest.approx(prior.weight(math.log(1.06), sigma))
+    assert any(f"{w3:.2f} of that carries" in note for note in three.notes)
+    uniform = three.calibration.gemm_scale ** (1 / w3)
+    assert 1.0 < three.calibration.gemm_scale < uniform < 1.1
+    assert three.identified == ["common compute factor"]
 
 
 def test_two_parts_are_told_apart_only_with_two_steps_of_each() -> None:
@@ -124,18 +200,19 @@ def test_the_csv_names_file_line_and_column(tmp_path) -> None:
             read_measured_steps(bad, **BASE, gpus_per_node=8)
 
 
-def test_one_step_transfers_across_precision_on_the_torchtitan_dev_rows() -> None:
+def test_one_step_transfers_on_the_torchtitan_dev_rows() -> None:
     """The issue's target (benchmarks/step_transfer.py prints every pair): one measured step ->
-    the other vanilla-TP bf16 / float8-tensorwise row of the same model within 8 %. The
-    float8-rowwise and async-TP rows are printed there too; their errors are the step model's
-    (costmodels/llm/fp8_recipes.py, async_tp.py), which one factor cannot remove."""
-    cluster = torchtitan_cluster()
+    every other row of the same model (bf16, float8 tensorwise and rowwise, vanilla and async
+    TP, each with its recipe). Within 8 % for every pair but those into the 70B float8-
+    tensorwise async-TP row, where async TP saved more than the step model's
+    collective-by-collective fusion allows (costmodels/llm/tp_schedule.py); those within
+    12.5 %, the mean within 3.5 %."""
     rows = read_torchtitan_rows()
     assert len(rows) == 12 and all(r.run.recipe is not None for r in rows)
-    plain = [r for r in rows if not r.async_tp and r.quantization != "float8_rowwise"]
-    for ref in plain:
-        fit = fit_one_step(ref.run, cluster)
-        for row in plain:
-            if row.model == ref.model and row is not ref:
-                predicted = run_time(row.run, cluster, fit.calibration, fit.network_scale)
-                assert abs(predicted / row.run.seconds - 1) < 0.08, (ref.run.label, row.run.label)
+    transfers = one_step_transfers()
+    assert len(transfers) == 60
+    for t in transfers:
+        pair = (t.measured.run.label, t.target.run.label)
+        hard = t.target.run.label == "llama3-70b float8_tensorwise async TP"
+        assert abs(t.error) < (0.125 if hard else 0.08), pair
+    assert sum(abs(t.error) for t in transfers) / 60 < 0.035

@@ -195,8 +195,12 @@ def page_text(tax: Taxonomy) -> str:
         "One measured step identifies one factor: `--measured-step SECONDS` fits `gemm_scale` "
         "when GEMMs and attention dominate that step, `overhead_scale` when the memory-bound "
         "kernels and host overheads do (and slows the links by it when above 1), and predicts "
-        "the other layouts with it; a step within the model's per-layout scatter changes "
-        "nothing (see the guide Calibrate from what you measure). A measured "
+        "the other layouts with it. Only the share of the measured error that is the model's "
+        "bias on your cluster carries, not its error on that one layout: an empirical-Bayes "
+        "weight estimated on the dev data (small where the model's per-layout scatter is "
+        "large, as on vTrain's Megatron kernels; about a half on torchtitan's compiled ones; "
+        "near one for an error far beyond the dev spread; see the guide Calibrate from what "
+        "you measure). A measured "
         "operator table (`scripts/profile_operators.py` on the GPU) replaces the modelled "
         "kernel rates altogether.",
         "",

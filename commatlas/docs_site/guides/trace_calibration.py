@@ -10,16 +10,15 @@ README there) with ``costmodels.calibration.trace`` exactly as ``commatlas impor
 
 from __future__ import annotations
 
-import math
 from functools import cache
 from pathlib import Path
 
 from commatlas.docs_site import Files
 from commatlas.docs_site.guides import _common as c
-from costmodels.calibration.step_transfer import SIGMA_LAYOUT, Z, fit_one_step, run_time
-from costmodels.calibration.torchtitan_dev import read_torchtitan_rows, torchtitan_cluster
+from costmodels.calibration.torchtitan_dev import Transfer, one_step_transfers
 from costmodels.calibration.trace.importer import import_traces, read_timelines
 from costmodels.calibration.trace.what_if import Cluster, what_if
+from costmodels.calibration.transfer_prior import load_prior
 from taxonomy import Taxonomy
 
 fs = c.format_seconds  # every time is printed with its unit
@@ -72,19 +71,46 @@ def what_if_rows() -> list[list[str]]:
     return rows
 
 
+@cache
+def transfers() -> tuple[Transfer, ...]:
+    return tuple(one_step_transfers())
+
+
 def transfer_rows() -> list[list[str]]:
-    cluster = torchtitan_cluster()
-    rows = read_torchtitan_rows()
-    out = []
-    for ref in rows:
-        fit = fit_one_step(ref.run, cluster)
-        for row in rows:
-            if row.model == ref.model and row is not ref:
-                predicted = run_time(row.run, cluster, fit.calibration, fit.network_scale)
-                out.append([ref.run.label, row.run.label, f"{fit.scale:.3g} ({fit.factor})",
-                            f"{row.run.seconds:.3g}", f"{predicted:.3g}",
-                            f"{100 * (predicted / row.run.seconds - 1):+.1f} %"])  # fmt: skip
-    return out
+    return [[t.measured.run.label, t.target.run.label, f"{t.weight:.2f}",
+             f"{t.scale:.3g} ({t.factor})", f"{t.target.run.seconds:.3g}",
+             f"{t.predicted_s:.3g}", f"{100 * t.error:+.1f} %"]
+            for t in transfers()]  # fmt: skip
+
+
+def transfer_text() -> str:
+    prior = load_prior()
+    errors = [abs(t.error) for t in transfers()]
+    worst = max(transfers(), key=lambda t: abs(t.error))
+    within = sum(1 for e in errors if e <= 0.08)
+    sigma, legacy = prior.sigma("pytorch-compile"), prior.sigma("megatron-legacy")
+    return (
+        "How much of the measured error carries to other layouts is an empirical-Bayes "
+        "estimate on the dev data (`costmodels/calibration/transfer_prior.py`): a step's error "
+        "is the model's bias on the cluster, which carries, plus its error on that one layout, "
+        f"which does not. The model's scatter within one model is {sigma:.3f} in log for "
+        f"torchtitan's compiled kernels and {legacy:.3f} for the Megatron kernels of the vTrain "
+        f"rows; the spread of its bias between the dev models is {prior.tau:.3f}. So a small "
+        f"error carries by {prior.weight(0.02, sigma):.2f} here and by "
+        f"{prior.weight(0.02, legacy):.2f} on vTrain's kernels, while an error far beyond the "
+        "dev spread, or one on a run that rests on a mechanism no dev row validates, carries "
+        f"almost whole (column W). Over these {len(errors)} transfers the mean error is "
+        f"{100 * sum(errors) / len(errors):.1f} % and {within} are within 8 %; the worst, "
+        f"{100 * worst.error:+.1f} % ({worst.measured.run.label} -> {worst.target.run.label}), "
+        "is the step model's own error on "
+        "the 70B float8-tensorwise async-TP row, where async TP saved more than the step "
+        "model's collective-by-collective fusion allows (`costmodels/llm/tp_schedule.py`). "
+        "`--measured FILE` (a CSV of several steps) fits them robustly: a step the model "
+        "misses far more than on the others is reported by row and left out, the rest carry "
+        "by the same estimate with their noise divided by the number of distinct layouts, "
+        "and the JSON says which "
+        "constants the steps identified."
+    )
 
 
 def page_text() -> str:
@@ -165,19 +191,14 @@ def page_text() -> str:
         "on its own run, and the difference becomes one factor on the compute part that "
         "dominates it (GEMMs, or overheads) and, above 1, on the links. The factor is then "
         "applied to the target's own kernels, so it carries across precision and framework. "
-        "torchtitan's Llama 3 runs on H100 (dev data), one measured step to the other "
-        "precision:",
+        "torchtitan's Llama 3 runs on H100 (dev data), one measured step to every other row of "
+        "the same model (bf16, float8 tensorwise and rowwise, vanilla and async TP):",
         "",
         *c.table(
-            ["measured", "predicted", "factor", "measured s", "predicted s", "error"],
+            ["measured", "predicted", "W", "factor", "measured s", "predicted s", "error"],
             transfer_rows(),
         ),  # fmt: skip
-        f"A step within {100 * (math.exp(Z * SIGMA_LAYOUT) - 1):.0f} % of the model "
-        f"({Z:g} x the model's own per-layout scatter of {SIGMA_LAYOUT:g} in log) identifies "
-        "nothing the model does not: the model is kept, and the output says so. `--measured "
-        "FILE` (a CSV of several steps) fits them robustly: a step the model misses far more "
-        "than on the others is reported by row and left out, and the JSON says which "
-        "constants the steps identified.",
+        transfer_text(),
         "",
         *c.reproduce(
             [
