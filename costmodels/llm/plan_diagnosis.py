@@ -80,8 +80,8 @@ def _stage_problem(shape: TransformerShape, gpus: int, cluster: LLMCluster, glob
                 f"{_listed(tps)}: it divides the heads {shape.heads}, key-value heads "
                 f"{shape.kv_head_count} and FFN {shape.ffn_size} and stays within "
                 f"{cluster.gpus_per_node} GPUs per node; PP from {_listed(pps)}: it divides the "
-                f"GPUs left and is at most the {shape.layers} layers); with micro-batches of {_listed(micro_batches)} none "
-                f"divides {global_batch}")  # fmt: skip
+                f"GPUs left and is at most the {shape.layers} layers); with micro-batches of "
+                f"{_listed(micro_batches)} none divides {global_batch}")  # fmt: skip
     return (
         "every candidate fails a later rule (interleaving, or context parallelism with "
         "sequence parallelism); widen the search (--max-interleave, --sequence-parallel)"
