@@ -1,11 +1,14 @@
 """Page: how often to checkpoint and how much of a training job's time survives its failures.
 
-Inputs (sidebar, all in the URL, keys ``gp_*``): the model (a preset of predict-llm or a size),
-GPU, GPUs per node, TP x PP x DP and the ZeRO stage; how checkpoints are written (synchronous,
-asynchronous, in-memory), the interval rule or a fixed interval, storage bandwidths; the failure
-rate (per GPU, or a measured job MTBF) and the restart time. Empty inputs take the sourced
-defaults of costmodels.goodput.sources. Shows the expected goodput per mode, Young's split of the
-waste, goodput against the interval, and a what-if table over GPU counts x storage bandwidths.
+Inputs (sidebar, all in the URL, keys ``gp_*``): the model (a preset of predict-llm or a size), a
+cluster preset (``gp_cluster``: fills the GPU, GPUs per node and the peer bandwidth per node, the
+preset's NICs x their achieved rate, as ``predict-goodput --cluster`` does; editing a field
+afterwards overrides it), GPU, GPUs per node, TP x PP x DP and the ZeRO stage; how checkpoints are
+written (synchronous, asynchronous, in-memory), the interval rule or a fixed interval, storage
+bandwidths; the failure rate (per GPU, or a measured job MTBF) and the restart time. Empty inputs
+take the sourced defaults of costmodels.goodput.sources. Shows the expected goodput per mode,
+Young's split of the waste, goodput against the interval, and a what-if table over GPU counts x
+storage bandwidths.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from app_pages.goodput_compute import (
     what_if_frame,
 )
 from app_pages.llm_models import CUSTOM_SIZE, MODEL_CHOICES, model_shape
+from app_pages.network_inputs import cluster_field, cluster_widget
 from app_pages.query_inputs import (
     Field,
     boolean,
@@ -47,8 +51,9 @@ SEQ = 4096  # tokens: sizes only GPT-style position embeddings, a rounding error
 FIELDS = [
     Field("gp_model", "Llama 3.1 405B", choice(MODEL_CHOICES)),
     Field("gp_size", "30B", text(40)),
+    cluster_field("gp_cluster"),
     Field("gp_gpu", "H100 SXM", choice(list(GPUS))),
-    Field("gp_gpn", 8, int_between(1, 64)),
+    Field("gp_gpn", 8, int_between(1, 72)),
     Field("gp_tp", 8, int_between(1, 64)),
     Field("gp_pp", 9, int_between(1, 1024)),
     Field("gp_dp", 224, int_between(1, 131_072)),
@@ -67,6 +72,13 @@ FIELDS = [
     Field("gp_wi_gpus", "1008, 4032, 16128", text(200)),
     Field("gp_wi_storage", "200 GB/s, 2 TB/s", text(200)),
 ]
+#: what the cluster preset fills (preset_values key -> this page's), as predict-goodput --cluster
+CLUSTER_KEYS = {"gpu": "gp_gpu", "gpus": "gp_gpn", "node_inter_bw": "gp_peer_bw"}
+CLUSTER_HELP = (
+    "fills the GPU, GPUs per node and the peer bandwidth per node (the preset's NICs x their "
+    "achieved rate, as predict-goodput --cluster) from a cloud or vendor system (commatlas "
+    "clusters); edit any field afterwards to override it"
+)
 TABLE = {"mode": "mode", "goodput_pct": "goodput (%)", "blocking_s": "training waits (s)",
          "persist_s": "then in the background (s)", "interval_min": "interval (min)",
          "restart_min": "restart (min)"}  # fmt: skip
@@ -82,8 +94,9 @@ def sidebar() -> list[str]:
     bar.selectbox("Model", MODEL_CHOICES, key="gp_model", help="the presets of predict-llm")
     if st.session_state["gp_model"] == CUSTOM_SIZE:
         bar.text_input("Model size", key="gp_size", help="parameters, e.g. 30B")
+    cluster_widget(CLUSTER_KEYS, menu="gp_cluster", help=CLUSTER_HELP)
     bar.selectbox("GPU", list(GPUS), key="gp_gpu", help="sets the GPU-to-host (PCIe) link")
-    bar.number_input("GPUs per node", 1, 64, step=1, key="gp_gpn")
+    bar.number_input("GPUs per node", 1, 72, step=1, key="gp_gpn")
     bar.number_input("TP", 1, 64, step=1, key="gp_tp", help="tensor-parallel degree")
     bar.number_input("PP", 1, 1024, step=1, key="gp_pp", help="pipeline stages")
     bar.number_input("DP", 1, 131_072, step=1, key="gp_dp", help="data-parallel degree")

@@ -10,6 +10,11 @@ alpha and bandwidth of that profile's ``intra`` or ``inter`` level. An intra-nod
 ``commatlas predict``/``predict-llm`` use without ``--intra`` (costmodels.llm.intra_link), so it
 changes with the GPU on every page that offers it (issue 30).
 
+The *Cluster preset* menu (``cluster_field`` / ``cluster_widget``, values from
+``preset_values``, the rule of ``--cluster``) fills a page's GPU, node and network inputs; a page
+with prefixed keys (Serving ``sv_*``, Goodput ``gp_*``) passes a generic -> page key mapping and
+its own menu key.
+
 Usage::
 
     fields = link_fields("inter", "100 GbE", "100 Gbit/s", "5 us")   # URL keys inter, inter_bw...
@@ -21,6 +26,7 @@ Usage::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,17 +183,21 @@ def cluster_options() -> list[str]:
     return [NO_CLUSTER, *cluster_names()]
 
 
-def cluster_field() -> Field:
-    """The URL-bound cluster preset input (key ``cluster``)."""
+def cluster_field(key: str = "cluster") -> Field:
+    """The URL-bound cluster preset input: key ``cluster`` on the pages that share the generic
+    keys (gpu, gpus, inter ...), a page's own (``sv_cluster``, ``gp_cluster``) where its keys
+    are prefixed, so one page's menu does not claim to have filled another's fields."""
     from app_pages.query_inputs import choice
 
-    return Field("cluster", NO_CLUSTER, choice(cluster_options()))
+    return Field(key, NO_CLUSTER, choice(cluster_options()))
 
 
 def preset_values(name: str, per_gpu_inter: bool = False) -> dict[str, Any]:
     """Session values a cluster preset fills (the same rule as ``--cluster``): GPU, GPUs per
     node, NICs, the NIC as a custom link at its achieved rate (nominal x the transport's
-    efficiency; per GPU when ``per_gpu_inter``), the transport's hop latency and SHARP."""
+    efficiency; per GPU when ``per_gpu_inter``), the transport's hop latency, SHARP and the
+    node's whole network (``node_inter_bw``: NICs x that rate, predict-goodput's peer
+    bandwidth)."""
     from costmodels.hardware.clusters import get_cluster
     from costmodels.nccl.transports import get_transport
 
@@ -199,22 +209,30 @@ def preset_values(name: str, per_gpu_inter: bool = False) -> dict[str, Any]:
             "inter": CUSTOM, "inter_bw": f"{inter / 1e9:.6g} GB/s",
             "inter_lat": f"{transport.hop_latency_s * 1e6:g} us", "transport": preset.transport,
             "collnet": preset.sharp, "nic": "Custom bandwidth per NIC",
-            "nic_bw": f"{per_nic / 1e9:.6g} GB/s"}  # fmt: skip
+            "nic_bw": f"{per_nic / 1e9:.6g} GB/s",
+            "node_inter_bw": f"{per_nic * preset.nics_per_node / 1e9:.6g} GB/s"}  # fmt: skip
 
 
-def cluster_widget(keys: tuple[str, ...], per_gpu_inter: bool = False) -> None:
-    """The cluster preset menu: choosing one fills the page's ``keys`` (those it has) from the
-    preset; editing them afterwards overrides the preset's field, as explicit flags do."""
+CLUSTER_HELP = (
+    "fills GPU, GPUs per node, NICs, their rate and the transport from a cloud or vendor system "
+    "(commatlas clusters); edit any field afterwards to override it"
+)
+
+
+def cluster_widget(keys: tuple[str, ...] | Mapping[str, str], per_gpu_inter: bool = False, *,
+                   menu: str = "cluster", help: str = CLUSTER_HELP) -> None:  # fmt: skip
+    """The cluster preset menu (session key ``menu``): choosing one fills the page's ``keys``
+    (the preset_values keys it has; a mapping names each one's key on this page, generic ->
+    page key, e.g. ``{"gpu": "gp_gpu"}``) from the preset; editing them afterwards overrides
+    the preset's field, as explicit flags do. ``help`` says what the menu fills."""
+    page = dict(keys) if isinstance(keys, Mapping) else {key: key for key in keys}
 
     def fill() -> None:
-        name = st.session_state["cluster"]
+        name = st.session_state[menu]
         if name == NO_CLUSTER:
             return
         for key, value in preset_values(name, per_gpu_inter).items():
-            if key in keys:
-                st.session_state[key] = value
+            if key in page:
+                st.session_state[page[key]] = value
 
-    st.sidebar.selectbox("Cluster preset", cluster_options(), key="cluster", on_change=fill,
-                         help="fills GPU, GPUs per node, NICs, their rate and the transport "
-                         "from a cloud or vendor system (commatlas clusters); edit any field "
-                         "afterwards to override it")  # fmt: skip
+    st.sidebar.selectbox("Cluster preset", cluster_options(), key=menu, on_change=fill, help=help)

@@ -2,7 +2,10 @@
 memory, and what disaggregating prefill and decode costs in KV-cache transfers.
 
 Inputs (sidebar, all in the URL): a named model (the presets of ``commatlas predict-serving
---model``), the GPU, TP x PP (x EP for MoE), precisions, the request (decode batch, prompt and
+--model``), a cluster preset (``sv_cluster``: it fills the GPU, the one input here that
+``predict-serving --cluster`` also fills; the page keeps 8 GPUs per node and 25 GB/s per GPU
+between nodes, and the KV-cache path is its own menu, as ``--transfer-link`` is not the
+preset's), the GPU, TP x PP (x EP for MoE), precisions, the request (decode batch, prompt and
 output tokens) and, for disaggregated serving, the prefill and decode instances and the path the
 KV cache takes. Every number is costmodels.serving.predict_serving (the model behind
 ``commatlas predict-serving``); a batch sweep draws the latency-throughput curve.
@@ -13,6 +16,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.charts import draw
+from app_pages.network_inputs import cluster_field, cluster_widget
 from app_pages.query_inputs import (
     Field,
     boolean,
@@ -44,6 +48,7 @@ TRANSFER_LINKS = ["nvlink", *LINKS]
 MAX_TOKENS = 1_048_576
 FIELDS = [
     Field("sv_model", "Llama 3.1 70B", choice(MODEL_NAMES)),
+    cluster_field("sv_cluster"),
     Field("sv_gpu", "H100 SXM", choice(list(GPUS))),
     Field("sv_tp", 8, int_between(1, 8)),
     Field("sv_pp", 1, int_between(1, 64)),
@@ -59,6 +64,11 @@ FIELDS = [
     Field("sv_link", "InfiniBand NDR", choice(TRANSFER_LINKS)),
     Field("sv_mode", "whole", choice(["whole", "layer-wise"])),
 ]
+CLUSTER_HELP = (
+    "fills the GPU from a cloud or vendor system (commatlas clusters), the only input of this "
+    "page a preset sets: it keeps 8 GPUs per node and 25 GB/s per GPU between nodes, and the "
+    "KV-cache path is chosen below; edit the GPU afterwards to override it"
+)
 TABLE = {"batch": "decode batch", "tpot_ms": "time per output token (ms)",
          "tokens_per_s_per_gpu": "tokens/s per GPU", "memory_GiB": "memory per GPU (GiB)",
          "fits": "fits"}  # fmt: skip
@@ -71,6 +81,7 @@ def sidebar() -> list[str]:
     problems = seed(FIELDS)
     bar = st.sidebar
     bar.selectbox("Model", MODEL_NAMES, key="sv_model")
+    cluster_widget({"gpu": "sv_gpu"}, menu="sv_cluster", help=CLUSTER_HELP)
     bar.selectbox("GPU", list(GPUS), key="sv_gpu")
     bar.number_input("Tensor parallel (TP)", 1, 8, step=1, key="sv_tp",
                      help=range_help(1, 8, "inside one node of 8 GPUs"))  # fmt: skip
