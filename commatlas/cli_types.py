@@ -1,4 +1,4 @@
-"""argparse types shared by every ``commatlas`` command: bounded counts, non-empty text, ports.
+"""argparse types shared by every ``commatlas`` command: counts, lists, non-empty text, ports.
 
 argparse turns an ``ArgumentTypeError`` into one line naming the flag
 (``commatlas predict: error: argument --nodes: must be a whole number from 1 to 131,072``) and
@@ -33,6 +33,38 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
             ) from None
 
     parse.__name__ = "whole number"  # argparse names the type in some messages
+    return parse
+
+
+def int_list(low: int, high: int, max_items: int = 16) -> Callable[[str], tuple[int, ...]]:
+    """An argparse type for '1,2,4': distinct whole numbers in [low, high], at most max_items."""
+    one = bounded_int(low, high)
+
+    def parse(text: str) -> tuple[int, ...]:
+        parts = [part for part in text.split(",") if part.strip()]
+        if not parts:
+            raise argparse.ArgumentTypeError("give at least one value, e.g. 1,2,4")
+        if len(parts) > max_items:
+            raise argparse.ArgumentTypeError(f"at most {max_items} values, got {len(parts)}")
+        return tuple(sorted({one(part) for part in parts}))
+
+    parse.__name__ = "list of whole numbers"
+    return parse
+
+
+def choice_list(options: tuple[str, ...]) -> Callable[[str], tuple[str, ...]]:
+    """An argparse type for 'none,full': a subset of ``options``, in their order."""
+
+    def parse(text: str) -> tuple[str, ...]:
+        parts = {part.strip() for part in text.split(",") if part.strip()}
+        bad = sorted(parts - set(options))
+        if bad or not parts:
+            raise argparse.ArgumentTypeError(
+                f"choose from {', '.join(options)} (comma-separated), got {text[:40]!r}"
+            )
+        return tuple(option for option in options if option in parts)
+
+    parse.__name__ = "list of choices"
     return parse
 
 

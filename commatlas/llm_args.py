@@ -7,10 +7,9 @@ costmodels.llm.shape_inputs.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from typing import Any
 
-from commatlas.cli_types import bounded_int, nonempty, positive_float
+from commatlas.cli_types import bounded_int, choice_list, int_list, nonempty, positive_float
 from commatlas.llm_recipe_args import add_recipe_flags
 from costmodels.hardware.defaults import LLM_INTER
 from costmodels.limits import (
@@ -29,38 +28,6 @@ from costmodels.llm.presets import MODEL_NAMES
 RECOMPUTE = ("none", "selective", "op", "full")
 SHAPE_KEYS = ("layers", "hidden", "heads", "seq_len", "ffn", "vocab", "kv_heads", "gated_mlp",
               "tied_embeddings", "experts", "top_k")  # fmt: skip
-
-
-def int_list(low: int, high: int, max_items: int = 16) -> Callable[[str], tuple[int, ...]]:
-    """An argparse type for '1,2,4': distinct whole numbers in [low, high], at most max_items."""
-    one = bounded_int(low, high)
-
-    def parse(text: str) -> tuple[int, ...]:
-        parts = [part for part in text.split(",") if part.strip()]
-        if not parts:
-            raise argparse.ArgumentTypeError("give at least one value, e.g. 1,2,4")
-        if len(parts) > max_items:
-            raise argparse.ArgumentTypeError(f"at most {max_items} values, got {len(parts)}")
-        return tuple(sorted({one(part) for part in parts}))
-
-    parse.__name__ = "list of whole numbers"
-    return parse
-
-
-def choice_list(options: tuple[str, ...]) -> Callable[[str], tuple[str, ...]]:
-    """An argparse type for 'none,full': a subset of ``options``, in their order."""
-
-    def parse(text: str) -> tuple[str, ...]:
-        parts = {part.strip() for part in text.split(",") if part.strip()}
-        bad = sorted(parts - set(options))
-        if bad or not parts:
-            raise argparse.ArgumentTypeError(
-                f"choose from {', '.join(options)} (comma-separated), got {text[:40]!r}"
-            )
-        return tuple(option for option in options if option in parts)
-
-    parse.__name__ = "list of choices"
-    return parse
 
 
 def add_model_flags(parser: argparse.ArgumentParser) -> None:

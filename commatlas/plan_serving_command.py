@@ -20,8 +20,8 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from commatlas.cli_types import nonempty, positive_float
-from commatlas.llm_args import add_model_flags, choice_list, int_list
+from commatlas.cli_types import choice_list, int_list, nonempty, positive_float
+from commatlas.llm_args import add_model_flags
 from commatlas.serving_args import add_engine_flags, add_request_flags
 from costmodels.limits import MAX_GPUS
 from costmodels.safe_output import json_text

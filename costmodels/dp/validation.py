@@ -4,32 +4,8 @@ Input: a CSV in the layout of Shi et al.'s measured data
 (costmodels/data/paper-a-measured-10gbe.csv: dnn, batch_per_gpu, network, method, gpus,
 throughput_mean, throughput_std, single_gpu, scaling_eff; "#" lines are comments).
 
-What each row ran (HKBU-HPML/ddl-benchmarks, benchmarks.py and the scripts it calls) decides its
-:class:`~costmodels.dp.predict.Method`, with the frameworks' documented defaults
-(costmodels.schedules.frameworks), never with numbers fitted to these rows:
-
-- *-A2A and MG-WFBP: Horovod 0.19 over NCCL (5 ms cycle, 64 MiB fusion buffer), priced with
-  the NCCL model (costmodels.nccl) on the testbed's nodes (4 RTX 2080 Ti on PCIe 3.0 through the
-  CPU, one NIC per node) with NCCL's ring algorithm, its protocol chosen per message
-  (``nccl-ring``). Why ring: the runs used the NCCL of 2020 (PyTorch 1.4, Horovod 0.19), whose
-  tuner on PCIe systems used "trees on small sizes, then rings for larger sizes" (an NCCL
-  maintainer, NVIDIA/nccl issue 226, 2019); the project's tuner follows NCCL 2.30, which picks the
-  tree at two nodes for large messages (its two-node "double bandwidth" rule). With NCCL's own
-  choice (``nccl``) the non-BSP MAPE is 11.5 % instead of 9.4 % (measured when written, every
-  other input equal); the difference is the 8-GPU (two-node) rows, which the tree predicts up to
-  50 % too fast. BSP-A2A hands
-  Horovod one 512 MiB group after backward, WFBP-A2A every tensor as it is ready (Horovod then
-  fuses what each cycle finds), MG-WFBP its merged groups, planned by the MG-WFBP code with its
-  own alpha-beta table (costmodels/data/paper-a-alpha-beta.csv, the 10GbE or the 56 Gb IB rows);
-  ByteScheduler-A2A cuts 4,000,000-byte partitions with a 16,000,000-byte credit.
-- *-PS: BytePS with 4,096,000-byte partitions, one server machine per worker machine; WFBP-PS
-  pushes each tensor as it is ready. ByteScheduler-PS is the same BytePS run with the servers'
-  priority scheduling switched on (BYTEPS_SERVER_ENABLE_SCHEDULE=1 in byteps/launch.sh): the
-  workers still push every tensor as it is ready with no credit limit (BYTEPS_SCHEDULING_CREDIT
-  unset) and wait for every push-pull before the optimizer step, and the ranks' priorities come
-  from the order the tensors were declared (sorted by name in ddl-benchmarks'
-  byteps_distributed_optimizer.py), not from the layer order. So its worker side is WFBP-PS's
-  and it is predicted as WFBP-PS; the measured pairs differ by 0-3%, within their spread.
+What each row ran and its prediction on the testbed: costmodels/dp/validation_testbed.py (its
+names are importable from here).
 
 Calibration, per network and architecture, from that network's BSP rows only (BSP exposes all
 communication, so it identifies the link): for each BSP row the bandwidth at which the predicted
@@ -53,64 +29,22 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 
-from costmodels.dp.predict import Cluster, Method, predict
-from costmodels.dp.validation_networks import network_kind, network_link
-from costmodels.dp.validation_rows import (
-    ALLREDUCE,
-    GPUS_PER_NODE,
-    METHODS,
-    WORKLOADS,
-    Row,
-    read_rows,
-    run_of,
+from costmodels.dp.validation_networks import network_link
+from costmodels.dp.validation_rows import ALLREDUCE, GPUS_PER_NODE, METHODS, Row, read_rows, run_of
+from costmodels.dp.validation_testbed import (
+    INTRA_LINK,
+    link_ceilings,
+    link_priors,
+    predicted_iteration_s,
+    predicted_run_s,
+    row_method,
 )
-from costmodels.hardware import get_link
-from costmodels.workloads import get_workload
 
 __all__ = ["ALLREDUCE", "METHODS", "Calibration", "Checked", "Row", "calibrate", "rising_root",
            "predicted_iteration_s", "read_rows", "row_method", "validate"]  # fmt: skip
-
-INTRA_LINK = get_link("pcie3")  # its latency preset; the bandwidth is fitted
-TESTBED_GPU = "RTX 2080 Ti"  # the fabric NCCL runs on: PCIe 3.0 through the CPU
-# One adapter per node as the NCCL system's NICs. The Horovod script names two Ethernet
-# interfaces (NCCL_SOCKET_IFNAME in ddl-benchmarks horovod/horovod_mpi_cj.sh); with 2 the
-# calibrated per-GPU share halves and every prediction is the same (checked when written).
-NICS_PER_NODE = 1
-ALPHA_BETA = Path(__file__).resolve().parents[1] / "data" / "paper-a-alpha-beta.csv"
-
-
-@functools.lru_cache(maxsize=8)
-def planner_table(network: str) -> dict[int, tuple[float, float]]:
-    """MG-WFBP's own (alpha, beta) per worker count for the network's kind (its source picks
-    the 56 Gb IB table when run with RDMA and the 10GbE one otherwise)."""
-    table = "56Gbps_IB" if network_kind(network) == "infiniband" else "10GbE"
-    entries: dict[int, tuple[float, float]] = {}
-    for line in ALPHA_BETA.read_text(encoding="utf-8").splitlines():
-        fields = line.split(",")
-        if line.startswith("#") or fields[0] != table:
-            continue
-        entries[int(fields[1])] = (float(fields[2]), float(fields[3]))
-    return entries
-
-
-def row_method(row: Row, allreduce: str = ALLREDUCE) -> Method:
-    """The Method the row ran (module docstring), MG-WFBP with its planner's alpha-beta;
-    ``allreduce`` replaces the all-reduce of the all-reduce methods (e.g. "nccl")."""
-    method = METHODS[row.method]
-    if method.architecture == "allreduce" and allreduce != method.collective:
-        method = replace(method, collective=allreduce)
-    if method.schedule == "mg-wfbp":
-        # Its table stops at 64 workers; another count plans with the nearest entry (an
-        # assumption; planning with the NCCL model instead costs ~0.5 s per BERT-Large run).
-        table = planner_table(row.network)
-        nearest = min(table, key=lambda workers: (abs(math.log(workers / row.gpus)), workers))
-        plan = table[nearest]
-        return replace(method, plan_alpha_s=plan[0], plan_beta_s_per_byte=plan[1])
-    return method
 
 
 @dataclass(frozen=True)
@@ -137,50 +71,7 @@ class Calibration:
                     inter_bandwidth_Bps=1 / self.beta, inter_latency_s=self.alpha)  # fmt: skip
 
 
-def cluster_of(gpus: int, link: dict[str, float]) -> Cluster:
-    """Shi et al.'s testbed: nodes of 4 RTX 2080 Ti on PCIe 3.0, one NIC per node (so the
-    fitted inter-node bandwidth is one GPU's share of that NIC, costmodels.dp.cluster)."""
-    nodes = max(1, math.ceil(gpus / GPUS_PER_NODE))
-    return Cluster(nodes=nodes, gpus_per_node=min(gpus, GPUS_PER_NODE), gpu=TESTBED_GPU,
-                   nics_per_node=NICS_PER_NODE, **link)  # fmt: skip
-
-
-def predicted_iteration_s(row: Row, link: dict[str, float], allreduce: str = ALLREDUCE) -> float:
-    """The row's predicted iteration time on ``link``; the same run on the same link is
-    predicted once (a data file may repeat rows, and the fit tries each link many times)."""
-    try:
-        return _predicted(run_of(row), tuple(sorted(link.items())), allreduce)
-    except ValueError as exc:  # a run the models refuse: name the data row, not a field
-        raise ValueError(f"{row.where or 'row'}: {exc}") from None
-
-
-@functools.lru_cache(maxsize=65_536)
-def _predicted(row: Row, link: tuple[tuple[str, float], ...], allreduce: str) -> float:
-    workload = get_workload(WORKLOADS[row.dnn])
-    cluster = cluster_of(row.gpus, dict(link))
-    method = row_method(row, allreduce)
-    return predict(workload, row.batch, row.step_s, cluster, method).iteration_time_s
-
-
 LOW_BPS, HIGH_BPS = 1e6, 1e13  # the bisection's bracket: 8 Mbit/s to 80 Tbit/s
-
-
-def link_ceilings(network: str) -> dict[str, float]:
-    """The fastest each fitted link may be: its nominal rate (PCIe 3.0 x16 per GPU inside a
-    node; the named network's rate, one NIC per node shared by its GPUs, between nodes). A fit
-    above it would be a link faster than the hardware, i.e. the data say something else is off
-    (issue 28: the 100 Gb InfiniBand rows once fitted 10 TB/s)."""
-    return {"intra_bandwidth_Bps": INTRA_LINK.bandwidth_Bps,
-            "inter_bandwidth_Bps": network_link(network).bandwidth_Bps * NICS_PER_NODE
-            / GPUS_PER_NODE}  # fmt: skip
-
-
-def link_priors(network: str) -> dict[str, float]:
-    """What a link is taken to be when the rows cannot identify it: its achievable rate."""
-    inter = network_link(network)
-    return {"intra_bandwidth_Bps": INTRA_LINK.bandwidth_Bps * INTRA_LINK.achievable_fraction,
-            "inter_bandwidth_Bps": inter.bandwidth_Bps * inter.achievable_fraction
-            * NICS_PER_NODE / GPUS_PER_NODE}  # fmt: skip
 
 
 def _implied_bandwidth(
@@ -205,7 +96,7 @@ def _implied(
 ) -> float | None:  # fmt: skip
     def excess(seconds_per_byte: float) -> float:  # grows with 1/B: nearly linearly for BSP
         link = tuple(sorted((*fixed, (key, 1.0 / seconds_per_byte))))
-        return _predicted(run, link, allreduce) / measured_s - 1.0
+        return predicted_run_s(run, link, allreduce) / measured_s - 1.0
 
     fastest, slowest = 1.0 / ceiling, 1.0 / LOW_BPS
     if excess(fastest) > 1e-9 or not excess(slowest) > 1e-9:  # beyond rounding

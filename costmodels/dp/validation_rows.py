@@ -2,7 +2,7 @@
 
 Layout: costmodels/data/paper-a-measured-10gbe.csv (dnn, batch_per_gpu, network, method, gpus,
 throughput_mean, throughput_std, single_gpu, scaling_eff; "#" lines are comments). Why each
-method is the :class:`~costmodels.dp.predict.Method` below: costmodels/dp/validation.py.
+method is the :class:`~costmodels.dp.predict.Method` below: costmodels/dp/validation_testbed.py.
 
 Every cell is checked with its file, line and column named: whole numbers and decimals in ASCII
 digits, a step time (batch_per_gpu / single_gpu) of 1 us to 10^6 s, a throughput at most twice

@@ -50,29 +50,33 @@ pipeline transfers stay alpha + bytes x beta on the link they cross.
 
 ZeRO-3 / FSDP as it runs (per-block all-gathers and reduce-scatters on their own stream,
 prefetch, what a short block cannot hide, HSDP) is costmodels/llm/fsdp.py; this module gives
-its per-step volume and the coarse whole-step overlap above, which predict_step replaces by the
+its per-step volume (costmodels/llm/comm_bytes.py: the parameters one GPU holds, the bytes per
+element) and the coarse whole-step overlap above, which predict_step replaces by the
 block schedule. Stage sizes follow costmodels/llm/layer_kinds.stage_sizes (uneven stages).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
+from costmodels.llm.comm_bytes import (
+    BF16,
+    WireBytes,
+    layer_parameters,
+    stage_parameters_per_gpu,
+    wire_bytes,
+)
 from costmodels.llm.groups import GroupSpan, allreduce_s, collective_s, group_span, link_of
-from costmodels.llm.layer_kinds import LayerCounts, head_dim, stage_counts
-from costmodels.llm.model_size import is_gpt_style, layer_split, local_layer_parameters
+from costmodels.llm.layer_kinds import LayerCounts, head_dim
 from costmodels.llm.moe_dispatch import ep_layer_seconds
-from costmodels.llm.recipe import DEFAULT_RECIPE, TrainingRecipe
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 from costmodels.llm.tp_schedule import TPCollective, tp_collectives
 
-__all__ = [  # the group helpers are re-exported: callers import them from here
-    "CommBreakdown", "GroupSpan", "allreduce_s", "collective_s", "communication_breakdown",
-    "group_span", "layer_parameters", "stage_parameters_per_gpu", "wire_bytes",
+__all__ = [  # the group helpers and the volumes are re-exported: callers import them from here
+    "CommBreakdown", "GroupSpan", "WireBytes", "allreduce_s", "collective_s",
+    "communication_breakdown", "group_span", "layer_parameters", "stage_parameters_per_gpu",
+    "wire_bytes",
 ]  # fmt: skip
-
-BF16 = 2  # bytes per activation or parameter element on the wire
 
 
 @dataclass(frozen=True)
@@ -107,43 +111,6 @@ class CommBreakdown:
     def exposed_of(self, dim: str) -> float:
         hidden = {"dp": self.dp_hidden, "cp": self.cp_hidden, "tp": self.tp_hidden}.get(dim, 0.0)
         return float(getattr(self, dim)) - hidden
-
-
-# --- parameters one GPU holds (the DP volume) ---------------------------------------------------
-def layer_parameters(shape: TransformerShape) -> tuple[int, int]:
-    """(dense, expert) parameters of one layer (a MoE layer when the model has experts). GPT
-    style (no gated MLP): biases and LayerNorm weight + bias, 12h^2 + 13h per layer as in
-    Narayanan et al. Eq. 2; gated (Llama) style: no biases, two RMSNorm weights. MoE: the router
-    (h x experts) and shared experts are dense, the routed experts' MLPs not."""
-    return layer_split(shape, shape.experts > 1)
-
-
-@lru_cache(maxsize=4096)
-def stage_parameters_per_gpu(shape: TransformerShape, layout: Layout) -> tuple[float, float]:
-    """(dense, expert) parameters on one GPU of the busiest stage, split by t (and experts by e;
-    replicated key-value heads and MLA down projections stay whole, model_size.
-    local_layer_parameters).
-
-    The first stage adds the input embedding (V h, plus s h learned positions GPT style), the last
-    stage the output layer (V h; Megatron keeps a copy of tied embeddings there). The final norm
-    is left out, as in Narayanan et al.'s Eq. 2. Replicated norms and row-parallel biases are
-    divided by t too (a few h per layer; approximation).
-    """
-    t, e = layout.tp, layout.ep
-    kinds = {moe: local_layer_parameters(shape, moe, t, e) for moe in (False, True)}
-    first = shape.vocab * shape.hidden + (shape.seq_len * shape.hidden if is_gpt_style(shape)
-                                          else 0)  # fmt: skip
-    # Tied embeddings are one tensor when one stage holds both ends, a copy on the last otherwise.
-    last = shape.vocab * shape.hidden if (layout.pp > 1 or not shape.tied_embeddings) else 0
-    best = (0.0, 0.0)
-    counts = stage_counts(shape, layout.pp)
-    for i, c in enumerate(counts):
-        dense = c.dense * kinds[False][0] + c.moe * kinds[True][0]
-        expert = c.dense * kinds[False][1] + c.moe * kinds[True][1]
-        dense += ((first if i == 0 else 0) + (last if i == len(counts) - 1 else 0)) / t
-        if dense + expert > sum(best):
-            best = (dense, expert)
-    return best
 
 
 # --- per dimension ------------------------------------------------------------------------------
@@ -272,39 +239,6 @@ def _tp_seconds(c: TPCollective, act: float, span: GroupSpan, cluster: LLMCluste
     if c.kind == "all-reduce":
         return allreduce_s(n_bytes, span, cluster, nccl)
     return collective_s(c.kind, n_bytes, span, cluster, nccl)
-
-
-@dataclass(frozen=True)
-class WireBytes:
-    """Bytes per element of each communication of a step."""
-
-    activation: float  # TP/SP/CP/EP/PP activations and their gradients
-    param_gather: float  # ZeRO-1/2 all-gather of updated weights, ZeRO-3/FSDP weight gathers
-    grad_reduce: float  # data-parallel gradient all-reduce / reduce-scatter
-
-
-def wire_bytes(
-    precision: str, framework: str, zero: int, recipe: TrainingRecipe | None = None
-) -> WireBytes:
-    """What each collective carries. Activations stay 16-bit (Transformer Engine FP8 casts them
-    only inside the GEMMs). Weights are gathered in fp8 under ZeRO-3/FSDP with FP8 training
-    (TE's fp8 weights with FSDP2 float8 all-gather, Megatron's ``--fp8-param-gather``), else in
-    bf16. Gradients: fp32 where the framework reduces in fp32 (Megatron-LM forces
-    ``accumulate_allreduce_grads_in_fp32`` for bf16; torchtitan's FSDP2 ``reduce_dtype`` is
-    float32), 16-bit for fp16 Megatron and for Megatron-LM before that rule (legacy). A
-    ``recipe`` (costmodels/llm/recipe.py) sets the reduce dtype and whether ZeRO-3 gathers fp8
-    weights (default: Megatron/TE yes, torchtitan's ``enable_fsdp_float8_all_gather`` no)."""
-    from costmodels.llm.frameworks import get_kernel_set
-
-    recipe = recipe or DEFAULT_RECIPE
-    grads = float(get_kernel_set(framework).grad_reduce_bytes_bf16)
-    if precision == "fp16" and framework.startswith("megatron"):
-        grads = 2.0
-    if recipe.reduce_dtype is not None:
-        grads = 4.0 if recipe.reduce_dtype == "fp32" else 2.0
-    fp8_gather = precision == "fp8" and zero == 3 and recipe.gathers_fp8(framework)
-    gather = 1.0 if fp8_gather else float(BF16)
-    return WireBytes(activation=float(BF16), param_gather=gather, grad_reduce=grads)
 
 
 def _attention_share(shape: TransformerShape) -> float:

@@ -285,14 +285,14 @@ def test_overlap_row_from_plain_predict(files) -> None:
 # --- 3. scheduling-overlap ------------------------------------------------------------------
 def test_scheduling_row_from_plain_predict_and_cli(files) -> None:
     from commatlas.cli import build_parser
-    from commatlas.predict_commands import _cluster
+    from commatlas.predict_cluster import cluster_of_flags
     from costmodels.dp.predict import Method, predict
     from costmodels.workloads import get_workload
 
     text = page(files, "scheduling-overlap")
     (cmd,) = [x for x in commands(text) if x.startswith("commatlas predict ")]
     args = build_parser().parse_args(shlex.split(cmd)[1:])
-    cluster = _cluster(args)
+    cluster = cluster_of_flags(args)
     assert args.collective == "ring"  # the guide prices the textbook ring
     assert replace(cluster, gpu=None, nics_per_node=None) == c.cluster("hdr", 8)
     workload = get_workload("resnet50")
