@@ -43,7 +43,10 @@ def menu_pages() -> list[tuple[str, str, bool]]:
 
 
 # url path -> the button to press first, so the shot shows the page at work (not its empty form)
-ACTIONS = {"calibrate": "two nodes x 8 A100 all-reduce"}
+ACTIONS = {
+    "calibrate": "two nodes x 8 A100 all-reduce",
+    "trace": "DDP on 2 x A100 (NCCL arguments)",
+}
 
 
 def shoot(page: Page, address: str, out: Path, button: str | None = None) -> None:
