@@ -4,7 +4,7 @@ which layers each pipeline stage holds (the training model's reading of a Transf
 * Head width: ``head_dim`` when set (Qwen3: 128 although Qwen3-32B's hidden / heads is 80), else
   hidden / heads. Queries are ``heads x head_dim`` wide, keys and values ``kv_heads x head_dim``;
   MLA (DeepSeek-V2/V3) scores with ``qk_nope + qk_rope`` and returns ``v_head_dim`` per head.
-* MoE pattern (the rule costmodels.serving.layers states for issue 29, kept identical here):
+* MoE pattern (one rule: costmodels.serving.layers imports these functions from here):
   layer i (from 0) runs experts when the model has experts, ``i >= first_dense_layers`` and
   ``(i + 1) % moe_layer_step == 0``. DeepSeek-V3 (``first_k_dense_replace`` 3): layers 3-60 of
   61; Llama 4 Maverick (``interleave_moe_layer_step`` 2): every second layer. A MoE model's dense

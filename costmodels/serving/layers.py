@@ -27,54 +27,27 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+# dense_ffn, head_dim, is_moe, is_moe_layer: re-exported, the serving modules read them here
+from costmodels.llm.layer_kinds import LayerCounts, counts_of
+from costmodels.llm.layer_kinds import dense_ffn as dense_ffn
+from costmodels.llm.layer_kinds import head_dim as head_dim
+from costmodels.llm.layer_kinds import is_moe as is_moe
+from costmodels.llm.layer_kinds import is_moe_layer as is_moe_layer
 from costmodels.llm.shapes import TransformerShape
 
-
-def head_dim(shape: TransformerShape) -> int:
-    """Width of one query/key/value head (``head_dim`` when set, else hidden / heads)."""
-    return shape.head_dim if shape.head_dim is not None else shape.hidden // shape.heads
-
-
-def is_moe(shape: TransformerShape) -> bool:
-    return shape.experts > 1
-
-
-def is_moe_layer(shape: TransformerShape, index: int) -> bool:
-    """Whether layer ``index`` (from 0) runs experts (module docstring)."""
-    if not is_moe(shape) or index < shape.first_dense_layers:
-        return False
-    return (index + 1) % shape.moe_layer_step == 0
-
-
-def dense_ffn(shape: TransformerShape) -> int:
-    """FFN width of a dense layer (a MoE model's dense layers may differ from its experts)."""
-    if is_moe(shape) and shape.dense_ffn is not None:
-        return shape.dense_ffn
-    return shape.ffn_size
-
-
-@dataclass(frozen=True)
-class StageLayers:
-    """Layers of one pipeline stage by kind."""
-
-    dense: int
-    moe: int
-
-    @property
-    def total(self) -> int:
-        return self.dense + self.moe
+#: Layers of one pipeline stage by kind: the training model's LayerCounts (one MoE rule for both
+#: models, costmodels.llm.layer_kinds), under the name the serving modules use.
+StageLayers = LayerCounts
 
 
 def stage_layers(shape: TransformerShape, pp: int) -> list[StageLayers]:
     """Each stage's dense and MoE layers; stages hold ``ceil(layers / pp)`` consecutive layers,
     the last one what is left (vLLM's and TensorRT-LLM's even split)."""
     per = math.ceil(shape.layers / pp)
-    out = []
-    for stage in range(pp):
-        indices = range(stage * per, min(shape.layers, (stage + 1) * per))
-        moe = sum(1 for i in indices if is_moe_layer(shape, i))
-        out.append(StageLayers(len(indices) - moe, moe))
-    return out
+    return [
+        counts_of(shape, range(stage * per, min(shape.layers, (stage + 1) * per)))
+        for stage in range(pp)
+    ]
 
 
 def model_layers(shape: TransformerShape) -> StageLayers:
