@@ -22,35 +22,16 @@ import torch.distributed as dist
 
 from reference_impls.scheduling import TensorFusion, WaitFreeBackprop
 from reference_impls.testing import run_distributed
+from reference_impls.testing.slow_backward import SleepInBackward
 
 METHODS = ("bsp", "wfbp", "fusion")
 FUSION_BYTES = 2**20  # one bucket of the output-side layers
 
 
-class _Delay(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x: torch.Tensor, seconds: float) -> torch.Tensor:
-        ctx.seconds = seconds
-        return x.view_as(x)
-
-    @staticmethod
-    def backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
-        time.sleep(ctx.seconds)
-        return grad, None
-
-
-class _Sleep(torch.nn.Module):
-    def __init__(self, seconds: float) -> None:
-        super().__init__()
-        self.seconds = seconds
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return _Delay.apply(x, self.seconds)
-
-
 def _model(delay_s: float) -> torch.nn.Sequential:
     return torch.nn.Sequential(
-        torch.nn.Linear(64, 256), _Sleep(delay_s), torch.nn.Linear(256, 256), _Sleep(delay_s),
+        torch.nn.Linear(64, 256), SleepInBackward(delay_s),
+        torch.nn.Linear(256, 256), SleepInBackward(delay_s),
         torch.nn.Linear(256, 512), torch.nn.Linear(512, 64),
     ).double()  # fmt: skip
 

@@ -33,6 +33,7 @@ from reference_impls.scheduling import (
     torch_allreduce,
 )
 from reference_impls.testing import run_distributed
+from reference_impls.testing.slow_backward import SleepInBackward
 
 DELAY_S = 0.1  # long beside a small all-reduce, even on a loaded machine
 FUSION_THRESHOLD = 2000
@@ -44,36 +45,13 @@ SLOW_LAUNCH_S = 0.02  # ByteScheduler: a slow network, so that a queue builds up
 METHODS = ["wfbp", "wfbp-ring", "fusion", "mg-wfbp", "bytescheduler"]
 
 
-class Delay(torch.autograd.Function):
-    """Identity whose backward sleeps: a layer with a long backward and no parameters."""
-
-    @staticmethod
-    def forward(ctx, x: torch.Tensor, seconds: float) -> torch.Tensor:
-        ctx.seconds = seconds
-        return x.view_as(x)
-
-    @staticmethod
-    def backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
-        time.sleep(ctx.seconds)
-        return grad, None
-
-
-class Sleep(torch.nn.Module):
-    def __init__(self, seconds: float) -> None:
-        super().__init__()
-        self.seconds = seconds
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return Delay.apply(x, self.seconds)
-
-
 def make_model(delay_s: float) -> torch.nn.Sequential:
     """Linear layers 0, 2, 4, 5 (sleeps at 1 and 3); integer weights, the same on every rank."""
     model = torch.nn.Sequential(
         torch.nn.Linear(6, 12),
-        Sleep(delay_s),
+        SleepInBackward(delay_s),
         torch.nn.Linear(12, 12),
-        Sleep(delay_s),
+        SleepInBackward(delay_s),
         torch.nn.Linear(12, 24),
         torch.nn.Linear(24, 6),
     ).double()
