@@ -184,3 +184,31 @@ def test_interval_lengths_match_counting_unit_steps(a, b) -> None:
     assert intervals.overlap(segs(a), segs(b)) == (ga & gb).sum()
     assert intervals.exposed(segs(a), segs(b)) == (ga & ~gb).sum()
     assert math.isclose(intervals.length(intervals.clip(segs(a), 10, 50)), ga[10:50].sum())
+
+
+@pytest.mark.parametrize(
+    ("name", "memory_gb", "preset"),
+    [
+        ("NVIDIA A100-SXM4-80GB", 85, "A100 80GB SXM"),
+        ("NVIDIA H100 80GB HBM3", 85, "H100 SXM"),
+        ("NVIDIA H100 PCIe", 85, "H100 PCIe"),
+        ("NVIDIA H100 96GB HBM3", 102, "H100 SXM 96GB"),
+        ("NVIDIA H800", 85, "H800 SXM"),
+        ("NVIDIA H20", 102, "H20"),
+        ("NVIDIA H200", 150, "H200 SXM"),
+        ("NVIDIA GH200 480GB", 102, "GH200"),  # contains "H200": must not be taken for it
+        ("NVIDIA B200", 192, "B200"),
+        ("AMD Instinct MI325X", 274, "MI325X"),
+        ("NVIDIA L40S", 48, "L40S"),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", 102, "RTX Pro 6000"),
+        ("NVIDIA T4", 16, None),
+    ],
+)
+def test_the_driver_name_maps_to_the_gpu_preset(name, memory_gb, preset) -> None:
+    """Every GPU preset a trace can name maps to itself, the later variants included (a GH200
+    or an H800 is not priced as the H200 / H100 SXM), and an unknown GPU to none."""
+    from costmodels.calibration.trace.gpu_match import preset_for
+    from costmodels.hardware import GPUS
+
+    assert preset_for(name, memory_gb * 10**9) == preset
+    assert preset is None or preset in GPUS
