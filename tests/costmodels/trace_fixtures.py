@@ -24,6 +24,20 @@ def raw_events(path: Path) -> dict:
         return json.load(handle)
 
 
+def _launch(t: float, launch_us: float, corr: int, ext: int) -> dict:
+    """The CPU-side cudaLaunchKernel event of a kernel (correlation and External id link it)."""
+    return {
+        "ph": "X",
+        "cat": "cuda_runtime",
+        "name": "cudaLaunchKernel",
+        "pid": 1,
+        "tid": 1,
+        "ts": t + 1,
+        "dur": launch_us,
+        "args": {"correlation": corr, "External id": ext},
+    }
+
+
 def synthetic_trace(
     *,
     steps: int = 2,
@@ -72,18 +86,7 @@ def synthetic_trace(
                         },
                     }
                 )
-                events.append(
-                    {
-                        "ph": "X",
-                        "cat": "cuda_runtime",
-                        "name": "cudaLaunchKernel",
-                        "pid": 1,
-                        "tid": 1,
-                        "ts": t + 1,
-                        "dur": launch_us,
-                        "args": {"correlation": corr, "External id": ext},
-                    }
-                )
+                events.append(_launch(t, launch_us, corr, ext))
                 start = max(gpu_free, t + 1 + launch_us)
                 events.append(
                     {
@@ -113,18 +116,7 @@ def synthetic_trace(
                 "args": {"External id": ext},
             }
         )
-        events.append(
-            {
-                "ph": "X",
-                "cat": "cuda_runtime",
-                "name": "cudaLaunchKernel",
-                "pid": 1,
-                "tid": 1,
-                "ts": t + 1,
-                "dur": launch_us,
-                "args": {"correlation": corr, "External id": ext},
-            }
-        )
+        events.append(_launch(t, launch_us, corr, ext))
         start = max(last_end + 8.0, t + 1 + launch_us)  # waits for the compute stream
         events.append(
             {
