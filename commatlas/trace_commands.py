@@ -17,12 +17,14 @@ nothing changed), ``what_if_step_s``, ``speedup``, ``breakdown`` and what was re
 from __future__ import annotations
 
 import argparse
+import functools
+import os
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from commatlas.cli_types import bounded_int, nonempty
 from costmodels.limits import MAX_GPUS, MAX_GPUS_PER_NODE, MAX_UNIT_TEXT
-from costmodels.safe_output import json_text
+from costmodels.safe_output import OutputTarget, check_output, json_text, write_output
 
 
 def _fail(command: str, exc: Exception) -> int:
@@ -30,20 +32,21 @@ def _fail(command: str, exc: Exception) -> int:
     return 2
 
 
-def _print_report(report: dict[str, Any]) -> None:
+def _print_report(report: dict[str, Any], stream: TextIO) -> None:
+    say = functools.partial(print, file=stream)
     gpu = report["gpu"]
-    print(f"traces: {', '.join(report['traces'])} (ranks {report['ranks']})")
-    print(
+    say(f"traces: {', '.join(report['traces'])} (ranks {report['ranks']})")
+    say(
         f"GPU: {gpu['used']}; world size "
         f"{report['world_size']}; NCCL {report['nccl_version'] or 'not recorded'}"
     )
     steps = report["steps"]
-    print(f"steps: {steps['count']}, step time {report['step_time_s'] * 1e3:.3f} ms")
-    print(
+    say(f"steps: {steps['count']}, step time {report['step_time_s'] * 1e3:.3f} ms")
+    say(
         "compute per step (ms, summed over streams): "
         + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in report["compute_s"].items() if v)
     )
-    print(
+    say(
         f"communication {report['communication_s'] * 1e3:.3f} ms per step, exposed "
         f"{report['exposed_communication_s'] * 1e3:.3f} ms, overlap "
         + (
@@ -55,49 +58,70 @@ def _print_report(report: dict[str, Any]) -> None:
     for row in report["communication"][:10]:
         size = "?" if row["bytes"] is None else f"{row['bytes']:,.0f} B"
         bw = "-" if row["busbw_GBps"] is None else f"{row['busbw_GBps']:.3g} GB/s"
-        print(
+        say(
             f"  {row['op']:15s} {size:>18s} x{row['count']:<6.3g} group {row['group_size']} "
             f"{row['time_s'] * 1e3:9.3f} ms busbw {bw} ({row['bytes_source']})"
         )
     cal = report["calibration"]
     for key, value in cal["compute"].items():
         if key != "not_identified" and value not in (None, 0):
-            print(
+            say(
                 f"calibration.compute.{key}: {value:.4g}"
                 if isinstance(value, float)
                 else f"calibration.compute.{key}: {value}"
             )
     if cal["network"]["intra_efficiency"] is not None:
-        print(f"calibration.network.intra_efficiency: {cal['network']['intra_efficiency']:.3g}")
+        say(f"calibration.network.intra_efficiency: {cal['network']['intra_efficiency']:.3g}")
     for key, why in {
         **cal["compute"]["not_identified"],
         **cal["network"]["not_identified"],
     }.items():
-        print(f"not identified: {key}: {why}")
+        say(f"not identified: {key}: {why}")
     for note in report["notes"]:
-        print(f"note: {note}")
+        say(f"note: {note}")
+
+
+def _check_out(args: argparse.Namespace) -> OutputTarget:
+    """Where ``--out`` goes (costmodels.safe_output's one rule), checked before the work: an
+    existing file is refused unless ``--force``, an input trace always (replacing the trace
+    with its own calibration loses the measurement), and ``--out -`` with ``--json`` (two
+    documents on one standard output)."""
+    hint = "pass --force to replace it, or write to another file"
+    target = check_output(args.out, "--out", overwrite=args.force, exists_hint=hint)
+    if target.to_stdout and args.json:
+        raise ValueError("--out - and --json both write standard output: give --out FILE")
+    if target.kind == "file" and target.path.exists():
+        for trace in args.traces:
+            try:
+                same = os.path.samefile(trace, target.path)
+            except OSError:
+                continue
+            if same:
+                raise ValueError(f"--out {args.out} is the input trace {trace}; not replaced")
+    return target
 
 
 def import_trace_command(args: argparse.Namespace) -> int:
-    from costmodels.calibration.trace.calibration_file import save_calibration
+    from costmodels.calibration.trace.calibration_file import calibration_to_yaml
     from costmodels.calibration.trace.importer import import_traces
-    from costmodels.safe_output import check_output_path
 
+    target = None
     try:
         if args.out:
-            check_output_path(args.out, "--out")  # before the work, not after
+            target = _check_out(args)  # before the work, not after
         report, calibration = import_traces(args.traces, args.gpu, args.gpus_per_node)
-        if args.out:
-            save_calibration(calibration, args.out)
-            report["written"] = args.out
+        if target is not None:
+            write_output(target, calibration_to_yaml(calibration))
+            report["written"] = str(target)
     except (ValueError, OSError) as exc:
         return _fail("import-trace", exc)
     if args.json:
         print(json_text(report))
-    else:
-        _print_report(report)
-        if args.out:
-            print(f"wrote {args.out} (use it as --calibration {args.out})")
+        return 0
+    said = sys.stderr if target is not None and target.to_stdout else sys.stdout
+    _print_report(report, said)
+    if target is not None:
+        print(f"wrote {target} (use it as --calibration {args.out})", file=said)
     return 0
 
 
@@ -198,7 +222,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "--out",
         metavar="FILE",
         type=nonempty(),
-        help="write the calibration YAML (for --calibration)",
+        help="write the calibration YAML (for --calibration); '-' is standard output, an "
+        "existing file is refused without --force, an input trace always",
     )
     imp.add_argument(
         "--gpu",
@@ -208,6 +233,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     imp.add_argument(
         "--gpus-per-node", type=per_node, help="GPUs per node (default: the GPUs the trace lists)"
     )
+    imp.add_argument("--force", action="store_true", help="replace an existing --out file")
     imp.add_argument("--json", action="store_true", help="one JSON object instead of the report")
     imp.set_defaults(run=import_trace_command)
 

@@ -53,6 +53,12 @@ MAX_RATE_BPS = 1e15
 MIN_STEP_S = 1e-6
 MAX_STEP_S = 1e6
 MAX_MEASUREMENTS = 4096  # measurements of one profile (a sweep is ~30 sizes; YAML loads slowly)
+# Events of one profiler trace (every element of traceEvents counts, also those not used): the
+# benchmark's 100 MB trace of repeated real steps has 486,876 (benchmarks/trace_import_speed.py),
+# which import-trace reads and analyses in ~10 s; a longer profile is cut to fewer steps
+# (torch.profiler.schedule) rather than waited for. Bounds the work of a compressed bomb of
+# '{},' or small integers (issue 35), which bytes alone do not.
+MAX_TRACE_EVENTS = 500_000
 
 
 def check_count(value: Any, what: str, limit: int, low: int = 1) -> int:

@@ -15,9 +15,10 @@ says what they computed.
   was already launched (queued) before the first ended: the GPU-side cost per kernel launch.
 
 A kernel faster than physics allows (above the dense peak or the HBM bandwidth: the operator
-was mis-attributed, or its data sat in L2) is left out and counted. With fewer than
-``MIN_OPERATORS`` usable operators a factor is not identified: it stays None, the reason is
-given, and the predictions keep the model's own value.
+was mis-attributed, or its data sat in L2) is left out and counted, and so is an operator whose
+kernels took no time at all (``dur`` 0: a profiler's rounding or a corrupt trace; infinitely
+fast, so above any peak). With fewer than ``MIN_OPERATORS`` usable operators a factor is not
+identified: it stays None, the reason is given, and the predictions keep the model's own value.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def _gemms(
             peak = tensor_peak_flops(gpu, dtype)
         except ValueError:
             continue
-        if shape.flops / seconds > peak * PHYSICS_SLACK:
+        if seconds <= 0 or shape.flops / seconds > peak * PHYSICS_SLACK:
             out.dropped_unphysical += 1
             continue
         measured += seconds
@@ -126,7 +127,7 @@ def _memory(
     efficiency = default_constants().hbm_efficiency
     measured = modelled = moved_total = 0.0
     for moved, seconds in groups.values():
-        if moved / seconds > hbm * PHYSICS_SLACK:
+        if seconds <= 0 or moved / seconds > hbm * PHYSICS_SLACK:
             out.dropped_unphysical += 1
             continue
         measured += seconds

@@ -21,7 +21,7 @@ from costmodels.calibration.trace.calibration_file import (
 )
 from costmodels.calibration.trace.compute_efficiency import compute_efficiency
 from costmodels.calibration.trace.network_calibration import network_calibration
-from costmodels.calibration.trace.reading import load_trace
+from costmodels.calibration.trace.reading import stream_trace
 from costmodels.calibration.trace.summary import analyse_ranks, summarize
 from costmodels.calibration.trace.timeline import Timeline, build_timeline
 from costmodels.hardware import GPU, get_gpu
@@ -34,7 +34,7 @@ def read_timelines(paths: list[str | Path]) -> list[Timeline]:
         raise ValueError("give at least one trace file")
     if len(paths) > MAX_LIST_ITEMS:
         raise ValueError(f"at most {MAX_LIST_ITEMS} trace files, got {len(paths)}")
-    return [build_timeline(load_trace(path), str(path)) for path in paths]
+    return [build_timeline(stream_trace(path), str(path)) for path in paths]
 
 
 def resolve_gpu(timelines: list[Timeline], gpu: str | None) -> tuple[GPU | None, GpuInfo, str]:

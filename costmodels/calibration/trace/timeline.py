@@ -15,14 +15,13 @@ Kineto's trace events (Chrome trace-event format, ``"ph": "X"`` complete events 
   ``ProfilerStep#N`` annotations that ``torch.profiler.profile.step()`` writes mark the steps.
 
 Events of other kinds (flows, counters, metadata) are skipped, as are events whose times are not
-finite non-negative numbers (counted in ``skipped``). ``deviceProperties`` (GPU name, SMs,
-memory) and ``distributedInfo`` (rank, world size, process groups, NCCL version) are kept as
-written.
+finite numbers within ``MAX_TIME_US`` or whose duration is negative (counted in ``skipped``).
+``deviceProperties`` (GPU name, SMs, memory) and ``distributedInfo`` (rank, world size, process
+groups, NCCL version) are kept as written.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,12 +106,21 @@ class Timeline:
         return size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
 
 
+# Kineto writes microseconds since the epoch (~1.7e15 in 2024) or since the trace's base time.
+# A time past 2^53 us (year 2255) is a corrupt or hostile value: there even a float's whole
+# microseconds stop being exact, so ts + dur would equal ts and a kernel would take no time.
+MAX_TIME_US = float(2**53)
+
+
 def _number(value: Any) -> float | None:
-    """A finite number as float (bool, text, NaN and infinities: None)."""
+    """A finite number of microseconds in [-MAX_TIME_US, MAX_TIME_US] as float (bool, text,
+    NaN, infinities and larger values: None)."""
     kind = type(value)
     if kind is float:
-        return value if math.isfinite(value) else None
-    return float(value) if kind is int else None
+        return value if -MAX_TIME_US <= value <= MAX_TIME_US else None
+    if kind is int and -MAX_TIME_US <= value <= MAX_TIME_US:
+        return float(value)
+    return None
 
 
 def _int(value: Any) -> int | None:
