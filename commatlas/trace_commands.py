@@ -125,6 +125,18 @@ def import_trace_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_link(flag: str, text: str | None) -> None:
+    """ValueError naming ``flag`` when ``text`` is neither a link preset nor a positive rate."""
+    if text is None:
+        return
+    from costmodels.nccl.builders import nic_rates
+
+    try:
+        nic_rates(text, None)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("--inter:", f"{flag}:", 1)) from None
+
+
 def what_if_command(args: argparse.Namespace) -> int:
     from costmodels.calibration.trace.gpu_match import trace_gpu
     from costmodels.calibration.trace.importer import read_timelines
@@ -132,6 +144,8 @@ def what_if_command(args: argparse.Namespace) -> int:
     from costmodels.hardware import get_gpu
 
     try:
+        for flag, text in (("--inter", args.inter), ("--trace-inter", args.trace_inter)):
+            _check_link(flag, text)  # before the trace is read, used or not
         (timeline,) = read_timelines([args.trace])
         seen = trace_gpu(timeline)
         base_gpu = get_gpu(args.trace_gpu).name if args.trace_gpu else seen.preset

@@ -87,10 +87,11 @@ def read_text_bounded(
     """A UTF-8 file's text, at most ``limit`` bytes; ValueError naming ``what`` and the file
     when it is missing, too big, binary or not a file (the one reader of every input file:
     :func:`read_bytes_bounded`'s rules, then UTF-8; ``errors="replace"`` decodes bytes that
-    are not UTF-8 as U+FFFD)."""
+    are not UTF-8 as U+FFFD). A UTF-8 byte-order mark at the start (what Windows editors and
+    Excel's "CSV UTF-8" write) is skipped, never read as part of the first name or number."""
     data = read_bytes_bounded(path, what, limit)
     try:
-        return data.decode("utf-8", errors=errors)
+        return data.decode("utf-8-sig", errors=errors)
     except UnicodeDecodeError:
         raise InputFileError(what, path, "is not UTF-8 text") from None
 

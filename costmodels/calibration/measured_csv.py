@@ -21,11 +21,13 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
+from typing import Any
 
 from costmodels.calibration.measured_run import RUN_KEYS, MeasuredRun, measured_run
 from costmodels.limits import read_text_bounded
 from costmodels.llm.measured_layout import KEYS
 from costmodels.llm.shapes import Layout, TransformerShape
+from costmodels.units import ascii_decimal
 
 MAX_ROWS = 1000
 COLUMNS = ("step_s", *KEYS, *RUN_KEYS)
@@ -52,6 +54,24 @@ def read_measured_steps(
     if not numbered:
         raise ValueError(f"{what} {path}: no header line (step_s,tp,pp,dp,...)")
     reader = csv.DictReader(line for _, line in numbered)
+    try:
+        return _runs(reader, numbered, path, what, shape=shape, global_batch=global_batch,
+                     precision=precision, framework=framework, base=base,
+                     gpus_per_node=gpus_per_node)  # fmt: skip
+    except csv.Error as exc:  # a cell over csv's field size limit (131,072 characters), a NUL
+        line = numbered[min(reader.line_num, len(numbered) - 1)][0]
+        raise ValueError(
+            f"{what} {path}:{line}: not a readable CSV row ({' '.join(str(exc).split())[:80]})"
+        ) from None
+
+
+def _runs(
+    reader: csv.DictReader,
+    numbered: list[tuple[int, str]],
+    path: str | Path,
+    what: str,
+    **run: Any,
+) -> list[MeasuredRun]:
     header = [h.strip() for h in reader.fieldnames or []]
     unknown = [h for h in header if h not in COLUMNS]
     if unknown or "step_s" not in header:
@@ -67,8 +87,8 @@ def read_measured_steps(
         cells = {k.strip(): (v or "").strip() for k, v in record.items() if k is not None}
         if None in record:
             raise ValueError(f"{label}: more cells than columns")
-        try:
-            seconds = float(cells["step_s"])
+        try:  # costmodels.units' one rule: ASCII digits only (no '1_5', no '١٦')
+            seconds = ascii_decimal(cells["step_s"])
         except ValueError:
             raise ValueError(
                 f"{label}: step_s must be a number of seconds, got {cells['step_s'][:20]!r}"
@@ -76,19 +96,7 @@ def read_measured_steps(
         if not (math.isfinite(seconds) and seconds > 0):
             raise ValueError(f"{label}: step_s must be a positive number of seconds")
         layout = ",".join(f"{k}={v}" for k, v in cells.items() if k != "step_s" and v)
-        runs.append(
-            measured_run(
-                layout or None,
-                seconds,
-                shape=shape,
-                global_batch=global_batch,
-                precision=precision,
-                framework=framework,
-                base=base,
-                gpus_per_node=gpus_per_node,
-                label=label,
-            )
-        )
+        runs.append(measured_run(layout or None, seconds, label=label, **run))
     if not runs:
         raise ValueError(f"{what} {path}: no measured rows after the header")
     return runs

@@ -35,6 +35,7 @@ from costmodels.llm.precision import PRECISIONS
 from costmodels.llm.presets import preset_shape
 from costmodels.llm.recipe import TrainingRecipe
 from costmodels.llm.shapes import Layout, TransformerShape
+from costmodels.units import ascii_whole
 
 RUN_KEYS = ("framework", "precision", "global_batch", "seq", "model")
 MAX_TEXT = 300
@@ -81,7 +82,7 @@ def split_run_keys(text: str, label: str) -> tuple[str, dict[str, str]]:
 
 def _count(raw: str, key: str, limit: int, label: str) -> int:
     try:
-        return check_count(int(raw), f"{label} {key}", limit)
+        return check_count(ascii_whole(raw), f"{label} {key}", limit)
     except ValueError as exc:
         if "whole number from" in str(exc):
             raise

@@ -45,7 +45,7 @@ def fit_alpha_beta(
     ]  # fmt: skip
     if len({m.bytes for m in chosen}) < 2:
         raise ValueError(
-            f"fit_alpha_beta: need measurements of {name}"
+            f"cannot fit latency and bandwidth: need measurements of {name}"
             f"{f' ({level})' if level else ''} at two or more non-zero sizes, got {len(chosen)}"
         )
     p = np.array([m.world_size for m in chosen], dtype=float)
@@ -53,7 +53,7 @@ def fit_alpha_beta(
     seconds = np.array([m.seconds for m in chosen])
     steps, volume = coefficients(name, p, n)
     if not np.any(volume > 0):
-        raise ValueError(f"fit_alpha_beta: {name} on one rank sends nothing; no bandwidth to fit")
+        raise ValueError(f"cannot fit latency and bandwidth: {name} on one rank sends nothing")
     check_identified(name, volume, seconds)
     # 1. beta jointly with alpha, residuals in seconds: the large sizes decide it.
     alpha, beta = huber_irls(np.column_stack([steps, volume]), seconds)
@@ -61,8 +61,8 @@ def fit_alpha_beta(
         (beta,) = huber_irls(volume[:, None], seconds)
     if not beta > 0:
         raise ValueError(
-            f"fit_alpha_beta: the {name} times do not grow with the message size (the fitted "
-            "bandwidth is not positive); no bandwidth can be fitted"
+            f"the {name} times do not grow with the message size (the fitted bandwidth is "
+            "not positive); no bandwidth can be fitted"
         )
     bounded = None
     if ceiling_Bps is not None and 1.0 / beta > ceiling_Bps:

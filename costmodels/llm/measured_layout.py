@@ -20,6 +20,7 @@ from typing import Any
 
 from costmodels.llm.layout_check import CLI_NAMES, checked_layout
 from costmodels.llm.shapes import Layout, TransformerShape
+from costmodels.units import ascii_whole
 
 # text key -> Layout field
 KEYS = {"tp": "tp", "pp": "pp", "dp": "dp", "mb": "micro_batch", "v": "interleave",
@@ -62,10 +63,12 @@ def _value(key: str, raw: str, label: str) -> Any:
         if raw not in ("on", "off"):
             raise ValueError(f"{label}: sp must be on or off, got {raw[:20]!r}")
         return raw == "on"
-    try:
-        value = int(raw)
+    try:  # costmodels.units' one rule: ASCII digits only (no '1_5', no '١٦')
+        value = ascii_whole(raw)
     except ValueError:
-        raise ValueError(f"{label}: {key} must be a whole number, got {raw[:20]!r}") from None
+        raise ValueError(
+            f"{label}: {key} must be a whole number in ASCII digits, got {raw[:20]!r}"
+        ) from None
     if key == "zero" and value not in (0, 1, 2, 3):
         raise ValueError(f"{label}: zero must be 0, 1, 2 or 3, got {value}")
     return value

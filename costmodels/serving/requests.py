@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from costmodels.limits import MAX_SEQUENCE, check_count, read_text_bounded
+from costmodels.units import ascii_whole
 
 MODES: tuple[str, ...] = ("offline", "server")
 MAX_REQUESTS = 100_000  # a simulation of this many takes tens of seconds at most
@@ -50,12 +51,14 @@ def read_lengths(path: str | Path, flag: str) -> np.ndarray:
     for number, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         for item in filter(None, _SPLIT.split(line)):
-            if not item.isdigit():
+            try:  # costmodels.units' one rule: ASCII digits only (no '1_5', no '١٦')
+                value = ascii_whole(item)
+            except ValueError:
                 raise ValueError(
                     f"{flag} {path}: line {number}: {item[:20]!r} is not a "
-                    "positive whole number of tokens"
-                )
-            values.append(check_count(int(item), f"{flag} {path}: line {number}", MAX_SEQUENCE))
+                    "positive whole number of tokens (ASCII digits 0-9)"
+                ) from None
+            values.append(check_count(value, f"{flag} {path}: line {number}", MAX_SEQUENCE))
             if len(values) > MAX_DIST_VALUES:
                 raise ValueError(f"{flag} {path}: more than {MAX_DIST_VALUES:,} lengths")
     if not values:

@@ -21,17 +21,34 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from costmodels.calibration.profile import ClusterProfile, Measurement, profile_from_measurements
-from costmodels.limits import read_text_bounded
+from costmodels.limits import (
+    MAX_BYTES,
+    MAX_CALL_S,
+    MAX_GPUS,
+    MAX_GPUS_PER_NODE,
+    MAX_MEASUREMENTS,
+    MAX_RATE_BPS,
+    MAX_STEP_S,
+    read_text_bounded,
+)
 from costmodels.safe_output import write_atomic
+from costmodels.yaml_bounded import safe_load_bounded
 
 KIND = "commatlas-calibration"
 MAX_CALIBRATION_BYTES = 4_000_000  # a few thousand measured sizes
+# What a measured figure may be (issue 35: 1e308 printed "inf %"): a scale of measured over
+# modelled time beyond 1000x, an efficiency beyond 10x the model (network_calibration clips the
+# intra-node one at the NVLink / fabric ratio, ~2) or 10^5 TFLOP/s is a typing mistake.
+MAX_SCALE = 1000.0
+MAX_EFFICIENCY = 10.0
+MAX_TFLOPS = 1e5
+MAX_GBPS = MAX_RATE_BPS / 1e9
 
 
 class CalibrationError(ValueError):
@@ -45,40 +62,51 @@ class _Strict(BaseModel):
 class GpuInfo(_Strict):
     name: str | None = None
     preset: str | None = None
-    sms: int | None = Field(default=None, ge=1)
-    memory_bytes: int | None = Field(default=None, ge=1)
+    sms: int | None = Field(default=None, ge=1, le=100_000)
+    memory_bytes: int | None = Field(default=None, ge=1, le=MAX_BYTES)
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, value: str | None) -> str | None:
+        from costmodels.hardware import get_gpu
+
+        return None if value is None else get_gpu(value).name
 
 
 class ComputeSection(_Strict):
-    gemm_scale: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    gemm_efficiency: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    gemm_tflops: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    gemm_scale: float | None = Field(default=None, gt=0, le=MAX_SCALE, allow_inf_nan=False)
+    gemm_efficiency: float | None = Field(default=None, gt=0, le=MAX_EFFICIENCY,
+                                          allow_inf_nan=False)  # fmt: skip
+    gemm_tflops: float | None = Field(default=None, gt=0, le=MAX_TFLOPS, allow_inf_nan=False)
     gemm_dtype: str | None = None
-    gemm_operators: int = Field(default=0, ge=0)
-    memory_bound_scale: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    memory_bound_efficiency: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    memory_bound_GBps: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    memory_operators: int = Field(default=0, ge=0)
-    kernel_overhead_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    gemm_operators: int = Field(default=0, ge=0, le=10**9)
+    memory_bound_scale: float | None = Field(default=None, gt=0, le=MAX_SCALE,
+                                             allow_inf_nan=False)  # fmt: skip
+    memory_bound_efficiency: float | None = Field(default=None, gt=0, le=MAX_EFFICIENCY,
+                                                  allow_inf_nan=False)  # fmt: skip
+    memory_bound_GBps: float | None = Field(default=None, gt=0, le=MAX_GBPS, allow_inf_nan=False)
+    memory_operators: int = Field(default=0, ge=0, le=10**9)
+    kernel_overhead_s: float | None = Field(default=None, ge=0, le=1.0, allow_inf_nan=False)
     not_identified: dict[str, str] = Field(default_factory=dict)
 
 
 class BusRow(_Strict):
     op: str
-    bytes: float = Field(gt=0, allow_inf_nan=False)
-    group_size: int = Field(ge=1)
+    bytes: float = Field(gt=0, le=MAX_BYTES, allow_inf_nan=False)
+    group_size: int = Field(ge=1, le=MAX_GPUS)
     level: Literal["intra", "inter"]
-    calls: int = Field(ge=1)
-    seconds: float = Field(gt=0, allow_inf_nan=False)
-    busbw_GBps: float = Field(ge=0, allow_inf_nan=False)
+    calls: int = Field(ge=1, le=10**12)
+    seconds: float = Field(gt=0, le=MAX_CALL_S, allow_inf_nan=False)
+    busbw_GBps: float = Field(ge=0, le=MAX_GBPS, allow_inf_nan=False)
     bytes_source: str
 
 
 class NetworkSection(_Strict):
-    ranks: int = Field(default=1, ge=1)  # ranks' traces aligned (1: times include peer waits)
-    intra_efficiency: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    bus_bandwidth: list[BusRow] = Field(default_factory=list)
-    measurements: list[Measurement] = Field(default_factory=list)
+    ranks: int = Field(default=1, ge=1, le=MAX_GPUS)  # traces aligned (1: with peer waits)
+    intra_efficiency: float | None = Field(default=None, gt=0, le=MAX_EFFICIENCY,
+                                           allow_inf_nan=False)  # fmt: skip
+    bus_bandwidth: list[BusRow] = Field(default_factory=list, max_length=MAX_MEASUREMENTS)
+    measurements: list[Measurement] = Field(default_factory=list, max_length=MAX_MEASUREMENTS)
     not_identified: dict[str, str] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
 
@@ -92,14 +120,37 @@ class Calibration(_Strict):
     source: str
     created: datetime = Field(default_factory=lambda: datetime.now(UTC))
     gpu: GpuInfo = Field(default_factory=GpuInfo)
-    world_size: int | None = Field(default=None, ge=1)
-    gpus_per_node: int = Field(ge=1)
+    world_size: int | None = Field(default=None, ge=1, le=MAX_GPUS)
+    gpus_per_node: int = Field(ge=1, le=MAX_GPUS_PER_NODE)
     nccl_version: str | None = None
-    step_time_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    exposed_communication_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    overlap_fraction: float | None = Field(default=None, allow_inf_nan=False)
+    step_time_s: float | None = Field(default=None, gt=0, le=MAX_STEP_S, allow_inf_nan=False)
+    exposed_communication_s: float | None = Field(default=None, ge=0, le=MAX_STEP_S,
+                                                  allow_inf_nan=False)  # fmt: skip
+    overlap_fraction: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     compute: ComputeSection = Field(default_factory=ComputeSection)
     network: NetworkSection = Field(default_factory=NetworkSection)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_booleans(cls, data: Any) -> Any:
+        """YAML's ``true`` is not the number 1 (pydantic would read it so): no field of the
+        file is a yes/no, so a boolean anywhere is refused with its place."""
+        where = _boolean_at(data, ())
+        if where is not None:
+            raise ValueError(f"{'.'.join(where) or '(top level)'}: true/false is not a number")
+        return data
+
+
+def _boolean_at(value: Any, path: tuple[str, ...]) -> tuple[str, ...] | None:
+    if isinstance(value, bool):
+        return path
+    items = value.items() if isinstance(value, dict) else (
+        enumerate(value) if isinstance(value, list) else ())  # fmt: skip
+    for key, item in items:
+        found = _boolean_at(item, (*path, str(key)))
+        if found is not None:
+            return found
+    return None
 
 
 def calibration_to_yaml(calibration: Calibration) -> str:
@@ -108,12 +159,10 @@ def calibration_to_yaml(calibration: Calibration) -> str:
 
 def calibration_from_yaml(text: str, origin: str = "<text>") -> Calibration:
     """A calibration from YAML text; errors name ``origin`` and the field."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise CalibrationError(f"{origin}: not valid YAML ({exc})".replace("\n", " ")) from None
-    except RecursionError:
-        raise CalibrationError(f"{origin}: YAML nested too deeply") from None
+    try:  # the bounded loader: 1.3 M values or 600 k aliases in 4 MB stop at its limit
+        data = safe_load_bounded(text.removeprefix("\ufeff"), origin)
+    except ValueError as exc:
+        raise CalibrationError(str(exc)) from None
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise CalibrationError(
             f"{origin}: not a calibration file (it needs 'kind: {KIND}'; "
@@ -121,11 +170,16 @@ def calibration_from_yaml(text: str, origin: str = "<text>") -> Calibration:
         )
     try:
         return Calibration.model_validate(data)
+    except RecursionError:
+        raise CalibrationError(f"{origin}: YAML nested too deeply") from None
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"]) or "(top level)"
+        where = ".".join(str(x) for x in err["loc"])
+        message = err["msg"].removeprefix("Value error, ")
         more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-        raise CalibrationError(f"{origin}: {where}: {err['msg']}{more}") from None
+        raise CalibrationError(
+            f"{origin}: {where + ': ' if where else ''}{message}{more}"[:500]
+        ) from None
 
 
 def load_calibration(path: str | Path, what: str = "--calibration") -> Calibration:
