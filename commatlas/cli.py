@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 
 #: command -> (module that registers it, its function doing so, one-line help), in help order
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -123,10 +125,48 @@ def _command_of(argv: list[str]) -> str | None:
     return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
+class _Terminated(BaseException):
+    """SIGTERM as an exception, so every ``finally`` runs (safe_output removes its temporary
+    file) before the exit; a BaseException, so no ``except Exception`` swallows it."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand; an expected failure it did not report itself (bad values, files that
-    cannot be read or written) still ends as one line on stderr and exit code 2."""
+    cannot be read or written) still ends as one line on stderr and exit code 2.
+
+    Ctrl-C (SIGINT) ends with "interrupted" and exit code 130, SIGTERM with "terminated" and
+    143 (the shell's 128 + signal number), never a traceback; a file being written is left as it
+    was (safe_output writes beside it and renames). A closed standard output (``>&-``) is
+    refused before any work: every command reports there, and a report nobody can see must not
+    exit 0."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if sys.stdout is None:  # Python's stdout when descriptor 1 was closed at start
+        if sys.stderr is not None:
+            print("commatlas: standard output is closed; give it a file (> FILE) or /dev/null",
+                  file=sys.stderr)  # fmt: skip
+        return 2
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    prog = f"commatlas {_command_of(argv)}" if _command_of(argv) else "commatlas"
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except _Terminated:
+        print(f"{prog}: terminated", file=sys.stderr)
+        return 143
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str]) -> int:
     if not argv:  # bare `commatlas`: the command list, not just "COMMAND is required"
         build_parser(full=False).print_help()
         return 0

@@ -120,8 +120,10 @@ def import_trace_command(args: argparse.Namespace) -> int:
         return 0
     said = sys.stderr if target is not None and target.to_stdout else sys.stdout
     _print_report(report, said)
-    if target is not None:
-        print(f"wrote {target} (use it as --calibration {args.out})", file=said)
+    if target is not None and target.to_stdout:
+        print("calibration written to standard output", file=said)
+    elif target is not None:
+        print(f"wrote {target} (use it as --calibration {target})", file=said)
     return 0
 
 

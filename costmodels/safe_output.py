@@ -236,7 +236,9 @@ def _replace_file(target: OutputTarget, payload: bytes) -> None:
     handle, temporary = tempfile.mkstemp(prefix=f".{real.name}.", dir=real.parent)
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(payload)
+            stream.write(payload[: len(payload) // 2])
+            _pause_for_tests()
+            stream.write(payload[len(payload) // 2 :])
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, stat.S_IMODE(old.st_mode) if old else 0o644)
@@ -258,3 +260,20 @@ def _replace_file(target: OutputTarget, payload: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+PAUSE_ENV = "COMMATLAS_TEST_PAUSE_WRITE"
+
+
+def _pause_for_tests() -> None:
+    """A hook for the signal tests (tests/surfaces/test_hostile_files_round4.py): with
+    ``COMMATLAS_TEST_PAUSE_WRITE=FIFO`` a file write stops half-way, writes "paused" into the
+    FIFO (the test reads it: now the temporary file is half written) and waits for a writer that
+    never comes, until a signal ends the process. Unset (always, outside tests): nothing."""
+    fifo = os.environ.get(PAUSE_ENV)
+    if not fifo:
+        return
+    with open(fifo, "w") as said:
+        said.write("paused\n")
+    with open(fifo) as wait:
+        wait.read()
