@@ -14,6 +14,7 @@ import importlib
 import signal
 import sys
 import threading
+import warnings
 
 #: command -> (module that registers it, its function doing so, one-line help), in help order
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -154,7 +155,12 @@ def main(argv: list[str] | None = None) -> int:
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
     prog = f"commatlas {_command_of(argv)}" if _command_of(argv) else "commatlas"
     try:
-        return _main(argv)
+        with warnings.catch_warnings():
+            # numpy's RuntimeWarnings ("invalid value encountered", "Mean of empty slice") are
+            # not messages for the user: a result that is not finite is checked where it is
+            # produced (json_text writes null, the reports say "-"), never printed as a warning
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return _main(argv)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130

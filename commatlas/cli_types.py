@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Callable, Mapping
 
 from costmodels.limits import check_count
-from costmodels.units import ascii_decimal, ascii_whole
+from costmodels.units import ascii_decimal, ascii_whole, shown
 
 
 def bounded_int(low: int, high: int) -> Callable[[str], int]:
@@ -23,7 +23,7 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
             value = ascii_whole(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
-                f"expected a whole number in ASCII digits, got {text!r}"
+                f"expected a whole number in ASCII digits, got {shown(text)}"
             ) from None
         try:
             return check_count(value, "value", high, low)
@@ -73,10 +73,10 @@ def positive_float(text: str) -> float:
     try:
         value = ascii_decimal(text)
     except ValueError:
-        message = f"expected a number in ASCII digits, got {text!r}"
+        message = f"expected a number in ASCII digits, got {shown(text)}"
         raise argparse.ArgumentTypeError(message) from None
     if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {shown(text)}")
     return value
 
 

@@ -51,6 +51,18 @@ _REFUSED = {stat.S_IFDIR: "a directory, not a file name", stat.S_IFSOCK: "a sock
             stat.S_IFBLK: "a block device"}  # fmt: skip
 
 
+_READERS: dict[tuple[int, int], int] = {}  # FIFOs (device, inode) opened by check_output
+
+
+def _reader_of(path: Path) -> int | None:
+    """The descriptor check_output opened on the FIFO ``path`` (None when it did not)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return _READERS.pop((info.st_dev, info.st_ino), None)
+
+
 class OutputError(OSError):
     """An output that cannot be written; the message names the path and why."""
 
@@ -96,7 +108,9 @@ def check_output(
     path: str | Path, what: str, *, overwrite: bool = True, exists_hint: str = ""
 ) -> OutputTarget:
     """Where ``path`` sends an output, or OutputError naming ``what`` and the reason; cheap and
-    free of side effects, so every command calls it before its work.
+    free of side effects, so every command calls it before its work. The one exception is a
+    FIFO: it is opened now, waiting at most ``STREAM_WAIT_S`` for its reader, and kept open for
+    the write, so a FIFO nobody reads is refused before the work, not after it (issue 35).
 
     ``overwrite=False`` refuses an existing regular file ("... exists; " + ``exists_hint``), e.g.
     for a command that must not silently replace a calibration profile."""
@@ -125,6 +139,8 @@ def check_output(
         kind = stat.S_IFMT(info.st_mode)
         if kind in _REFUSED:
             raise OutputError(f"{what}: {target} is {_REFUSED[kind]}; not written")
+        if kind == stat.S_IFIFO and (info.st_dev, info.st_ino) not in _READERS:
+            _READERS[(info.st_dev, info.st_ino)] = _open_stream(target, what)
         if kind in (stat.S_IFIFO, stat.S_IFCHR):
             return OutputTarget(given, "stream", target, what)
         if not overwrite:
@@ -167,7 +183,9 @@ def write_output(
         if target.kind == "descriptor":
             _write_descriptor(target.fd or 0, payload)
         elif target.kind == "stream":
-            stream = _open_stream(target.path, what)
+            stream = _reader_of(target.path)
+            if stream is None:
+                stream = _open_stream(target.path, what)
             try:
                 _write_all(stream, payload)
             finally:

@@ -81,6 +81,18 @@ _DECIMAL = re.compile(
 )
 
 
+def shown(text: object, limit: int = 40) -> str:
+    """``text`` as a message quotes it: its repr, cut to ``limit`` characters with its length
+    said, so a 400-digit token is not echoed whole.
+
+    >>> shown("9" * 400)
+    "'99999999999999999999'... (400 characters)"
+    """
+    if isinstance(text, str) and len(text) > limit:
+        return f"{text[: limit // 2]!r}... ({len(text):,} characters)"
+    return repr(text)
+
+
 def ascii_whole(text: str) -> int:
     """'16' -> 16; ValueError for anything but an optional sign and ASCII digits.
 
@@ -88,7 +100,7 @@ def ascii_whole(text: str) -> int:
     (16, -3)
     """
     if not isinstance(text, str) or not _WHOLE.match(text):
-        raise ValueError(f"expected a whole number in ASCII digits (0-9), got {text!r}")
+        raise ValueError(f"expected a whole number in ASCII digits (0-9), got {shown(text)}")
     return int(text)
 
 
@@ -96,7 +108,7 @@ def ascii_decimal(text: str) -> float:
     """'2.5e-3' -> 0.0025 ('nan' and 'inf' too, for the caller's finiteness message); ValueError
     for other scripts' digits, underscores, hex or words."""
     if not isinstance(text, str) or not _DECIMAL.match(text):
-        raise ValueError(f"expected a number in ASCII digits (0-9), got {text!r}")
+        raise ValueError(f"expected a number in ASCII digits (0-9), got {shown(text)}")
     return float(text)
 
 

@@ -150,3 +150,53 @@ def test_a_closed_standard_output_is_not_a_silent_success():
                           timeout=60)  # fmt: skip
     assert done.returncode == 2 and "standard output is closed" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_fifo_nobody_reads_is_refused_before_the_work(tmp_path, monkeypatch, capsys):
+    from costmodels import safe_output
+    from costmodels.calibration.trace import importer
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the trace was read before the destination was checked")
+
+    monkeypatch.setattr(safe_output, "STREAM_WAIT_S", 0.2)
+    monkeypatch.setattr(importer, "import_traces", no_work)
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    code, _, err = run(["import-trace", str(WITH_ARGS), "--out", str(fifo)], capsys)
+    one_line(code, err, "nobody reads the FIFO")
+
+
+def test_a_cpu_only_trace_is_refused_not_an_empty_calibration(tmp_path, capsys):
+    events = [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
+               "ts": 1000 + 10 * i, "dur": 5} for i in range(10)]  # fmt: skip
+    events.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1,
+                   "tid": 1, "ts": 990, "dur": 200})  # fmt: skip
+    trace = tmp_path / "cpu.json"
+    trace.write_text('{"traceEvents": ' + str(events).replace("'", '"') + "}")
+    out = tmp_path / "cal.yaml"
+    code, _, err = run(["import-trace", str(trace), "--out", str(out)], capsys)
+    one_line(code, err, "cpu.json", "no GPU operations", "ProfilerActivity.CUDA")
+    assert not out.exists()
+
+
+def test_long_tokens_are_cut_and_numpy_warnings_stay_out(monkeypatch, capsys):
+    import warnings
+
+    import numpy as np
+
+    from commatlas import trace_commands
+
+    code, _, err = run(["collective", "all-reduce", "--gpus", "9" * 400, "--sizes", "64M"], capsys)
+    assert code == 2 and "(400 characters)" in err and "9" * 41 not in err
+
+    def noisy(args):
+        print(np.mean(np.array([])))  # "Mean of empty slice": a RuntimeWarning
+        return 0
+
+    monkeypatch.setattr(trace_commands, "import_trace_command", noisy)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code, out, err = run(["import-trace", str(WITH_ARGS)], capsys)
+    assert code == 0 and out.strip() == "nan" and err == ""
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]

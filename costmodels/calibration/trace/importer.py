@@ -29,12 +29,20 @@ from costmodels.limits import MAX_GPUS_PER_NODE, MAX_LIST_ITEMS, check_count
 
 
 def read_timelines(paths: list[str | Path]) -> list[Timeline]:
-    """One Timeline per trace file (TraceError naming a file that cannot be read)."""
+    """One Timeline per trace file (TraceError naming a file that cannot be read; ValueError
+    naming one without a GPU operation, a CPU-only profile)."""
     if not paths:
         raise ValueError("give at least one trace file")
     if len(paths) > MAX_LIST_ITEMS:
         raise ValueError(f"at most {MAX_LIST_ITEMS} trace files, got {len(paths)}")
-    return [build_timeline(stream_trace(path), str(path)) for path in paths]
+    timelines = [build_timeline(stream_trace(path), str(path)) for path in paths]
+    for timeline in timelines:
+        if not timeline.gpu_ops:  # a CPU-only profile: it would calibrate nothing (issue 35)
+            raise ValueError(
+                f"{timeline.origin}: the trace has no GPU operations (kernels, copies), so it "
+                "calibrates nothing: profile with ProfilerActivity.CUDA"
+            )
+    return timelines
 
 
 def resolve_gpu(timelines: list[Timeline], gpu: str | None) -> tuple[GPU | None, GpuInfo, str]:
