@@ -11,6 +11,13 @@ baseline (``json.load`` of the same file: what any Python reader pays) and
 ``commatlas import-trace`` (reading, steps, classes, collectives, overlap, calibration), each in
 wall-clock and in CPU seconds of this process (on a shared machine the wall clock also counts
 the other jobs' time), and the ratio of CPU times. The issue's target: <= 10 s for 100 MB.
+
+Then the refusals of issue 35 (one line each, at costmodels.limits.MAX_TRACE_EVENTS): a
+compressed bomb of ``{},``, one of small integers, one of valid kernel events, each of twice
+the limit's elements; CPU seconds to the error and the ratio to the baseline. Measured on the
+shared 2-core dev machine (CPU seconds): baseline json.load 1.8-2.0 s, import-trace 2.8-3.2 s
+(main before issue 35: 3.3 s; peak RSS 378 MB against 604 MB); refusals 0.24 s ({}), 0.24 s
+(ints), 2.2 s (kernel events, built as they come until the limit).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from costmodels.calibration.trace.importer import import_traces  # noqa: E402
+from costmodels.limits import MAX_TRACE_EVENTS  # noqa: E402
 
 SOURCE = ROOT / "tests" / "costmodels" / "data" / "traces" / "hta_nccl_data_rank0.json.gz"
 IDS = ("correlation", "External id")
@@ -91,7 +99,29 @@ def main() -> int:
         f"CPU ({elapsed[1] / baseline[1]:.2f}x the baseline's CPU time; target <= 10 s for "
         "100 MB)"
     )
+    refusals(baseline[1])
     return 0
+
+
+def refusals(baseline_cpu: float) -> None:
+    """CPU seconds to refuse each bomb of twice MAX_TRACE_EVENTS elements (module docstring)."""
+    kernel = json.dumps({"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16bf16", "pid": 0,
+                         "tid": 7, "ts": 1000, "dur": 5, "args": {"stream": 7}})  # fmt: skip
+    count = 2 * MAX_TRACE_EVENTS
+    with tempfile.TemporaryDirectory() as folder:
+        for name, unit in (("{}", "{}"), ("small ints", "1"), ("kernel events", kernel)):
+            path = Path(folder) / "bomb.json.gz"
+            body = '{"traceEvents": [' + ",".join([unit] * count) + "]}"
+            path.write_bytes(gzip.compress(body.encode(), compresslevel=9))
+            cpu = time.process_time()
+            try:
+                import_traces([path])
+                said = "accepted (!)"
+            except ValueError as exc:
+                said = str(exc).split(": ", 1)[1][:60]
+            cpu = time.process_time() - cpu
+            print(f"bomb of {name} ({path.stat().st_size / 1e6:.2f} MB gzip): {said}; {cpu:.2f} s "
+                  f"CPU ({cpu / baseline_cpu:.2f}x the baseline)")  # fmt: skip
 
 
 if __name__ == "__main__":
