@@ -118,3 +118,27 @@ def test_kernels_that_take_no_time_are_left_out_not_divided_by(tmp_path, field):
         assert not any("gemm" in op.name for op in timeline.gpu_ops)
     report, calibration = import_traces([write_trace(tmp_path / "t.json.gz", document)])
     assert calibration.compute.gemm_scale is None and report["steps"]["count"] == 2
+
+
+def test_absurd_argument_values_are_unreadable_not_overflows(tmp_path):
+    """400-digit element counts and dimensions (float() would overflow) and arguments of the
+    wrong type read as 'not recorded'."""
+    document = synthetic_trace(steps=2, gemms=4)
+    for event in document["traceEvents"]:
+        args = event.get("args", {})
+        if "Input Dims" in args and event["name"] == "aten::mm":
+            args["Input Dims"] = [[10**400, 4096], [4096, 10**400]]
+        elif "Input Dims" in args:
+            args["Input type"] = {"0": "float"}
+        if "In msg nelems" in args:
+            args["In msg nelems"] = args["Out msg nelems"] = 10**400
+    report, calibration = import_traces([write_trace(tmp_path / "t.json.gz", document)])
+    assert calibration.compute.gemm_operators == 0 and calibration.compute.memory_operators == 0
+    assert all(row["bytes"] is None for row in report["communication"])
+
+
+def test_a_cpu_only_trace_is_refused(tmp_path):
+    document = synthetic_trace(steps=1, gemms=1)
+    document["traceEvents"] = [e for e in document["traceEvents"] if e["cat"] != "kernel"]
+    with pytest.raises(ValueError, match="no GPU operations .* calibrates nothing"):
+        read_timelines([write_trace(tmp_path / "cpu.json.gz", document)])

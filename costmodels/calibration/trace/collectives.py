@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from costmodels.calibration.trace.timeline import GpuOp, HostCall, Timeline
+from costmodels.limits import MAX_BYTES
 from costmodels.nccl.tuner import bus_factor
 
 ELEMENT_BYTES = {
@@ -116,21 +117,25 @@ def element_bytes(dtype: Any) -> int | None:
 
 
 def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    """A whole number the trace wrote, up to MAX_BYTES (a 400-digit one is unreadable, not a
+    size: float() of it would overflow)."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_BYTES
+    return value if ok else None
 
 
 def _numel(dims: Any) -> int | None:
     if not isinstance(dims, list) or not dims or not all(_count(d) is not None for d in dims):
         return None
-    return math.prod(dims)
+    numel = math.prod(dims)
+    return numel if numel <= MAX_BYTES else None
 
 
 def _size(op: str, n_in: int | None, n_out: int | None, width: int) -> float | None:
-    """nccl-tests' size from input / output element counts."""
+    """nccl-tests' size from input / output element counts (None past MAX_BYTES)."""
     chosen = n_out if op == "all-gather" else n_in
     if chosen is None:
         chosen = n_in if op == "all-gather" else n_out
-    return None if chosen is None else float(chosen * width)
+    return None if chosen is None or chosen * width > MAX_BYTES else float(chosen * width)
 
 
 def _from_kernel_args(args: dict[str, Any], op: str) -> tuple[float | None, int | None]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from costmodels.calibration.trace.collectives import element_bytes
 from costmodels.calibration.trace.timeline import GpuOp, HostCall, Timeline
+from costmodels.limits import MAX_BYTES
 from costmodels.llm.kernels import GemmShape
 
 DTYPES = {
@@ -56,18 +57,22 @@ class Launchers:
 
 
 def _dims(value: Any) -> list[list[int]]:
+    """The recorded shapes; a shape with a dimension that is not a whole number or whose size
+    passes MAX_BYTES elements (a corrupt or hostile trace: float() would overflow) is empty."""
     if not isinstance(value, list):
         return []
     return [
-        d if isinstance(d, list) and all(isinstance(x, int) and x >= 0 for x in d) else []
+        d if isinstance(d, list) and all(type(x) is int and 0 <= x <= MAX_BYTES for x in d)
+        and math.prod(d) <= MAX_BYTES else []
         for d in value
-    ]
+    ]  # fmt: skip
 
 
 def gemm_of(call: HostCall) -> tuple[GemmShape, str] | None:
     """(GEMM shape, dtype) of an ATen matmul operator with recorded shapes, else None."""
     dims = _dims(call.args.get("Input Dims"))
-    types = call.args.get("Input type") or []
+    types = call.args.get("Input type")
+    types = types if isinstance(types, list) else []
     name = call.name
     try:
         if name == "aten::mm" and len(dims[0]) == 2 and len(dims[1]) == 2:
@@ -86,7 +91,7 @@ def gemm_of(call: HostCall) -> tuple[GemmShape, str] | None:
         return None
     dtype = DTYPES.get(str(t).lower())
     width = element_bytes(t) or 2
-    if dtype is None or min(m, n, k, batch) <= 0:
+    if dtype is None or min(m, n, k, batch) <= 0 or m * n * k * batch > MAX_BYTES**2:
         return None
     return GemmShape(int(m), int(n), int(k), int(batch), width, width), dtype
 
