@@ -13,24 +13,23 @@ device through :func:`costmodels.limits.read_bytes_bounded`), inflated in pieces
 At most ``costmodels.limits.MAX_TRACE_EVENTS`` elements are read and each element (or other
 top-level value) is at most ``MAX_VALUE_CHARS`` characters; past either the read stops with one
 :class:`TraceError` naming the file and the limit. A nested element stops at the JSON scanner's
-recursion limit. (ijson was measured for this and not taken: its prefixes grow with the nesting
-depth, and 200,000 nested brackets exhausted 24 GB; metadata after ``traceEvents`` would also
-need a second pass.)
-
-A UTF-8 byte-order mark at the start is skipped (json.loads of bytes does the same).
+recursion limit; a byte-order mark at the start is skipped. (ijson was tried and not taken: its
+prefixes grow with the depth, 200,000 nested brackets got it killed for memory here, and
+metadata after ``traceEvents`` would need a second pass.)
 """
 
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import os
 import re
 import stat
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from costmodels.limits import MAX_TRACE_EVENTS, read_bytes_bounded
 
@@ -51,8 +50,9 @@ class TraceDocument(dict):
     them as it goes (one pass), and the metadata after the events appears once it is consumed."""
 
 
-def _byte_source(path: str | Path, what: str) -> Callable[[int], bytes]:
-    """``read(n)`` of the file: a regular file streamed, anything else read bounded whole."""
+def _byte_source(path: str | Path, what: str) -> BinaryIO:
+    """The file as a binary stream: a regular file read as it goes, anything else (a FIFO, a
+    device) read bounded and whole first."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError:
@@ -63,27 +63,22 @@ def _byte_source(path: str | Path, what: str) -> Callable[[int], bytes]:
             if info.st_size > MAX_TRACE_BYTES:
                 os.close(fd)
                 raise TraceError(f"{what}: {path} is larger than {MAX_TRACE_BYTES:,} bytes")
-            stream = os.fdopen(fd, "rb")
-            return stream.read
+            return os.fdopen(fd, "rb")
         os.close(fd)
     try:
-        data = read_bytes_bounded(path, what, MAX_TRACE_BYTES)
+        return io.BytesIO(read_bytes_bounded(path, what, MAX_TRACE_BYTES))
     except ValueError as exc:
         raise TraceError(str(exc)) from None
-    view = memoryview(data)
-    offset = [0]
-
-    def read(size: int) -> bytes:
-        piece = bytes(view[offset[0] : offset[0] + size])
-        offset[0] += len(piece)
-        return piece
-
-    return read
 
 
-def _text_pieces(read: Callable[[int], bytes], origin: str) -> Iterator[str]:
+def _text_pieces(source: BinaryIO, origin: str) -> Generator[str, None, None]:
     """The file's text in pieces: inflated when it starts with gzip's magic number, at most
-    MAX_TRACE_BYTES of it, decoded as UTF-8."""
+    MAX_TRACE_BYTES of it, decoded as UTF-8; ``source`` is closed at the end."""
+    with source:
+        yield from _decoded(source.read, origin)
+
+
+def _decoded(read: Callable[[int], bytes], origin: str) -> Iterator[str]:
     first = read(_CHUNK)
     inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS) if first[:2] == b"\x1f\x8b" else None
     decoder = codecs.getincrementaldecoder("utf-8")()
@@ -122,7 +117,7 @@ class _Scanner:
     """JSON values one at a time from text pieces (the buffer holds at most one value and a
     piece)."""
 
-    def __init__(self, pieces: Iterator[str], origin: str) -> None:
+    def __init__(self, pieces: Generator[str, None, None], origin: str) -> None:
         self.pieces, self.origin = pieces, origin
         self.text, self.pos, self.done = "", 0, False
 
@@ -194,7 +189,20 @@ class _Scanner:
 
 
 def _events(scan: _Scanner, document: TraceDocument, bare: bool) -> Iterator[Any]:
-    """The elements of the events array, then (for an object) the rest of the document.
+    """The elements of the events array, then (for an object) the rest of the document; the
+    file is closed at the end, at an error, or when the caller stops early."""
+    try:
+        yield from _elements(scan)
+        if not bare:
+            _members(scan, document, first=False)
+        if scan.peek() is not None:
+            raise scan.fail("extra data after the JSON document")
+    finally:
+        scan.pieces.close()
+
+
+def _elements(scan: _Scanner) -> Iterator[Any]:
+    """The elements of the array whose '[' was just read.
 
     The common case (an element and its separator whole in the buffer) calls the C scanner and
     one regular expression; anything else (a piece boundary, an error) takes the careful path
@@ -228,10 +236,6 @@ def _events(scan: _Scanner, document: TraceDocument, bare: bool) -> Iterator[Any
             yield value
             if char == "]":
                 break
-    if not bare:
-        _members(scan, document, first=False)
-    if scan.peek() is not None:
-        raise scan.fail("extra data after the JSON document")
 
 
 def _members(scan: _Scanner, document: TraceDocument, first: bool) -> bool:
@@ -260,20 +264,24 @@ def _members(scan: _Scanner, document: TraceDocument, first: bool) -> bool:
             return False
 
 
-def read_document(pieces: Iterator[str], origin: str) -> TraceDocument:
+def read_document(pieces: Generator[str, None, None], origin: str) -> TraceDocument:
     """The trace document of the text ``pieces``: metadata before the events read now, the
     events (and what follows them) as ``traceEvents`` is iterated."""
     scan = _Scanner(pieces, origin)
     document = TraceDocument()
-    if scan.peek() == "\ufeff":
-        scan.pos += 1
-    start = scan.expect("{[", "a JSON object or array")
-    if start == "[" or _members(scan, document, first=True):
-        document["traceEvents"] = _events(scan, document, bare=start == "[")
-        return document
-    if scan.peek() is not None:
-        raise scan.fail("extra data after the JSON document")
-    raise TraceError(f"{origin}: no 'traceEvents' list: not a PyTorch profiler trace")
+    try:
+        if scan.peek() == "\ufeff":
+            scan.pos += 1
+        start = scan.expect("{[", "a JSON object or array")
+        if start == "[" or _members(scan, document, first=True):
+            document["traceEvents"] = _events(scan, document, bare=start == "[")
+            return document
+        if scan.peek() is not None:
+            raise scan.fail("extra data after the JSON document")
+        raise TraceError(f"{origin}: no 'traceEvents' list: not a PyTorch profiler trace")
+    except BaseException:
+        pieces.close()
+        raise
 
 
 def stream_trace(path: str | Path, what: str = "trace") -> TraceDocument:
@@ -286,15 +294,7 @@ def stream_trace(path: str | Path, what: str = "trace") -> TraceDocument:
 def parse_trace_bytes(data: bytes, origin: str) -> TraceDocument:
     """The whole trace document of raw file bytes (gzip when they start with its magic
     number), events in a list; the same limits as :func:`stream_trace`."""
-    view = memoryview(data)
-    offset = [0]
-
-    def read(size: int) -> bytes:
-        piece = bytes(view[offset[0] : offset[0] + size])
-        offset[0] += len(piece)
-        return piece
-
-    return _whole(read_document(_text_pieces(read, origin), origin))
+    return _whole(read_document(_text_pieces(io.BytesIO(data), origin), origin))
 
 
 def load_trace(path: str | Path, what: str = "trace") -> TraceDocument:
