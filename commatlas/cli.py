@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -160,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
             # not messages for the user: a result that is not finite is checked where it is
             # produced (json_text writes null, the reports say "-"), never printed as a warning
             warnings.simplefilter("ignore", RuntimeWarning)
-            return _main(argv)
+            code = _main(argv)
+        return _flushed(prog, code)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
@@ -170,6 +172,19 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _flushed(prog: str, code: int) -> int:
+    """``code``, or 2 with one line when standard output cannot take the report (``> /dev/full``,
+    a pipe closed early): an output that was lost is never a success. Python would only say
+    "Exception ignored" at exit and leave the buffer to fail again."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit flush: nowhere
+        print(f"{prog}: cannot write standard output ({exc.strerror or exc})", file=sys.stderr)
+        return 2
+    return code
 
 
 def _main(argv: list[str]) -> int:

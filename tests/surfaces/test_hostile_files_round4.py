@@ -150,6 +150,11 @@ def test_a_closed_standard_output_is_not_a_silent_success():
                           timeout=60)  # fmt: skip
     assert done.returncode == 2 and "standard output is closed" in done.stderr
     assert "Traceback" not in done.stderr
+    full = (f"{sys.executable} -m commatlas.cli collective all-reduce --gpus 8 --gpus-per-node 8 "
+            "--gpu h100 --sizes 64M --json > /dev/full")  # fmt: skip
+    done = subprocess.run(full, shell=True, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and "No space left" in lines[0], done.stderr
 
 
 def test_a_fifo_nobody_reads_is_refused_before_the_work(tmp_path, monkeypatch, capsys):
@@ -200,3 +205,16 @@ def test_long_tokens_are_cut_and_numpy_warnings_stay_out(monkeypatch, capsys):
         code, out, err = run(["import-trace", str(WITH_ARGS)], capsys)
     assert code == 0 and out.strip() == "nan" and err == ""
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_report_that_cannot_be_flushed_is_an_error(monkeypatch, capsys):
+    """The last flush of standard output fails (a full device behind a large buffer): exit 2
+    with one line, not 0 with Python's "Exception ignored" at exit."""
+    with open("/dev/full", "w", buffering=1 << 20) as full:
+        monkeypatch.setattr(sys, "stdout", full)
+        code = main(["formula", "ring-allreduce"])
+        monkeypatch.undo()
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip() == (
+        "commatlas formula: cannot write standard output (No space left on device)"
+    )
