@@ -49,6 +49,10 @@ def scenarios() -> dict[str, dict]:
     }
 
 
+def bigger() -> dict:
+    return scenarios()[f"{BIGGER['gpus']} GPUs, {BIGGER['inter']}"]
+
+
 def communication_rows() -> list[list[str]]:
     report, _ = imported()
     rows = []
@@ -181,8 +185,16 @@ def page_text() -> str:
             ["scenario", "step", "communication", "exposed", "compute", "speedup"], what_if_rows()
         ),  # fmt: skip
         "The network more than doubles this step's communication, yet the step does not move: "
-        "the host sets its pace, and the replay shows it. A what-if can only follow "
-        "dependencies the trace reveals: one that was slack when traced is invisible.",
+        "the host sets its pace (its communication on the critical path, the step less the "
+        "same replay with communication free, stays "
+        f"{fs(bigger()['breakdown']['what_if']['communication_on_critical_path_s'])}), and the "
+        "replay shows it. A replayed step is the longer of the host's period and the GPU's "
+        "(to the end of the last kernel the step launched, on any stream), and each step's "
+        "first kernels follow the step before's last ones: communication overlapped with "
+        "compute stays hidden until it outgrows it, then shows, and the report lists what "
+        "moved onto the critical path and each collective re-priced (or why not). A trace "
+        "never records its network: `--trace-inter` names it when a traced group spans nodes. "
+        "A what-if can only follow dependencies the trace reveals.",
         "",
         "## One measured step that transfers",
         "",
