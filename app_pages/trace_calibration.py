@@ -165,6 +165,8 @@ def what_if_controls(report: dict, data: bytes, name: str) -> None:
                f"{base.inter or NOT_GIVEN}, new {new.preset or new.inter or NOT_GIVEN}). Weak "
                "scaling: message sizes and per-GPU work as traced; the host as "
                "traced.")  # fmt: skip
+    for note in result["notes"]:
+        st.caption(f"Note: {note}.")
     show_table(collective_rows(result), {k: k for k in collective_rows(result).columns})
     moved = moved_rows(result)
     if len(moved):

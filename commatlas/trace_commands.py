@@ -182,6 +182,8 @@ def what_if_command(args: argparse.Namespace) -> int:
             + f" x{row['count']}: {row['before_s'] * 1e3:.3f} -> {row['after_s'] * 1e3:.3f} ms per "
             f"step, {row['status']}"
         )
+    for note in report["notes"]:
+        print(f"note: {note}")
     print("assumptions:\n" + "\n".join(f"  - {line}" for line in report["assumptions"]))
     return 0
 

@@ -187,6 +187,17 @@ def what_if(
     breakdown["what_if"]["communication_on_critical_path_s"] = max(
         scenario.step_time_s - no_comm, 0.0)
     steps = max(len(scenario.step_s), 1)
+    notes = []
+    traced_part = breakdown["as_traced"]
+    if traced_part["exposed_communication_s"] > 0 and (
+            traced_part["communication_on_critical_path_s"] <= 1e-3 * as_traced.step_time_s):
+        notes.append(
+            "the host paces this step as traced (with communication free it is no shorter): "
+            "its CPU time is replayed as measured, so communication that grows into the GPU's "
+            "idle time leaves the step as it was; where the host in fact waited in a "
+            "synchronisation the trace did not record (a sampled trace), the replay cannot "
+            "know it"
+        )  # fmt: skip
     return {
         "trace": timeline.origin,
         "trace_step_s": traced,
@@ -202,6 +213,7 @@ def what_if(
                         "rows": [{**r, "before_s": r["before_s"] / steps,
                                   "after_s": r["after_s"] / steps} for r in rows.values()]},
         "compute_factors": factors,
+        "notes": notes,
         "graph": {
             "inferred_stream_waits": graph.inferred_waits,
             "explicit_stream_waits": graph.explicit_waits,
