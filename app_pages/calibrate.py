@@ -29,6 +29,7 @@ from app_pages.calibrate_compute import (
     fit_latex,
     fits_table,
     fitted_curves,
+    log_notes,
     points_table,
     read_source,
 )
@@ -261,9 +262,12 @@ def main() -> None:
         level = None if state["level"] == AUTO else state["level"]
         name = state["pname"].strip() or "my cluster"
         profile = read_source(source[0], source[1], collective, level, name)
+        notes = log_notes(source[0], collective)
     except ValueError as exc:
         st.error(str(exc))
         return
+    for note in notes:
+        st.caption(note)
     show_profile(profile)
     left, right = st.columns(2)
     if left.button("Use this profile", key="use_profile", type="primary"):

@@ -190,3 +190,30 @@ def fit_latex(fit: LinkFit) -> str:
         rf"t(n) = {float(steps):g} \times {alpha_us:.3g}\,\mu s + "
         rf"\frac{{{float(volume):.4g}\, n}}{{{gbps:.4g}\,\mathrm{{GB/s}}}}"
     )
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def log_notes(text: str, collective: str | None) -> list[str]:
+    """What the page did with an nccl-tests log: per run, how its collective was decided (its
+    binary named, read from the table, or as chosen), and the zero-byte rows left out."""
+    from costmodels.calibration.nccl_detect import candidates
+    from costmodels.calibration.nccl_tests import parse_runs, zero_byte_rows
+
+    if _is_profile_yaml(text, "text"):
+        return []
+    notes = []
+    for number, run in enumerate(parse_runs(text), start=1):
+        found, why = candidates(run)
+        if run.collective:
+            how = f"{run.collective}, named in the log"
+        elif collective:
+            how = f"{collective}, as chosen" + (f" (the table agrees: {why})" if found else "")
+        else:
+            how = f"{found[0]}, read from the table ({why})"
+        notes.append(f"Run {number} (line {run.line}): {how}.")
+    zero = zero_byte_rows(text)
+    if zero:
+        notes.append(f"{zero} zero-byte row{'s' if zero > 1 else ''} left out: NCCL returns "
+                     "before communicating, so they time a kernel launch, not a "
+                     "transfer.")  # fmt: skip
+    return notes

@@ -23,9 +23,11 @@ from app_pages.trace_calibration_compute import (
     EXAMPLE_TRACES,
     EXAMPLES,
     breakdown_rows,
+    collective_rows,
     communication_rows,
     identified_rows,
     imported,
+    moved_rows,
     what_if_report,
 )
 from costmodels.calibration.trace.calibration_file import (
@@ -83,31 +85,62 @@ def show_calibration(calibration) -> None:
                           key="download_calibration")  # fmt: skip
 
 
+NOT_GIVEN, AS_TRACED = "not given", "as traced"
+LABELS = {"trace_gpu": "'GPU the trace ran on'", "cluster": "cluster",
+          "trace_inter": "'Network the trace ran on'",
+          "--inter": "'Network (per NIC)'"}  # fmt: skip
+
+
+def _traced_inputs(traced_gpu: str | None, names: list[str], links: list[str]):
+    """The traced cluster as the user gives it: its GPU when the trace has none (no default:
+    guessing it would price compute and NVLink for a GPU the trace never ran on) and the
+    network it ran on (a trace never records it)."""
+    left, right = st.columns(2)
+    if traced_gpu is None:
+        traced_gpu = left.selectbox("GPU the trace ran on (the trace does not name it)",
+                                    names, index=None, placeholder="choose",
+                                    key="wi_trace_gpu")  # fmt: skip
+    else:
+        left.caption(f"GPU the trace ran on: {traced_gpu} (from its deviceProperties)")
+    inter = right.selectbox("Network the trace ran on (a trace does not record it; needed "
+                            "when a traced group spans nodes)", [NOT_GIVEN, *links],
+                            key="wi_trace_inter")  # fmt: skip
+    return traced_gpu, None if inter == NOT_GIVEN else inter
+
+
 def what_if_controls(report: dict, data: bytes, name: str) -> None:
+    from app_pages.trace_calibration_compute import timeline_of
+    from costmodels.calibration.trace.what_if_setup import what_if_clusters
+
     st.header("What if")
     world = report["world_size"] or 1
     per_node = report["calibration"]["gpus_per_node"]
-    traced_gpu = report["gpu"]["preset"]
-    names = list(GPUS)
+    names, links = list(GPUS), list(LINKS)
+    traced_gpu, traced_inter = _traced_inputs(report["gpu"]["preset"], names, links)
     left, middle, right = st.columns(3)
     gpus = left.select_slider("GPUs", options=[world * 2**k for k in range(7)], value=world,
                               key="wi_gpus")  # fmt: skip
-    gpu = middle.selectbox("GPU", names, index=names.index(traced_gpu) if traced_gpu in names
-                           else 0, key="wi_gpu")  # fmt: skip
-    links = list(LINKS)
-    inter = right.selectbox("Network (per NIC)", links, index=links.index("InfiniBand HDR")
-                            if "InfiniBand HDR" in links else 0, key="wi_inter")  # fmt: skip
+    default = traced_gpu if traced_gpu in names else None
+    gpu = middle.selectbox("GPU", names, index=names.index(default) if default else None,
+                           placeholder="as traced", key="wi_gpu")  # fmt: skip
+    inter = right.selectbox("Network (per NIC)", [AS_TRACED, *links], key="wi_inter")
     absolute = st.checkbox("Price communication with the NCCL model alone (not relative to the "
                            "measured times)", key="wi_absolute")  # fmt: skip
-    base_gpu = traced_gpu or gpu
-    if traced_gpu is None:
-        st.caption(f"The trace does not name its GPU: it is taken as the {gpu} (compute not "
-                   "rescaled).")  # fmt: skip
     try:
-        result = what_if_report(data, name, (base_gpu, world, per_node, inter),
-                                (gpu, gpus, per_node, inter), absolute)  # fmt: skip
+        base, new = what_if_clusters(
+            timeline_of(data, name), trace_gpu_name=traced_gpu, trace_inter=traced_inter,
+            gpu=gpu, gpus=gpus, per_node=per_node,
+            inter=None if inter == AS_TRACED else inter, absolute=absolute,
+            names={k: v for k, v in LABELS.items() if not k.startswith("-")},
+        )  # fmt: skip
+        result = what_if_report(data, name, tuple(vars(base).values()),
+                                tuple(vars(new).values()), absolute)  # fmt: skip
     except ValueError as exc:
-        st.error(str(exc))
+        message = str(exc)
+        for flag, label in (("--trace-inter", LABELS["trace_inter"]),
+                            ("--inter", LABELS["--inter"])):  # fmt: skip
+            message = message.replace(flag, label)
+        st.error(message)
         return
     cols = st.columns(4)
     cols[0].metric("Trace step", f"{result['trace_step_s'] * 1e3:.3f} ms")
@@ -128,9 +161,17 @@ def what_if_controls(report: dict, data: bytes, name: str) -> None:
     )
     st.altair_chart(chart, width="stretch")
     c = result["collectives"]
-    st.caption(f"Collectives re-priced: {c['repriced']} of {c['total']} ({c['kept_unknown_bytes']} "
-               "kept as measured: unknown bytes). Weak scaling: message sizes and per-GPU work "
-               "as traced; the host as traced.")  # fmt: skip
+    st.caption(f"Collectives re-priced: {c['repriced']} of {c['total']} (traced network "
+               f"{base.inter or NOT_GIVEN}, new {new.preset or new.inter or NOT_GIVEN}). Weak "
+               "scaling: message sizes and per-GPU work as traced; the host as "
+               "traced.")  # fmt: skip
+    for note in result["notes"]:
+        st.caption(f"Note: {note}.")
+    show_table(collective_rows(result), {k: k for k in collective_rows(result).columns})
+    moved = moved_rows(result)
+    if len(moved):
+        st.caption("Moved onto the critical path (exposed communication per step):")
+        show_table(moved, {k: k for k in moved.columns})
 
 
 def main() -> None:

@@ -98,3 +98,23 @@ def identified_rows(calibration: Calibration) -> pd.DataFrame:
     rows.append({"constant": "intra_efficiency", "value": network.intra_efficiency,
                  "why not": network.not_identified.get("intra_efficiency", "")})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def collective_rows(report: dict[str, Any]) -> pd.DataFrame:
+    """Each collective of the what-if (op, bytes, group): its time per step before and after
+    and whether it was re-priced, or why not."""
+    rows = [{"op": r["op"], "bytes": r["bytes"], "group": r["group_size"],
+             "new group": r["new_group_size"], "count": r["count"],
+             "traced (ms)": r["before_s"] * 1e3, "what-if (ms)": r["after_s"] * 1e3,
+             "re-priced": r["status"]} for r in report["collectives"]["rows"]]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def moved_rows(report: dict[str, Any]) -> pd.DataFrame:
+    """The collectives whose exposed time grew (what moved onto the critical path)."""
+    rows = [{"op": r["op"], "bytes": r["bytes"], "group": r["group_size"],
+             "exposed traced (ms)": r["exposed_before_s"] * 1e3,
+             "exposed what-if (ms)": r["exposed_after_s"] * 1e3,
+             "were hidden": r["hidden_before"]}
+            for r in report["moved_onto_critical_path"]]  # fmt: skip
+    return pd.DataFrame(rows)

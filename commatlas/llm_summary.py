@@ -150,5 +150,11 @@ def summary_lines(out: dict[str, Any]) -> list[str]:
     if out.get("calibration"):
         fitted = ", ".join(out["calibration"].get("fitted") or []) or "nothing"
         lines.append(f"calibrated on a measured step: fitted {fitted}")
+        cal = out["calibration"]
+        if cal.get("measured_step_s") and cal.get("reproduced_s"):
+            lines.append(f"  measured {format_seconds(cal['measured_step_s'])} on its layout, "
+                         f"reproduced {format_seconds(cal['reproduced_s'])} (model alone "
+                         f"{format_seconds(cal['predicted_before_s'])})")  # fmt: skip
+        lines += [f"  why: {note}" for note in cal.get("notes") or []]
     lines.append("every field (shape, GPU, cluster, breakdowns in SI units): --json")
     return lines

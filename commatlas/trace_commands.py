@@ -32,6 +32,10 @@ def _fail(command: str, exc: Exception) -> int:
     return 2
 
 
+def _size(value: float | None) -> str:
+    return "? B" if value is None else f"{value:,.0f} B"
+
+
 def _print_report(report: dict[str, Any], stream: TextIO) -> None:
     say = functools.partial(print, file=stream)
     gpu = report["gpu"]
@@ -140,43 +144,26 @@ def _check_link(flag: str, text: str | None) -> None:
 
 
 def what_if_command(args: argparse.Namespace) -> int:
-    from costmodels.calibration.trace.gpu_match import trace_gpu
     from costmodels.calibration.trace.importer import read_timelines
-    from costmodels.calibration.trace.what_if import Cluster, what_if
-    from costmodels.hardware import get_gpu
+    from costmodels.calibration.trace.what_if import what_if
+    from costmodels.calibration.trace.what_if_setup import what_if_clusters
 
     try:
         for flag, text in (("--inter", args.inter), ("--trace-inter", args.trace_inter)):
             _check_link(flag, text)  # before the trace is read, used or not
         (timeline,) = read_timelines([args.trace])
-        seen = trace_gpu(timeline)
-        base_gpu = get_gpu(args.trace_gpu).name if args.trace_gpu else seen.preset
-        new_gpu = get_gpu(args.gpu).name if args.gpu else base_gpu
-        if new_gpu != base_gpu and base_gpu is None:
-            raise ValueError(
-                "the trace does not name its GPU (no deviceProperties): give "
-                "--trace-gpu to scale compute to --gpu"
-            )
-        per_node = args.trace_gpus_per_node or max(len(timeline.device_properties), 1)
-        world = timeline.world_size or 1
-        base = Cluster(base_gpu, world, per_node, args.trace_inter or args.inter)
-        preset = None
-        if args.cluster:
-            from costmodels.hardware.clusters import get_cluster
-
-            try:
-                preset = get_cluster(args.cluster)
-            except ValueError as exc:
-                raise ValueError(f"--cluster: {exc}") from None
-            new_gpu = get_gpu(args.gpu).name if args.gpu else preset.gpu
-        new_per_node = args.gpus_per_node or (preset.gpus_per_node if preset else per_node)
-        new = Cluster(new_gpu, args.gpus or world, new_per_node, args.inter,
-                      preset.name if preset else None)  # fmt: skip
-        if base.gpu is None and (new.gpus != base.gpus or args.inter or args.absolute):
-            raise ValueError(
-                "re-pricing communication needs the traced GPU's fabric: give "
-                "--trace-gpu (the trace has no deviceProperties)"
-            )
+        base, new = what_if_clusters(
+            timeline,
+            trace_gpu_name=args.trace_gpu,
+            trace_inter=args.trace_inter,
+            trace_per_node=args.trace_gpus_per_node,
+            gpu=args.gpu,
+            gpus=args.gpus,
+            per_node=args.gpus_per_node,
+            inter=args.inter,
+            cluster=args.cluster,
+            absolute=args.absolute,
+        )
         report = what_if(timeline, base, new, absolute=args.absolute)
     except (ValueError, OSError) as exc:
         return _fail("what-if", exc)
@@ -213,11 +200,30 @@ def what_if_command(args: argparse.Namespace) -> int:
             f"{part['exposed_communication_s'] * 1e3:.3f} ms; compute "
             + ", ".join(f"{k} {v * 1e3:.3f}" for k, v in part["compute_s"].items() if v)
         )
+    for label in ("as_traced", "what_if"):
+        part = report["breakdown"][label]
+        print(
+            f"  {label}: communication on the critical path (step less the step with "
+            f"communication free) {part['communication_on_critical_path_s'] * 1e3:.3f} ms"
+        )
+    for row in report["moved_onto_critical_path"]:
+        print(
+            f"  moved onto the critical path: {row['op']} {_size(row['bytes'])} group "
+            f"{row['group_size']} x{row['count']}: exposed {row['exposed_before_s'] * 1e3:.3f}"
+            f" -> {row['exposed_after_s'] * 1e3:.3f} ms per step"
+            + (f" ({row['hidden_before']} were hidden)" if row["hidden_before"] else "")
+        )
     c = report["collectives"]
-    print(
-        f"collectives re-priced {c['repriced']} of {c['total']} ({c['kept_unknown_bytes']} "
-        "kept: unknown bytes)"
-    )
+    print(f"collectives re-priced {c['repriced']} of {c['total']}:")
+    for row in c["rows"]:
+        print(
+            f"  {row['op']} {_size(row['bytes'])} group {row['group_size']}"
+            + ("" if row["new_group_size"] == row["group_size"] else f" -> {row['new_group_size']}")
+            + f" x{row['count']}: {row['before_s'] * 1e3:.3f} -> {row['after_s'] * 1e3:.3f} ms per "
+            f"step, {row['status']}"
+        )
+    for note in report["notes"]:
+        print(f"note: {note}")
     print("assumptions:\n" + "\n".join(f"  - {line}" for line in report["assumptions"]))
     return 0
 
@@ -285,7 +291,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         type=per_node,
         help="GPUs per node where the trace ran (default: the GPUs it lists)",
     )
-    wif.add_argument("--trace-inter", type=text, help="NIC where the trace ran (default: --inter)")
+    wif.add_argument(
+        "--trace-inter",
+        type=text,
+        help="NIC link the trace ran on (a trace does not record it): needed when a traced "
+        "group spans nodes and communication is re-priced",
+    )
     wif.add_argument(
         "--absolute",
         action="store_true",

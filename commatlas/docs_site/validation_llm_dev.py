@@ -118,8 +118,9 @@ def transfer_section() -> list[str]:
         "",
         "Each torchtitan row as the one measured step (`--measured-step`), every other row of "
         "the same model predicted from it (bf16, float8 tensorwise and rowwise, vanilla and "
-        "async TP; `costmodels.calibration.torchtitan_dev.one_step_transfers`). The share of "
-        "the measured error that carries is the empirical-Bayes weight of "
+        "async TP; `costmodels.calibration.torchtitan_dev.one_step_transfers`). The measured "
+        "step is reproduced and its compute factor carries in full; the share of the links' "
+        "factor that carries is the empirical-Bayes weight of "
         "`costmodels/calibration/transfer_prior.py`, estimated on these dev rows (the model's "
         f"per-layout scatter {prior.sigma('pytorch-compile'):.3f} in log for compiled PyTorch "
         f"kernels, {prior.sigma('megatron-legacy'):.3f} for the vTrain rows' kernels; the "

@@ -3,6 +3,11 @@
 The measurement and the fit are :mod:`commatlas.measure.collectives` (the steps are listed
 there); this module reads the options, runs them under torchrun and writes the YAML on rank 0.
 
+A collective whose times do not grow with the size (a busy machine) is measured again with
+more repeats and larger sizes (commatlas/measure/retry.py); what still cannot be fitted is left
+out with one line, and when nothing can, the run ends with "measurements too noisy: ..." and
+what it measured (exit status 2).
+
 Usage (one node, 8 GPUs)::
 
     torchrun --standalone --nproc-per-node=8 -m commatlas.calibrate --device cuda \\
@@ -30,6 +35,7 @@ from commatlas.measure.collectives import (
     size_range,
 )
 from commatlas.measure.profile_output import calibrate_source, check_profile_output
+from commatlas.measure.retry import measure_fitted, too_noisy
 from costmodels.calibration.profile import save_profile
 from reference_impls.torchrun_env import torchrun_env
 
@@ -92,16 +98,27 @@ def run(args: argparse.Namespace) -> int:
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
         torch.cuda.set_device(device)
     dist.init_process_group(backend)
+    rank0 = dist.get_rank() == 0
+    said = sys.stderr if target is not None and target.to_stdout else sys.stdout
     try:
-        measurements = measure(args.collectives, sizes, args.warmup, args.repeats, device)
-        if dist.get_rank() == 0:
+        measurements, skipped = measure_fitted(
+            lambda names, n, repeats: measure(names, n, args.warmup, repeats, device),
+            args.collectives, sizes, args.repeats,
+            say=lambda line: print(f"{prog}: {line}", file=sys.stderr) if rank0 else None,
+        )  # fmt: skip
+        if len(skipped) == len({m.collective for m in measurements}):
+            if rank0:
+                print(f"{prog}: {too_noisy(measurements, skipped)}", file=sys.stderr)
+            return 2
+        if rank0:
             source = calibrate_source(backend, device.type)  # check-ddp compares it with its run
-            profile, skipped = fit_profile(measurements, args.name, source)
+            kept = [m for m in measurements if m.collective not in skipped]
+            profile, _ = fit_profile(kept, args.name, source)
             save_profile(profile, target or args.out)
-            said = sys.stderr if target is not None and target.to_stdout else sys.stdout
             print("\n".join(report(profile, args.nominal)), file=said)
-            for collective, reason in skipped.items():
-                print(f"{collective}: not fitted ({reason})", file=said)
+            for collective, why in skipped.items():
+                line = too_noisy(measurements, {collective: why})
+                print(f"{collective}: not fitted ({line})", file=said)
             print(f"profile written to {target or args.out}", file=said)
     finally:
         dist.destroy_process_group()

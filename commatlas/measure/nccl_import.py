@@ -24,7 +24,7 @@ from typing import Any
 from commatlas.cli_types import nonempty
 from commatlas.measure.collectives import report
 from commatlas.measure.profile_output import check_profile_output
-from costmodels.calibration.nccl_tests import MAX_LOG_BYTES, UnnamedCollectiveError
+from costmodels.calibration.nccl_tests import MAX_LOG_BYTES, UnnamedCollectiveError, zero_byte_rows
 from costmodels.calibration.profile import (
     Measurement,
     canonical_collective,
@@ -41,6 +41,7 @@ def run_import(args: argparse.Namespace) -> int:
     try:
         target = check_profile_output(args.out, "--out", args.force)  # before the work
         measurements: list[Measurement] = []
+        notes: list[str] = []
         for log in args.logs:
             text = _read_log(Path(log))
             try:
@@ -54,6 +55,9 @@ def run_import(args: argparse.Namespace) -> int:
                 raise ValueError(f"LOG {log}: {message}") from None
             if not found:
                 raise ValueError(f"LOG {log}: no nccl-tests result rows found")
+            if zero := zero_byte_rows(text):
+                notes.append(f"LOG {log}: {zero} zero-byte rows left out (NCCL returns before "
+                             "communicating: they time a kernel launch)")  # fmt: skip
             measurements += found
         name = args.name or ("imported" if target.kind != "file" else Path(args.out).stem)
         profile = profile_from_measurements(measurements, name, "nccl-tests")
@@ -62,7 +66,7 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     said = sys.stderr if target.to_stdout else sys.stdout  # the YAML alone on stdout
-    print("\n".join(report(profile)), file=said)
+    print("\n".join([*report(profile), *notes]), file=said)
     print(f"profile written to {target}", file=said)
     return 0
 

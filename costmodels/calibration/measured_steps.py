@@ -13,17 +13,19 @@
    outliers: Do not use standard deviation around the mean, use absolute deviation around the
    median", J. Exp. Soc. Psychol. 49(4), 2013, doi:10.1016/j.jesp.2013.03.013). Two steps
    that disagree that much are said to (which one is off cannot be told).
-3. How much carries: the median r of the remaining steps is the mean of n independent looks
-   at the model's bias, n being the number of distinct kernel sets among them (model,
-   precision, framework, tp/cp/ep, micro-batch, sequence parallelism, recomputation): steps
-   that differ only in data or pipeline parallelism, ZeRO or batch run the same kernels per
-   layer, so they share the model's error on those kernels (on the vTrain dev rows the model's
-   error follows tp and micro-batch: tp 8 with micro-batch 1 is ~25% too fast) and are not
-   independent evidence. The share W of it that carries is the empirical-Bayes posterior
-   weight of costmodels.calibration.transfer_prior with noise s^2 / n, s the larger of the
-   steps' robust spread and sigma (more distinct steps, more of it carries); every compute
-   factor takes the median u (the *common* factor) to the power W and the links'
-   ``network_scale`` is max(1, that). When W x r is nil the model is kept.
+3. How much carries: the compute factor carries in full (as for one step, costmodels.
+   calibration.step_transfer: clocks and kernel efficiency are systematic for the same model,
+   GPU and framework). The links' share is layout-dependent and shrunk: the median r of the
+   remaining steps is the mean of n independent looks at the model's bias, n being the
+   number of distinct kernel sets among them (model, precision, framework, tp/cp/ep,
+   micro-batch, sequence parallelism, recomputation): steps that differ only in data or
+   pipeline parallelism, ZeRO or batch run the same kernels per layer, so they share the
+   model's error on those kernels and are not independent evidence. W is the empirical-Bayes
+   posterior weight of costmodels.calibration.transfer_prior with noise s^2 / n, s the larger
+   of the steps' robust spread and sigma; the links take the median uniform factor u (links
+   and compute alike) to the power W, ``network_scale`` = max(1, u)^W, and the common compute
+   factor is the median over the steps of the factor that reproduces each with those links.
+   When the model reproduces every step it is kept.
 4. ``gemm_scale`` and ``overhead_scale`` are fitted apart only when the steps can tell them
    apart: four or more steps, at least two dominated by each part; then by Huber-weighted
    Gauss-Newton on log step times from the common factor (the links kept at theirs). Otherwise
@@ -43,7 +45,13 @@ from typing import Any
 import numpy as np
 
 from costmodels.calibration.measured_run import MeasuredRun
-from costmodels.calibration.step_transfer import MAX_SCALE, MIN_SCALE, fit_one_step, run_time
+from costmodels.calibration.step_transfer import (
+    MAX_SCALE,
+    MIN_SCALE,
+    fit_one_step,
+    run_time,
+    solve_uniform,
+)
 from costmodels.calibration.transfer_prior import TransferPrior, load_prior
 from costmodels.llm.calibrate_step import identifiable_factor
 from costmodels.llm.shapes import LLMCluster
@@ -237,25 +245,25 @@ def fit_steps(
     gemm = overhead = network = 1.0
     carried = (
         f"the {len(used)} steps ({distinct} distinct layouts) put the model "
-        f"{100 * (math.exp(-median_error) - 1):+.1f}% off; {weight:.2f} of that carries "
-        "(their scatter over sqrt(layouts) against the spread of the model's bias between "
-        "the dev models)"
+        f"{100 * (math.exp(-median_error) - 1):+.1f}% off; the compute factor carries in full "
+        "(clocks and kernel efficiency are systematic for the same model, GPU and framework); "
+        f"{weight:.2f} of the links' share carries (it is layout-dependent: the steps' scatter "
+        "over sqrt(layouts) against the spread of the model's bias between the dev models)"
     )
     notes.append(carried)
-    if abs(weight * median_error) < 1e-6:
-        missing = {n: f"{carried}: the model kept" for n in NAMES}
+    if abs(median_error) < 1e-9 and all(abs(errors[i]) < 1e-9 for i in kept):
+        missing = {n: "the model reproduces every step: the model kept" for n in NAMES}
     else:
-        common = statistics.median(uniform[i] for i in kept) ** weight
+        whole = statistics.median(uniform[i] for i in kept)
+        network = 1.0 if network_known else max(whole, 1.0) ** weight
+        common = statistics.median(solve_uniform(runs[i], cluster, runs[i].seconds, network, extra)
+                                   for i in kept)  # fmt: skip
         gemm = overhead = common
-        network = 1.0 if network_known else max(common, 1.0)
         counts = {
             k: sum(1 for i in kept if kinds[i] == k) for k in ("gemm_scale", "overhead_scale")
         }
         if len(used) >= 4 and min(counts.values()) >= 2:
-            full = statistics.median(uniform[i] for i in kept)
-            gemm, overhead = _split(used, cluster, full, max(full, 1.0) if not network_known
-                                    else 1.0, extra, sigma)  # fmt: skip
-            gemm, overhead = gemm**weight, overhead**weight
+            gemm, overhead = _split(used, cluster, common, network, extra, sigma)
             identified += ["gemm_scale", "overhead_scale"]
         else:
             identified.append("common compute factor")
@@ -268,9 +276,9 @@ def fit_steps(
         missing["network_scale"] = (
             "the calibration file's network measurements set it"
             if network_known
-            else "not separable from compute by step times alone: the links take the common "
-            f"factor "
-            f"({network:.4g}); a trace's calibration file measures the network"
+            else "not separable from compute by step times alone: the links take "
+            f"{weight:.2f} of the steps' factor in log ({network:.4g}); a trace's calibration "
+            "file measures the network"
         )
     source = f"{len(used)} measured steps" + (f", {len(outliers)} left out" if outliers else "")
     calibration = StepCalibration(

@@ -37,6 +37,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from costmodels.calibration.nccl_detect import UnnamedCollectiveError, checked_collective
 from costmodels.limits import (
     MAX_BYTES,
     MAX_CALL_S,
@@ -71,6 +72,9 @@ _INT = re.compile(r"^[0-9]+$")
 MAX_LOG_BYTES = 16_000_000  # an nccl-tests log is kilobytes; a job log with NCCL INFO megabytes
 
 
+__all__ = ["UnnamedCollectiveError"]  # defined in nccl_detect.py, imported from here too
+
+
 class NcclTestsFormatError(ValueError):
     """Text that is not nccl-tests output; the message says which line and why."""
 
@@ -86,6 +90,7 @@ class NcclTestsRow:
     algbw_GBps: float
     busbw_GBps: float
     in_place_time_us: float | None
+    between: tuple[str, ...] = ()  # the fields between type and time (redop, root), as printed
 
 
 @dataclass
@@ -189,6 +194,7 @@ def _row(tokens: list[str], header: list[str], number: int) -> NcclTestsRow:
         in_place_time_us=(
             _number(tail[in_place[0]], "in-place time", number, positive=True) if in_place else None
         ),
+        between=tuple(tokens[3 : len(tokens) - len(tail_names)]),
     )
     return _check_physical(row, number)
 
@@ -248,18 +254,15 @@ def parse_runs(text: str) -> list[NcclTestsRun]:
     return [run for run in runs if run.rows]
 
 
-class UnnamedCollectiveError(ValueError):
-    """The log does not say which collective it measured; the caller must name it (the CLI's
-    --collective, the Calibrate page's Collective menu)."""
-
-
 def measurement_fields(
     text: str, collective: str | None = None, level: str | None = None
 ) -> list[dict[str, object]]:
     """One dict per row of every run, in the fields of
     ``costmodels.calibration.profile.Measurement``.
 
-    ``collective`` supplies the collective of the runs whose text does not name their binary; a
+    Rows of size 0 are left out (:func:`zero_byte_rows`). ``collective`` supplies the
+    collective of the runs whose text does not name their binary, where the table agrees
+    (costmodels/calibration/nccl_detect.py reads it from the table when not given); a
     run that names another one is an error (a log of all_reduce_perf and all_gather_perf is
     fitted per collective, never as one curve). ``level`` overrides the one read from the rank
     lines (two or more hosts: inter, one host: intra, no rank lines: unknown).
@@ -276,12 +279,7 @@ def measurement_fields(
             raise NcclTestsFormatError(
                 f"line {run.line}: {run.world_size:,} ranks; at most {MAX_GPUS:,}"
             )
-        name = run.collective or collective
-        if name is None:
-            raise UnnamedCollectiveError(
-                f"nccl-tests run {number}: the text does not say which collective it measured "
-                "(no '..._perf' command or 'Collective test starting' line); choose it"
-            )
+        name = run.collective or checked_collective(run, number, collective)
         where = level or ("inter" if len(run.hosts) > 1 else "intra" if run.hosts else None)
         fields += [
             {
@@ -294,5 +292,12 @@ def measurement_fields(
                 "busbw_Bps": row.busbw_GBps * 1e9,
             }
             for row in run.rows
+            if row.size_bytes > 0  # NCCL returns at once: these time a launch (zero_byte_rows)
         ]
     return fields
+
+
+def zero_byte_rows(text: str) -> int:
+    """Rows of size 0 in ``text``: left out of the measurements (NCCL returns before
+    communicating, so they time a kernel launch, not a transfer); the callers say so."""
+    return sum(1 for run in parse_runs(text) for row in run.rows if row.size_bytes == 0)

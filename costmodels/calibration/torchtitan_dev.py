@@ -81,7 +81,7 @@ def one_step_transfers(test: bool = True, prior: TransferPrior | None = None) ->
     out = []
     for ref in rows:
         fit = fit_one_step(ref.run, cluster, test=test, prior=prior)
-        scale = fit.calibration.gemm_scale * fit.calibration.overhead_scale
+        scale = fit.calibration.gemm_scale  # one factor on every compute part
         for row in rows:
             if row is not ref and row.model == ref.model:
                 predicted = run_time(row.run, cluster, fit.calibration, fit.network_scale)

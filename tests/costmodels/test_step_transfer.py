@@ -50,21 +50,22 @@ def test_run_keys_change_the_measured_run() -> None:
             run(text)
 
 
-def test_one_step_carries_the_posterior_share_of_its_error() -> None:
-    """A run on a mechanism no dev row validates (Megatron-Core kernels) takes the wide prior
-    only: a 1.6x step carries almost whole. A validated one (vTrain's megatron-legacy kernels)
-    moves by W of a small error, W ~ tau^2 / (tau^2 + sigma^2); the fit reproduces exactly
-    the carried share; the links are never sped up."""
+def test_one_step_is_reproduced_and_only_the_links_share_is_shrunk() -> None:
+    """Issue 37: the measured step is reproduced (rel 1e-6); its compute factor (every compute
+    part alike) carries in full; the links take u^W, u the factor that reproduces the step when
+    the links take it whole, W the posterior share (near 1 on a mechanism no dev row validates,
+    ~tau^2 / (tau^2 + sigma^2) for a small error on vTrain's validated kernels); links are
+    never sped up."""
     r = run("tp=2,pp=1,dp=4,mb=1")
     model = run_time(r, CLUSTER, None)
     slow = replace(r, seconds=1.6 * model)
     fit = fit_one_step(slow, CLUSTER)
     assert predict_step(r.shape, r.layout, CLUSTER, **r.options).unvalidated_mechanisms
     assert fit.identified and 0.95 < fit.weight < 1 and "no dev row validates" in fit.reason
-    assert fit.network_scale == pytest.approx(fit.calibration.gemm_scale)
+    assert fit.calibration.gemm_scale == fit.calibration.overhead_scale
+    assert fit.network_scale == pytest.approx(fit.scale**fit.weight, rel=1e-9)
     after = run_time(slow, CLUSTER, fit.calibration, fit.network_scale)
-    assert after == pytest.approx(model * 1.6**fit.weight, rel=1e-6)
-    assert after == pytest.approx(slow.seconds, rel=0.02)
+    assert after == pytest.approx(slow.seconds, rel=1e-6)
     legacy = run("tp=2,pp=1,dp=4,mb=1,framework=megatron-legacy")
     assert not predict_step(legacy.shape, legacy.layout, CLUSTER,
                             **legacy.options).unvalidated_mechanisms  # fmt: skip
@@ -75,14 +76,16 @@ def test_one_step_carries_the_posterior_share_of_its_error() -> None:
     sigma = prior.sigma("megatron-legacy")
     assert kept.weight == pytest.approx(prior.weight(math.log(1.05), sigma))
     assert kept.weight < prior.tau**2 / (prior.tau**2 + sigma**2) + 0.02 < 0.2
+    assert kept.network_scale == pytest.approx(kept.scale**kept.weight)
+    assert 1.0 < kept.network_scale < kept.scale
     moved = run_time(near, CLUSTER, kept.calibration, kept.network_scale)
-    assert moved == pytest.approx(base * 1.05**kept.weight, rel=1e-6)
-    assert "carries to other layouts" in kept.reason
+    assert moved == pytest.approx(near.seconds, rel=1e-6)  # reproduced, not shrunk
+    assert "carries in full" in kept.reason and "so it is shrunk" in kept.reason
     exact = fit_one_step(replace(legacy, seconds=base), CLUSTER)
     assert not exact.identified and exact.calibration.gemm_scale == 1.0
     assert "the model kept" in exact.reason
-    fast = replace(r, seconds=0.5 * model)  # faster than modelled: links never sped up
-    assert fit_one_step(fast, CLUSTER).network_scale == 1.0
+    fast = fit_one_step(replace(r, seconds=0.5 * model), CLUSTER)  # links never sped up
+    assert fast.network_scale == 1.0 and fast.calibration.gemm_scale < 1.0
     with pytest.raises(ValueError, match="faster than the model can explain"):
         fit_one_step(replace(r, seconds=1e-9), CLUSTER)
 
@@ -150,10 +153,11 @@ def test_steps_that_agree_with_the_model_keep_it() -> None:
     assert all("the model kept" in why for why in fit.not_identified.values())
 
 
-def test_more_distinct_steps_carry_more_of_a_small_bias() -> None:
+def test_more_distinct_steps_carry_more_of_the_links_share() -> None:
     """Three steps on three kernel sets (validated megatron-legacy kernels), each 6 % slower
-    than modelled: their median error carries by W with noise sigma^2 / 3, more than one step
-    carries; the common factor is the median uniform factor to the power W."""
+    than modelled: the compute factor carries in full (every step reproduced within 2 %); the
+    links take the median uniform factor to the power W with noise sigma^2 / 3, more than one
+    step's W."""
     texts = ["tp=1,pp=1,dp=8,mb=1", "tp=2,pp=1,dp=4,mb=2", "tp=8,pp=1,dp=1,mb=4"]
     runs = [run(t + ",framework=megatron-legacy") for t in texts]
     runs = [replace(r, seconds=1.06 * run_time(r, CLUSTER, None)) for r in runs]
@@ -162,9 +166,10 @@ def test_more_distinct_steps_carry_more_of_a_small_bias() -> None:
     three, one = fit_steps(runs, CLUSTER), fit_one_step(runs[0], CLUSTER)
     w3 = prior.weight(math.log(1.06), sigma, 3)
     assert w3 > one.weight == pytest.approx(prior.weight(math.log(1.06), sigma))
-    assert any(f"{w3:.2f} of that carries" in note for note in three.notes)
-    uniform = three.calibration.gemm_scale ** (1 / w3)
-    assert 1.0 < three.calibration.gemm_scale < uniform < 1.1
+    assert any(f"{w3:.2f} of the links' share carries" in note for note in three.notes)
+    assert 1.0 < three.network_scale < 1.06
+    assert 1.0 < three.calibration.gemm_scale < 1.1
+    assert all(abs(row["error"]) < 0.02 for row in three.rows)
     assert three.identified == ["common compute factor"]
 
 
@@ -203,9 +208,10 @@ def test_the_csv_names_file_line_and_column(tmp_path) -> None:
 def test_one_step_transfers_on_the_torchtitan_dev_rows() -> None:
     """The issue's target (benchmarks/step_transfer.py prints every pair): one measured step ->
     every other row of the same model (bf16, float8 tensorwise and rowwise, vanilla and async
-    TP, each with its recipe). Within 8 % for every pair but those into the 70B float8-
-    tensorwise async-TP row, where async TP saved more than the step model's
-    collective-by-collective fusion allows (costmodels/llm/tp_schedule.py); those within
+    TP, each with its recipe). Within 8 % for every pair but those into or from the 70B
+    float8-tensorwise async-TP row, where async TP saved more than the step model's
+    collective-by-collective fusion allows (costmodels/llm/tp_schedule.py): measured there,
+    that miss carries in full (issue 37: compute is systematic); those within
     12.5 %, the mean within 3.5 %."""
     rows = read_torchtitan_rows()
     assert len(rows) == 12 and all(r.run.recipe is not None for r in rows)
@@ -213,6 +219,6 @@ def test_one_step_transfers_on_the_torchtitan_dev_rows() -> None:
     assert len(transfers) == 60
     for t in transfers:
         pair = (t.measured.run.label, t.target.run.label)
-        hard = t.target.run.label == "llama3-70b float8_tensorwise async TP"
+        hard = "llama3-70b float8_tensorwise async TP" in pair
         assert abs(t.error) < (0.125 if hard else 0.08), pair
     assert sum(abs(t.error) for t in transfers) / 60 < 0.035

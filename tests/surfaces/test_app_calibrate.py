@@ -31,6 +31,8 @@ PAGE = str(ROOT / "app_pages" / "calibrate.py")
 DATA = ROOT / "tests" / "costmodels" / "data" / "nccl_tests"
 ALLREDUCE = (DATA / "superbench_8xa100_allreduce.txt").read_text()
 OKE = (DATA / "oke_2x8xa100_allreduce.txt").read_text()
+ALLGATHER = (DATA / "superbench_8xa100_allgather.txt").read_text()
+ALLTOALL = (DATA / "superbench_8xa100_alltoall.txt").read_text()
 
 
 run_page = partial(app_test, PAGE)
@@ -62,8 +64,11 @@ def test_pasted_log_shows_the_fit_of_the_same_text() -> None:
     # inside a node one GPU's link is the bus bandwidth; NVLink 3 is 300 GB/s per direction
     assert row["per-GPU link (GB/s)"] == row["bandwidth (GB/s)"]
     assert row["per-GPU / nominal (%)"] == pytest.approx(100 * fit.bandwidth_Bps / 300e9, rel=1e-12)
-    points = at.dataframe[0].value
-    assert len(points) == 34 and points["time (us)"].iloc[-1] == pytest.approx(63896)
+    points = at.dataframe[0].value  # the two size-0 rows time a launch: left out and said
+    assert len(points) == 32 and points["time (us)"].iloc[-1] == pytest.approx(63896)
+    assert (points["bytes"] > 0).all()
+    assert any("2 zero-byte rows left out" in c.value for c in at.caption)
+    assert any("all-reduce, as chosen (the table agrees" in c.value for c in at.caption)
     assert "14 \\times" in at.latex[0].value  # 2(p-1) steps for p = 8
     assert at.get("vega_lite_chart")
 
@@ -139,7 +144,7 @@ def test_profile_yaml_round_trips_through_the_page() -> None:
     ("text", "words"),
     [
         ("this is not a benchmark log", "pasted text: no nccl-tests results"),
-        (ALLREDUCE, "does not say which collective"),
+        (ALLTOALL, "does not say which collective"),  # all-gather or all-to-all: asked
         ("name: lab\nsource: x\nlevels: {intra: {alpha_s: 1e-6, bandwidth_Bps: 0}}\n",
          "pasted text: levels.intra.bandwidth_Bps: Input should be greater than 0"),
         ("# nThread 1 nGpus 2\n# size count type time algbw busbw\n 8 2 float abc 0 0\n",
@@ -193,11 +198,29 @@ def test_hostile_query_parameters_fall_back_with_a_warning(query: dict, words: s
 
 
 def test_changing_the_collective_updates_numbers_and_url() -> None:
+    # the all-reduce log read as all-reduce, then (the table cannot tell) an alltoall_perf
+    # table as all-gather, then as all-to-all: the numbers and the URL follow the choice
     at = paste(run_page(coll="all-reduce"), ALLREDUCE)
     before = fits_shown(at).iloc[0]["bandwidth (GB/s)"]
-    at.sidebar.selectbox(key="coll").set_value("broadcast").run()
-    assert at.query_params["coll"] in (["broadcast"], "broadcast")
+    paste(at, ALLTOALL)
+    at.sidebar.selectbox(key="coll").set_value("all-to-all").run()
+    assert at.query_params["coll"] in (["all-to-all"], "all-to-all")
     after = fits_shown(at).iloc[0]
-    fit = fit_alpha_beta(parse_nccl_tests(ALLREDUCE, "broadcast"), "broadcast")
-    assert after["collective"] == "broadcast" and after["bandwidth (GB/s)"] != before
+    fit = fit_alpha_beta(parse_nccl_tests(ALLTOALL, "all-to-all"), "all-to-all")
+    assert after["collective"] == "all-to-all" and after["bandwidth (GB/s)"] != before
     assert after["bandwidth (GB/s)"] == pytest.approx(fit.bandwidth_Bps / 1e9, rel=1e-12)
+    # a collective the table contradicts is refused, naming what the table says
+    at.sidebar.selectbox(key="coll").set_value("broadcast").run()
+    assert_message(at, "error", "looks like all-gather or all-to-all")
+
+
+def test_a_pasted_all_gather_log_is_detected_not_fitted_as_the_example_s_all_reduce() -> None:
+    at = run_page()
+    at.button(key="example_superbench_8xa100_allreduce.txt").click().run()  # coll: all-reduce
+    paste(at, ALLGATHER)  # no binary name in it
+    assert_message(at, "error", "looks like all-gather")
+    assert "not all-reduce" in at.error[0].value and not at.dataframe
+    at.sidebar.selectbox(key="coll").set_value("auto-detect").run()
+    row = fits_shown(at).iloc[0]
+    assert row["collective"] == "all-gather" and not at.warning  # no "149 % of nominal"
+    assert any("all-gather, read from the table" in c.value for c in at.caption)

@@ -162,7 +162,7 @@ def test_import_nccl_tests_matches_fit(tmp_path: Path, capsys) -> None:
         (  # issue 17, item 12: the hint names the flag that fixes it
             [
                 "import-nccl-tests",
-                str(NCCL_LOGS / "superbench_8xa100_allreduce.txt"),
+                str(NCCL_LOGS / "superbench_8xa100_alltoall.txt"),  # all-gather or all-to-all
                 "--out",
                 "x.yaml",
             ],

@@ -120,6 +120,9 @@ def test_what_if_on_a_gpu_bound_trace_moves_the_step(capsys, tmp_path) -> None:
     (["import-trace", str(WITH_ARGS), "--out", "/nonexistent/dir/cal.yaml"], "--out"),
     (["what-if", str(WITHOUT_ARGS[0]), "--gpu", "h100"], "--trace-gpu"),
     (["what-if", str(WITH_ARGS), "--gpus", "16"], "--inter"),
+    # a trace never records its network: the traced one is asked for, not taken from --inter
+    (["what-if", str(WITHOUT_ARGS[0]), "--trace-gpu", "a100", "--inter", "10 Gbit/s"],
+     "--trace-inter is needed"),
     (["what-if", str(WITH_ARGS), "--cluster", "aws-p9"], "--cluster"),
     (["predict-llm", *LLAMA, "--calibration", str(WITH_ARGS)], "--calibration"),
 ])  # fmt: skip

@@ -213,13 +213,24 @@ def page_text(tax: Taxonomy) -> str:
         f"{c.format_bytes(sizes[0], binary=True)} to {c.format_bytes(sizes[-1], binary=True)} "
         "by default "
         "(`--sizes`, `--collectives`): warm-up calls, then each timed call after a barrier, the "
-        "slowest rank's time, the median over repeats; rank 0 fits and writes the YAML. Or run "
+        "slowest rank's time, the median over repeats; rank 0 fits and writes the YAML. A "
+        "collective whose times do not grow with the size (a busy machine) is measured again "
+        "with three times the repeats and sizes up to 16 times larger, twice; what still "
+        "cannot be fitted ends in one line, `measurements too noisy: ...`, with the times "
+        "measured. Or run "
         "NVIDIA's nccl-tests (one process with `-g 8` GPUs, or `mpirun` across nodes) and import "
         "its output:", "",
         "```bash",
         "./build/all_reduce_perf -b 8 -e 8G -f 2 -g 8 > all_reduce.log",
         "commatlas import-nccl-tests all_reduce.log --collective all-reduce --out my-cluster.yaml",
         "```", "",
+        "Without `--collective` (or the Calibrate page's menu left on auto-detect) a log that "
+        "lost its binary's name is read from its table: busbw / algbw is 2(p-1)/p for "
+        "all-reduce, (p-1)/p for all-gather, reduce-scatter and all-to-all, 1 for broadcast, "
+        "reduce and send/recv, and the redop and root fields tell these apart; what the table "
+        "cannot settle (all-gather or all-to-all) is asked for, and a chosen collective the "
+        "table contradicts is refused. Rows of size 0 are left out and said: NCCL returns "
+        "before communicating, so they time a launch.", "",
         "## What the fit does", "",
         "Each collective is fitted to t = s(p) α + v(p, n) / B, with s and v the coefficients "
         "of α and β in the project's ring cost model of that collective (the ring is one of "

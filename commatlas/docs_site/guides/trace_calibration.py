@@ -49,6 +49,10 @@ def scenarios() -> dict[str, dict]:
     }
 
 
+def bigger() -> dict:
+    return scenarios()[f"{BIGGER['gpus']} GPUs, {BIGGER['inter']}"]
+
+
 def communication_rows() -> list[list[str]]:
     report, _ = imported()
     rows = []
@@ -78,7 +82,7 @@ def transfers() -> tuple[Transfer, ...]:
 
 def transfer_rows() -> list[list[str]]:
     return [[t.measured.run.label, t.target.run.label, f"{t.weight:.2f}",
-             f"{t.scale:.3g} ({t.factor})", f"{t.target.run.seconds:.3g}",
+             f"{t.scale:.3g}", f"{t.target.run.seconds:.3g}",
              f"{t.predicted_s:.3g}", f"{100 * t.error:+.1f} %"]
             for t in transfers()]  # fmt: skip
 
@@ -90,13 +94,16 @@ def transfer_text() -> str:
     within = sum(1 for e in errors if e <= 0.08)
     sigma, legacy = prior.sigma("pytorch-compile"), prior.sigma("megatron-legacy")
     return (
-        "How much of the measured error carries to other layouts is an empirical-Bayes "
-        "estimate on the dev data (`costmodels/calibration/transfer_prior.py`): a step's error "
-        "is the model's bias on the cluster, which carries, plus its error on that one layout, "
-        f"which does not. The model's scatter within one model is {sigma:.3f} in log for "
-        f"torchtitan's compiled kernels and {legacy:.3f} for the Megatron kernels of the vTrain "
-        f"rows; the spread of its bias between the dev models is {prior.tau:.3f}. So a small "
-        f"error carries by {prior.weight(0.02, sigma):.2f} here and by "
+        "The measured step is given back: one factor on every compute part (kernels, host, "
+        "optimizer) reproduces it and carries in full, since clocks and kernel efficiency "
+        "are systematic for the same model, GPU and framework. Only the links' share is "
+        "shrunk: one step cannot tell slow links from slow compute, and the links a layout "
+        "crosses are layout-dependent. How much of it carries is an empirical-Bayes estimate "
+        "on the dev data (`costmodels/calibration/transfer_prior.py`): the model's scatter "
+        f"within one model is {sigma:.3f} in log for torchtitan's compiled kernels and "
+        f"{legacy:.3f} for the Megatron kernels of the vTrain rows; the spread of its bias "
+        f"between the dev models is {prior.tau:.3f}. So the links take "
+        f"{prior.weight(0.02, sigma):.2f} of a small error here and "
         f"{prior.weight(0.02, legacy):.2f} on vTrain's kernels, while an error far beyond the "
         "dev spread, or one on a run that rests on a mechanism no dev row validates, carries "
         f"almost whole (column W). Over these {len(errors)} transfers the mean error is "
@@ -106,10 +113,11 @@ def transfer_text() -> str:
         "the 70B float8-tensorwise async-TP row, where async TP saved more than the step "
         "model's collective-by-collective fusion allows (`costmodels/llm/tp_schedule.py`). "
         "`--measured FILE` (a CSV of several steps) fits them robustly: a step the model "
-        "misses far more than on the others is reported by row and left out, the rest carry "
-        "by the same estimate with their noise divided by the number of distinct layouts, "
-        "and the JSON says which "
-        "constants the steps identified."
+        "misses far more than on the others is reported by row and left out, the rest set "
+        "the compute factor in full and the links by the same estimate with their noise "
+        "divided by the number of distinct layouts, and the JSON says which constants the "
+        "steps identified. On the llm-foundry and dgxc dev rows too (`python "
+        "benchmarks/step_transfer_sources.py`)."
     )
 
 
@@ -181,21 +189,30 @@ def page_text() -> str:
             ["scenario", "step", "communication", "exposed", "compute", "speedup"], what_if_rows()
         ),  # fmt: skip
         "The network more than doubles this step's communication, yet the step does not move: "
-        "the host sets its pace, and the replay shows it. A what-if can only follow "
-        "dependencies the trace reveals: one that was slack when traced is invisible.",
+        "the host sets its pace (its communication on the critical path, the step less the "
+        "same replay with communication free, stays "
+        f"{fs(bigger()['breakdown']['what_if']['communication_on_critical_path_s'])}), and the "
+        "replay shows it. A replayed step is the longer of the host's period and the GPU's "
+        "(to the end of the last kernel the step launched, on any stream), and each step's "
+        "first kernels follow the step before's last ones: communication overlapped with "
+        "compute stays hidden until it outgrows it, then shows, and the report lists what "
+        "moved onto the critical path and each collective re-priced (or why not). A trace "
+        "never records its network: `--trace-inter` names it when a traced group spans nodes. "
+        "A what-if can only follow dependencies the trace reveals.",
         "",
         "## One measured step that transfers",
         "",
         "`--measured-step SECONDS --measured-layout KEY=VALUE,...` takes the layout and also "
         "`framework=`, `precision=`, `global_batch=`, `seq=` and `model=`: the step is predicted "
-        "on its own run, and the difference becomes one factor on the compute part that "
-        "dominates it (GEMMs, or overheads) and, above 1, on the links. The factor is then "
+        "on its own run, and the difference becomes one factor on every compute part and, "
+        "shrunk, on the links (above 1). The factor is then "
         "applied to the target's own kernels, so it carries across precision and framework. "
         "torchtitan's Llama 3 runs on H100 (dev data), one measured step to every other row of "
         "the same model (bf16, float8 tensorwise and rowwise, vanilla and async TP):",
         "",
         *c.table(
-            ["measured", "predicted", "W", "factor", "measured s", "predicted s", "error"],
+            ["measured", "predicted", "W (links)", "compute factor", "measured s",
+             "predicted s", "error"],
             transfer_rows(),
         ),  # fmt: skip
         transfer_text(),

@@ -10,6 +10,17 @@ step time is what the same annotations would have measured.
 
 With the trace's own durations the replay reproduces its schedule: the edge that bound each
 node keeps its lag (``replay(graph)`` is the self-check of ``commatlas what-if``).
+
+A replayed step lasts the longer of the host's period (its annotation, carried as above) and
+the GPU's period: from the step's start, or the end of the previous step's GPU work if that is
+later, to the end of the last operation the step launched, on any stream. A host that runs
+ahead of a GPU that fell behind is stopped within a step or two in a real loop (the launch
+queue is bounded, and a loss or gradient-norm read synchronises), and the synchronisation that
+does it is often not in the trace (sampled traces drop most runtime calls): without this the
+replay would report a slower network as an unchanged step. Communication overlapped on its own
+stream thus stays hidden until it ends after the step's compute, and then counts. In a trace
+whose GPU work ends within its step window (every step that waited for its GPU) the GPU period
+is at most the host's, so the self-check is unchanged.
 """
 
 from __future__ import annotations
@@ -57,7 +68,7 @@ def _order(graph: ReplayGraph) -> list[int]:
     for k in range(len(ops)):
         if graph.op_launch[k][0] >= 0:
             parents[c + k].append(graph.op_launch[k][0])
-        for p in (graph.op_prev[k][0], graph.op_wait[k][0]):
+        for p in (graph.op_prev[k][0], graph.op_wait[k][0], *graph.op_after[k]):
             if p >= 0:
                 parents[c + k].append(c + p)
     children: list[list[int]] = [[] for _ in parents]
@@ -126,6 +137,7 @@ def simulate(graph: ReplayGraph, durations_us: Sequence[float] | None = None) ->
         for other, lag in (graph.op_prev[k], graph.op_wait[k]):
             if other >= 0:
                 times.append(oe[other] + lag)
+        times.extend(oe[j] for j in graph.op_after[k])
         os_[k] = max(times) if times else ops[k].start
         oe[k] = os_[k] + dur[k]
     return _with_steps(graph, cs, ce, os_, oe)
@@ -156,13 +168,21 @@ def _with_steps(graph, cs, ce, os_, oe) -> Replayed:
     windows, step_s, trace_s = [], [], []
     if timeline.steps:
         mappers = {}
+        gpu_done = -np.inf  # replayed end of the previous step's GPU work
         for w in step_windows(timeline):
             thread = next(s.thread for s in timeline.steps if s.number == w.number)
             if thread not in mappers:
                 mappers[thread] = _mapper(graph, thread, cs, ce)
             start, end = mappers[thread](w.cpu_start), mappers[thread](w.cpu_end)
-            windows.append((start, end))
-            step_s.append((end - start) * 1e-6)
+            # The GPU's period (module docstring): from where its work of this step could
+            # begin (the step's start, or the end of the previous step's work if later) to
+            # the end of the last operation the step launched, on any stream.
+            idx = [o.index for o in w.ops]
+            last = float(oe[idx].max()) if idx else start
+            gpu = last - max(start, gpu_done)
+            gpu_done = max(gpu_done, last)
+            windows.append((start, max(end, start + gpu)))
+            step_s.append(max(end - start, gpu) * 1e-6)
             trace_s.append(w.duration_us * 1e-6)
     elif len(oe):
         windows.append((float(os_.min()), float(oe.max())))

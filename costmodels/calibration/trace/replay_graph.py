@@ -18,6 +18,12 @@ Edges, each with the *lag* the trace shows between the cause and the effect:
 - a CPU thread that was idle for at least ``IDLE_US`` and resumed within ``SYNC_US`` of the end
   of another thread's call waited for that thread (e.g. the main thread for autograd's).
 
+- step boundaries: the first operation of each stream in a step follows the last operation of
+  every stream in the step before, where the trace shows it did (it started after they ended).
+  A training step's next forward waits for the optimizer, which waits for the gradients'
+  communication; that wait is usually slack in the trace (the host launched later still), so
+  timing cannot see it, yet it binds as soon as the communication grows.
+
 Only the edge that bound an operation in the trace keeps its measured lag; the others get lag
 0 (launch) so they bind only if the replay makes them later. A dependency that was slack in the
 trace (it ended before the other constraints) is invisible to timing inference: the replay
@@ -33,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from costmodels.calibration.trace.step_windows import step_windows
 from costmodels.calibration.trace.timeline import HostCall, Timeline
 
 WAIT_US = 5.0
@@ -55,6 +62,7 @@ class ReplayGraph:
     op_launch: list[tuple[int, float]]  # (launch call, lag) per GPU op, or (-1, 0)
     op_prev: list[tuple[int, float]]  # (stream predecessor, lag)
     op_wait: list[tuple[int, float]]  # (cross-stream cause, lag)
+    op_after: list[list[int]]  # ops of the step before that this first op of a step follows
     inferred_waits: int = 0
     explicit_waits: int = 0
     host_waits: int = 0
@@ -150,6 +158,7 @@ def build_graph(timeline: Timeline) -> ReplayGraph:
         op_launch,
         op_prev,
         op_wait,
+        _step_boundaries(timeline),
         inferred,
         len(explicit),
         sum(1 for j, _ in call_wait_gpu if j >= 0),
@@ -194,4 +203,25 @@ def _thread_waits(calls, call_prev, call_gap) -> list[tuple[int, float]]:
                     break
                 k -= 1
         out.append(found)
+    return out
+
+
+def _step_boundaries(timeline: Timeline) -> list[list[int]]:
+    """Per GPU op, the last ops (one per stream) of the step before that it follows: only for
+    the first op of each stream in a step, and only those the trace shows it started after."""
+    out: list[list[int]] = [[] for _ in timeline.gpu_ops]
+    if not timeline.steps:
+        return out
+    before: dict[tuple, int] = {}  # stream -> last op of the previous step
+    for window in step_windows(timeline):
+        first: dict[tuple, int] = {}
+        last: dict[tuple, int] = {}
+        for op in sorted(window.ops, key=lambda o: o.start):
+            first.setdefault(_stream_key(op), op.index)
+            last[_stream_key(op)] = op.index
+        ops = timeline.gpu_ops
+        for k in first.values():
+            out[k] = [j for j in before.values() if ops[j].end <= ops[k].start]
+        if last:
+            before = last
     return out

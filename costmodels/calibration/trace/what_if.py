@@ -28,12 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from costmodels.calibration.trace import intervals
+from costmodels.calibration.trace import exposure
 from costmodels.calibration.trace.collectives import collectives_of
-from costmodels.calibration.trace.replay import Replayed, simulate
+from costmodels.calibration.trace.replay import simulate
 from costmodels.calibration.trace.replay_graph import build_graph
-from costmodels.calibration.trace.step_windows import step_windows
-from costmodels.calibration.trace.summary import COMPUTE, op_class
+from costmodels.calibration.trace.summary import op_class
 from costmodels.calibration.trace.timeline import Timeline
 from costmodels.hardware import GPU, get_gpu
 from costmodels.llm.precision import tensor_peak_flops
@@ -52,7 +51,8 @@ class Cluster:
 
 
 @lru_cache(maxsize=256)
-def _model_seconds(op: str, size: float, group: int, cluster: Cluster) -> float:
+def _model_seconds(op: str, size: float, group: int, cluster: Cluster,
+                   flag: str = "--inter") -> float:  # fmt: skip
     from costmodels.nccl.builders import system_from_cluster
     from costmodels.nccl.fast import collective_seconds
 
@@ -60,9 +60,10 @@ def _model_seconds(op: str, size: float, group: int, cluster: Cluster) -> float:
     nodes = math.ceil(group / per_node)
     if nodes > 1 and cluster.inter is None and cluster.preset is None:
         raise ValueError(
-            f"{op} over {group} GPUs spans {nodes} nodes of {per_node}: name the "
-            "network (--inter; --trace-inter for the traced cluster)"
-        )
+            f"{flag} is needed: the {op} over {group} GPUs spans {nodes} nodes of {per_node} "
+            + ("and a trace does not record its network (give the NIC it ran on, e.g. "
+               f"{flag} 'InfiniBand HDR')" if flag == "--trace-inter" else "(name the NIC link)")
+        )  # fmt: skip
     if cluster.preset is not None:
         from costmodels.nccl.presets import cluster_kwargs
 
@@ -93,29 +94,51 @@ def _compute_factors(base: GPU | None, new: GPU | None) -> dict[str, float]:
     }
 
 
-def _breakdown(timeline: Timeline, replayed: Replayed, durations: np.ndarray) -> dict[str, Any]:
-    windows = step_windows(timeline)
-    n = max(len(windows), 1)
-    by_class: dict[str, float] = {}
-    comm = exposed = 0.0
-    for w in windows:
-        idx = [o.index for o in w.ops]
-        labels = [op_class(timeline.gpu_ops[i]) for i in idx]
-        for i, label in zip(idx, labels, strict=True):
-            by_class[label] = by_class.get(label, 0.0) + durations[i] * 1e-6 / n
-        starts, ends = replayed.op_start, replayed.op_end
-        c = [i for i, lab in zip(idx, labels, strict=True) if lab == "nccl"]
-        h = [i for i, lab in zip(idx, labels, strict=True) if lab in COMPUTE]
-        cu = intervals.union(starts[c], ends[c])
-        hu = intervals.union(starts[h], ends[h])
-        comm += intervals.length(cu) * 1e-6 / n
-        exposed += intervals.exposed(cu, hu) * 1e-6 / n
-    return {
-        "step_time_s": replayed.step_time_s,
-        "compute_s": {k: v for k, v in by_class.items() if k != "nccl"},
-        "communication_s": comm,
-        "exposed_communication_s": exposed,
-    }
+def _reprice(
+    timeline: Timeline,
+    nccl: list,
+    durations: np.ndarray,
+    trace_cluster: Cluster,
+    new_side: Cluster,
+    changed: bool,
+    absolute: bool,
+) -> tuple[dict[tuple, dict[str, Any]], dict[int, tuple[str, float | None, int | None]]]:
+    """Re-price each NCCL kernel in ``durations`` (module docstring); per (op, bytes, group)
+    a row saying whether it was re-priced and why not, and per kernel its (op, bytes, group)."""
+    new = new_side
+    world = trace_cluster.gpus
+    rows: dict[tuple, dict[str, Any]] = {}
+    names: dict[int, tuple[str, float | None, int | None]] = {}
+    for op, c in zip(nccl, collectives_of(timeline, nccl), strict=True):
+        names[op.index] = (c.op, c.bytes, c.group_size)
+        group = c.group_size
+        if group and world and group == world and new.gpus:
+            group = new.gpus
+        row = rows.setdefault((c.op, c.bytes, c.group_size), {
+            "op": c.op, "bytes": c.bytes, "group_size": c.group_size, "new_group_size": group,
+            "count": 0, "before_s": 0.0, "after_s": 0.0, "status": ""})  # fmt: skip
+        row["count"] += 1
+        row["before_s"] += op.dur * 1e-6
+        if not changed:
+            row["status"] = "kept: nothing changed"
+        elif c.group_size is None:
+            row["status"] = "kept: its group size is not in the trace"
+        elif c.group_size < 2:
+            row["status"] = "kept: a group of one GPU sends nothing"
+        elif c.bytes is None or not c.bytes > 0:
+            row["status"] = "kept: its message size is not in the trace"
+        else:
+            after = _model_seconds(c.op, c.bytes, group, new_side)
+            if absolute:
+                durations[op.index] = (after + c.wait_s) * 1e6
+                row["status"] = "repriced: NCCL model time (absolute)"
+            else:
+                before = _model_seconds(c.op, c.bytes, c.group_size, trace_cluster,
+                                        "--trace-inter")  # fmt: skip
+                durations[op.index] = op.dur * after / before
+                row["status"] = f"repriced: measured x model ratio {after / before:.3g}"
+        row["after_s"] += durations[op.index] * 1e-6
+    return rows, names
 
 
 def what_if(
@@ -141,48 +164,61 @@ def what_if(
             label = "copy-device" if "DtoD" in op.name or "Device -> Device" in op.name else ""
         durations[op.index] *= factors.get(label, 1.0)
     nccl = [o for o in ops if op_class(o) == "nccl"]
-    world = trace_cluster.gpus
-    repriced = kept = 0
     changed = new != trace_cluster or absolute
-    for op, c in zip(nccl, collectives_of(timeline, nccl), strict=True):
-        if not changed or c.group_size is None or c.group_size < 2:
-            continue
-        if c.bytes is None or not c.bytes > 0:
-            kept += 1
-            continue
-        group = new.gpus if (world and c.group_size == world and new.gpus) else c.group_size
-        after = _model_seconds(
-            c.op,
-            c.bytes,
-            group,
-            Cluster(new_gpu.name if new_gpu else None, new.gpus, new.gpus_per_node, new.inter,
-                    new.preset),
-        )
-        if absolute:
-            durations[op.index] = (after + c.wait_s) * 1e6
-        else:
-            before = _model_seconds(c.op, c.bytes, c.group_size, trace_cluster)
-            durations[op.index] = op.dur * after / before
-        repriced += 1
+    new_side = Cluster(new_gpu.name if new_gpu else None, new.gpus, new.gpus_per_node, new.inter,
+                       new.preset)  # fmt: skip
+    rows, names = _reprice(timeline, nccl, durations, trace_cluster, new_side,
+                           changed, absolute)  # fmt: skip
+    repriced = sum(r["count"] for r in rows.values() if r["status"].startswith("repriced"))
+    unknown = sum(r["count"] for r in rows.values() if "size is not" in r["status"])
     scenario = simulate(graph, durations)
     traced = statistics.median(as_traced.trace_step_s) if as_traced.trace_step_s else 0.0
+    breakdown = {
+        "as_traced": exposure.breakdown(timeline, as_traced, measured),
+        "what_if": exposure.breakdown(timeline, scenario, durations),
+    }
+    free = np.array([0.0 if i in names else d for i, d in enumerate(durations)])
+    no_comm = simulate(graph, free).step_time_s  # the same with communication free
+    no_comm_traced = no_comm if not factors else simulate(
+        graph, np.array([0.0 if i in names else d for i, d in enumerate(measured)])
+    ).step_time_s
+    breakdown["as_traced"]["communication_on_critical_path_s"] = max(
+        as_traced.step_time_s - no_comm_traced, 0.0)
+    breakdown["what_if"]["communication_on_critical_path_s"] = max(
+        scenario.step_time_s - no_comm, 0.0)
+    steps = max(len(scenario.step_s), 1)
+    notes = []
+    traced_part = breakdown["as_traced"]
+    if traced_part["exposed_communication_s"] > 0 and (
+            traced_part["communication_on_critical_path_s"] <= 1e-3 * as_traced.step_time_s):
+        notes.append(
+            "the host paces this step as traced (with communication free it is no shorter): "
+            "its CPU time is replayed as measured, so communication that grows into the GPU's "
+            "idle time leaves the step as it was; where the host in fact waited in a "
+            "synchronisation the trace did not record (a sampled trace), the replay cannot "
+            "know it"
+        )  # fmt: skip
     return {
         "trace": timeline.origin,
         "trace_step_s": traced,
         "replayed_step_s": as_traced.step_time_s,
         "self_check_error": as_traced.step_time_s / traced - 1 if traced > 0 else None,
         "what_if_step_s": scenario.step_time_s,
-        "speedup": traced / scenario.step_time_s if scenario.step_time_s > 0 else None,
-        "breakdown": {
-            "as_traced": _breakdown(timeline, as_traced, measured),
-            "what_if": _breakdown(timeline, scenario, durations),
-        },
-        "collectives": {"repriced": repriced, "kept_unknown_bytes": kept, "total": len(nccl)},
+        "speedup": as_traced.step_time_s / scenario.step_time_s
+        if scenario.step_time_s > 0 else None,
+        "breakdown": breakdown,
+        "moved_onto_critical_path": exposure.moved_onto_critical_path(
+            timeline, as_traced, scenario, names),
+        "collectives": {"repriced": repriced, "kept_unknown_bytes": unknown, "total": len(nccl),
+                        "rows": [{**r, "before_s": r["before_s"] / steps,
+                                  "after_s": r["after_s"] / steps} for r in rows.values()]},
         "compute_factors": factors,
+        "notes": notes,
         "graph": {
             "inferred_stream_waits": graph.inferred_waits,
             "explicit_stream_waits": graph.explicit_waits,
             "host_waits": graph.host_waits,
+            "step_boundaries": sum(1 for a in graph.op_after if a),
             "forced": graph.forced,
         },
     }
