@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from costmodels.hardware.links import Link, get_link
+from costmodels.nccl import rccl_constants as RCCL
 from costmodels.nccl.constants import MULTI_GPU_PROCESS_HOST_US, MULTI_GPU_PROCESS_STARTUP_US
 from costmodels.nccl.fabrics import IntraFabric, custom_fabric, get_fabric
 from costmodels.nccl.system import NcclSystem
@@ -99,6 +100,14 @@ def _process_costs(gpus_per_process: int) -> dict[str, object]:
     return {"host_enqueue_s": MULTI_GPU_PROCESS_HOST_US * 1e-6, "startup_s": startup}
 
 
+def _library_costs(fabric: IntraFabric, gpus_per_process: int) -> dict[str, object]:
+    """RCCL's fitted launch and start-up on AMD fabrics (rccl_constants), one GPU per process."""
+    if fabric.library != "rccl" or gpus_per_process != 1:
+        return {}
+    startup = tuple(RCCL.STARTUP_US[k] * 1e-6 for k in ("ll", "ll128", "simple"))
+    return {"launch_s": RCCL.LAUNCH_US * 1e-6, "startup_s": startup}
+
+
 def _fabric(gpu: str | None, intra_bandwidth_Bps: float | None) -> IntraFabric:
     if gpu is not None:
         return get_fabric(gpu)
@@ -171,7 +180,8 @@ def system_from_cluster(
         intra_Bps_per_gpu=intra_bandwidth_Bps, nic_Bps_each=nic_bw, nics_per_node=nics_per_node,
         nic_name=nic_name, nic_latency_s=nic_latency,
         intra_hop_latency_s=intra_latency_s or 0.0, collnet=collnet, transport=chosen,
-        nic_nominal_Bps=nominal, **_process_costs(gpus_per_process),
+        nic_nominal_Bps=nominal,
+        **(_process_costs(gpus_per_process) | _library_costs(fabric, gpus_per_process)),
         **({"cpu_vendor": cpu_vendor} if cpu_vendor is not None else {}),
         **({"launch_s": launch_s} if launch_s is not None else {}),
     )  # fmt: skip

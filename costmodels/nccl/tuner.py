@@ -40,6 +40,7 @@ from costmodels.nccl import constants as K
 from costmodels.nccl.availability import candidates, canonical_operation
 from costmodels.nccl.bandwidth import BandwidthTerm, bandwidth_term, channels
 from costmodels.nccl.latency import LatencyTerm, latency_term
+from costmodels.nccl.rccl import is_rccl, rccl_terms
 from costmodels.nccl.system import NcclSystem
 
 
@@ -80,6 +81,9 @@ def plan(op: str, system: NcclSystem, algorithm: str = "auto", protocol: str = "
     op = canonical_operation(op)
     if system.p == 1:
         return ()
+    if is_rccl(system):  # AMD xGMI: RCCL's tuner (costmodels.nccl.rccl)
+        return tuple(Candidate(a, p, lat, band, band.seconds_per_byte(system))
+                     for a, p, lat, band in rccl_terms(op, system, algorithm, protocol))
     chans = channels(system)
     out = []
     for name, proto in candidates(op, system, algorithm, protocol):
