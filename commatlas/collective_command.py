@@ -8,6 +8,7 @@ convention. ``--json`` prints ``{"rows": [{"size_bytes", "time_s", "algbw_GBps",
 Usage::
 
     commatlas collective all-gather --cluster aws-p5 --gpus 64 --sizes 256MiB
+    commatlas collective all-reduce --cluster gb200-nvl72 --nodes 16 --sizes 1 GiB
     commatlas collective all-reduce --gpus 16 --gpus-per-node 8 --gpu a100-80gb \\
         --inter "InfiniBand HDR" --nics-per-node 8 --sizes 1K 1M 64M 1G
 """
@@ -35,7 +36,7 @@ PROG = "commatlas collective"
 OPERATIONS = ("all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce", "alltoall",
               "sendrecv")  # fmt: skip
 ALGORITHMS = ("auto", "ring", "tree", "nvls", "nvls-tree", "collnet", "collnet-direct",
-              "collnet-chain", "pat")  # fmt: skip
+              "collnet-chain", "pat", "msccl")  # fmt: skip
 PROTOCOLS = ("auto", "simple", "ll", "ll128")
 # fields of costmodels.nccl's messages -> the flags that set them
 FLAGS = {"gpus_per_node": "--gpus-per-node", "nodes": "--gpus / --gpus-per-node",
@@ -61,6 +62,25 @@ def read_size(text: str) -> float:
     return value
 
 
+_UNIT_ONLY = re.compile(r"^\s*[A-Za-z]+\s*$")
+_DECIMAL_KB = re.compile(r"(?<=[0-9\s])KB\b")
+
+
+def read_sizes(items: list[str]) -> list[float]:
+    """``--sizes`` as people type them: nccl-tests' suffixes (1K, 64M), unit strings ('1 MB'),
+    a number and its unit as two words (``--sizes 1 GiB`` arrives as '1', 'GiB') and 'KB' /
+    '64KB', taken as decimal kilobytes (1 KB = 1,000 B, as the SI 'kB'; 'KiB' and nccl-tests'
+    'K' are 1,024)."""
+    joined: list[str] = []
+    for text in items:
+        if joined and _UNIT_ONLY.match(text) and _NCCL_TESTS_SIZE.match(joined[-1]) and not (
+                _NCCL_TESTS_SIZE.match(joined[-1]).group(2)):  # fmt: skip
+            joined[-1] = f"{joined[-1]} {text.strip()}"
+        else:
+            joined.append(text)
+    return [read_size(_DECIMAL_KB.sub("kB", text)) for text in joined]
+
+
 def _algorithm(name: str, op: str, system: Any) -> str:
     if name != "collnet":
         return name
@@ -70,6 +90,25 @@ def _algorithm(name: str, op: str, system: Any) -> str:
     return "collnet-direct" if why_not(op, "collnet-direct", system) is None else "collnet-chain"
 
 
+def total_gpus(args: argparse.Namespace, preset: Any) -> int:
+    """--gpus, or --nodes x GPUs per node (--gpus-per-node, else the --cluster preset's)."""
+    nodes = getattr(args, "nodes", None)
+    if nodes is None:
+        if args.gpus is None:
+            raise ValueError("give --gpus (GPUs in total) or --nodes with --gpus-per-node")
+        return args.gpus
+    per_node = args.gpus_per_node or (preset.gpus_per_node if preset is not None else None)
+    if per_node is None:
+        raise ValueError("--nodes needs --gpus-per-node (or a --cluster preset)")
+    if nodes * per_node > MAX_GPUS:
+        raise ValueError(f"--nodes {nodes:,} x {per_node} GPUs per node is more than "
+                         f"{MAX_GPUS:,} GPUs")  # fmt: skip
+    if args.gpus is not None and args.gpus != nodes * per_node:
+        raise ValueError(f"--gpus {args.gpus} disagrees with --nodes {nodes} x {per_node} GPUs "
+                         "per node; give one of them")  # fmt: skip
+    return nodes * per_node
+
+
 def build_system(args: argparse.Namespace, op: str) -> Any:
     """The NcclSystem of the flags (a cluster preset and explicit overrides, then the profile's
     fitted numbers)."""
@@ -77,6 +116,7 @@ def build_system(args: argparse.Namespace, op: str) -> Any:
     from costmodels.units import parse_bandwidth, parse_time
 
     preset = preset_or_none(args)
+    args.gpus = total_gpus(args, preset)
     intra = parse_bandwidth(args.intra, "--intra") if args.intra else None
     latency = parse_time(args.inter_latency, "--inter-latency") if args.inter_latency else None
     sharp = args.sharp if args.sharp is not None else (True if args.collnet else None)
@@ -140,19 +180,28 @@ def assumptions(system: Any, op: str, algorithm: str, protocol: str) -> list[str
     """Plain sentences: what the numbers assume and which are preset, given or fitted."""
     lines = [f"{system.p} GPUs = {system.nodes} node(s) x {system.gpus_per_node} GPUs per node",
              *system.notes]  # fmt: skip
+    rccl = system.fabric.library == "rccl"
+    library = "RCCL" if rccl else "NCCL"
+    origin = ("(fitted on rccl-tests 8 x MI300X, costmodels/nccl/rccl_constants.py)" if rccl
+              else "(from the shipped logs, costmodels/nccl/constants.py)")  # fmt: skip
     lines.append(
         f"per-call launch {system.launch_s * 1e6:.3g} us and protocol start-up "
         f"{'/'.join(f'{t * 1e6:.3g}' for t in system.startup_s)} us (LL/LL128/Simple) "
-        + ("(fitted)" if any("fitted" in n for n in system.notes) else "(from the shipped "
-           "logs, costmodels/nccl/constants.py)") + ", added after NCCL's choice"
+        + ("(fitted)" if any("fitted" in n for n in system.notes) else origin)
+        + f", added after {library}'s choice"
     )  # fmt: skip
+    if rccl:
+        lines.append("AMD GPUs run RCCL (ROCm/rccl 2.21.5): its tuner's tables (tuning_model_5)"
+                     " pick ring or tree with LL or Simple (no LL128, NVLS, CollNet); on one "
+                     "node of 8 MI300X/MI325X MSCCL's allpairs programs take all-reduces of "
+                     "1 KiB-16 MiB (costmodels/nccl/rccl.py)")  # fmt: skip
     if system.host_enqueue_s:
         lines.append(f"one process drives {system.gpus_per_node} GPUs: host enqueue "
                      f"{system.host_enqueue_s * 1e6:.3g} us per call overlaps the device's "
                      "fixed latency")  # fmt: skip
-    choice = ("NCCL's tuner rule on NCCL's own view (port speeds, the plugin's latency, no "
-              "per-call costs): the lowest estimate per size; the time is that pair's on the "
-              "realised system")  # fmt: skip
+    choice = (f"{library}'s tuner rule on {library}'s own view (port speeds, the plugin's "
+              "latency, no per-call costs): the lowest estimate per size; the time is that "
+              "pair's on the realised system")  # fmt: skip
     if algorithm != "auto" or protocol != "auto":
         choice = f"forced: algorithm {algorithm}, protocol {protocol}"
     lines.append(choice)
@@ -167,7 +216,7 @@ def run_collective(args: argparse.Namespace) -> int:
     try:
         op = canonical_operation(args.op)
         check_items(args.sizes, "--sizes")
-        sizes = [read_size(text) for text in args.sizes]
+        sizes = read_sizes(args.sizes)
         system = build_system(args, op)
         algorithm = _algorithm(args.algorithm, op, system)
         estimate = collective_time(op, sizes, system, algorithm, args.protocol, args.dtype)
@@ -198,8 +247,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     cmd = sub.add_parser("collective", help="one collective over sizes, as NCCL would run it")
     cmd.add_argument("op", metavar="OP", choices=OPERATIONS,
                      help=f"one of {', '.join(OPERATIONS)}")  # fmt: skip
-    cmd.add_argument("--gpus", type=bounded_int(1, MAX_GPUS), required=True,
-                     help="GPUs (ranks) in total")  # fmt: skip
+    cmd.add_argument("--gpus", type=bounded_int(1, MAX_GPUS),
+                     help="GPUs (ranks) in total (or give --nodes)")  # fmt: skip
+    cmd.add_argument("--nodes", type=bounded_int(1, MAX_NODES),
+                     help="nodes (NVL72 racks count as one); GPUs = nodes x --gpus-per-node "
+                     "(or the --cluster preset's)")  # fmt: skip
     cmd.add_argument("--gpus-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE),
                      help="GPUs per node, behind one intra-node fabric (a GB200 NVL72 rack is "
                      "one); default: the --cluster preset's")  # fmt: skip
@@ -232,7 +284,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                      "trace measured calibrate the model, as --profile does")  # fmt: skip
     cmd.add_argument("--sizes", nargs="+", required=True, type=nonempty(MAX_UNIT_TEXT),
                      help="message sizes with a unit: nccl-tests' suffixes (1K, 64M, 1G: "
-                     "binary) or '1 MB', '8 B'; a bare number is rejected")  # fmt: skip
+                     "binary), '1 MB', '1 GiB' (quoted or not), '64KB' (KB = 1,000 B, as kB); "
+                     "a bare number is rejected")  # fmt: skip
     cmd.add_argument(
         "--json",
         action="store_true",

@@ -181,9 +181,9 @@ def system_from_cluster(
         nic_name=nic_name, nic_latency_s=nic_latency,
         intra_hop_latency_s=intra_latency_s or 0.0, collnet=collnet, transport=chosen,
         nic_nominal_Bps=nominal,
-        **(_process_costs(gpus_per_process) | _library_costs(fabric, gpus_per_process)),
+        **(_process_costs(gpus_per_process) | _library_costs(fabric, gpus_per_process)
+           | ({"launch_s": launch_s} if launch_s is not None else {})),
         **({"cpu_vendor": cpu_vendor} if cpu_vendor is not None else {}),
-        **({"launch_s": launch_s} if launch_s is not None else {}),
     )  # fmt: skip
     if nodes > 1:
         notes.append(

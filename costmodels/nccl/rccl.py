@@ -119,7 +119,12 @@ def _bandwidth(op: str, algorithm: str, protocol: str, system: NcclSystem) -> Ba
     if algorithm == "p2p":
         return BandwidthTerm(a_intra, a_net, 1.0)
     if not system.tuner_view:
-        return BandwidthTerm(a_intra, a_net, R.REAL_ETA[protocol])
+        if protocol != "simple":
+            return BandwidthTerm(a_intra, a_net, R.REAL_ETA[protocol])
+        # Simple: the share applies to the xGMI links only (the NICs' rate is already achieved)
+        one_node = system.nodes == 1 or algorithm == "tree"  # a tree chains the node's GPUs
+        share = R.REAL_ETA["simple"] if one_node else R.XGMI_SIGNAL_RATIO
+        return BandwidthTerm(a_intra / share, a_net, 1.0)
     eta = R.BW_RATIO[algorithm][protocol][0 if system.nodes <= 2 else 1]
     if (algorithm == "ring" and protocol == "ll" and op in ("broadcast", "reduce")
             and system.nodes == 1):  # fmt: skip

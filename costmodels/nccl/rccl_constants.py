@@ -92,6 +92,12 @@ MSCCL_RANKS = 8
 # * MSCCL allpairs Simple, 512 KiB-16 MiB: 150 us at 16 MiB, 36.7 at 2 MiB (8.1 us/MiB).
 # Ring LL's share of the links is not visible on one node (MSCCL takes those sizes); NCCL's 0.5
 # is kept.
+# * on several nodes the xGMI links do not bound a Simple ring: 2 x 8 MI300X reach 357 GB/s busbw
+#   at 16 GiB (8 x 400 Gbit/s RoCE at 0.9 = 360 GB/s per node), more than one node's 316. The
+#   1-node share is a limit of the one-node ring, not of the links; across nodes the links'
+#   signalled 64 GB/s per direction (128 GB/s bidirectional per link, fabrics.py) = 64/48 of
+#   RCCL's figure is taken, so the NICs bound the ring.
+XGMI_SIGNAL_RATIO = 64.0 / 48.0
 LAUNCH_US = 8.0
 STARTUP_US = {"ll": 0.0, "ll128": 0.0, "simple": 0.0}
 REAL_HOP_US = {"ll": 0.85, "ll128": 0.85, "simple": 3.4}

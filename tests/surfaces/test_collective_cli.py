@@ -140,8 +140,8 @@ def test_profile_calibrates(capsys, tmp_path) -> None:
         (["all-reduce", *A100, "--sizes", "1T"], "write '1 TB' or '1 TiB'"),
         (["all-reduce", "--gpus", "1024", "--gpus-per-node", "1024", "--gpu", "a100", "--sizes",
           "1M"], "--gpus-per-node: 1024 GPUs do not fit"),
-        (["all-reduce", "--gpus", "8", "--gpus-per-node", "8", "--gpu", "mi300x", "--sizes", "1M"],
-         "xGMI"),
+        (["all-reduce", "--gpus", "8", "--gpus-per-node", "8", "--gpu", "mi300x", "--algorithm",
+          "nvls", "--sizes", "1M"], "does not exist in RCCL"),  # issue 40: AMD is modelled
         (["all-reduce", "--gpus", "8", "--gpus-per-node", "8", "--gpu", "tpu", "--sizes", "1M"],
          "unknown GPU"),
         (["all-reduce", "--gpus", "8", "--gpus-per-node", "8", "--sizes", "1M"], "--gpu"),
