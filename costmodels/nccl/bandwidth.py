@@ -178,11 +178,14 @@ def bandwidth_term(op: str, algorithm: str, protocol: str, system: NcclSystem) -
             eta /= ratio - (ratio - 1) / 2
         return BandwidthTerm(a_intra, a_net, eta)
     if algorithm in ("nvls", "nvls-tree"):
+        fill = (() if system.tuner_view or algorithm != "nvls" or system.nodes > 1
+                else (K.NVLS_FILL_DEPTH, float(K.NVLS_FILL_CAP_BYTES)))  # fmt: skip
         return BandwidthTerm(
             a_intra,
             a_net,
             link / _nvls_seconds(op, algorithm, system),
             *_nvls_correction(algorithm, system),
+            *fill,
         )
     if algorithm == "pat":
         return BandwidthTerm(a_intra, a_net, K.PAT_FRACTION)
