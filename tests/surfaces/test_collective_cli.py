@@ -55,6 +55,29 @@ def test_json_contract(capsys) -> None:
     assert data["gpus"] == 16 and data["nodes"] == 2
 
 
+def test_amd_nodes_and_sizes_as_people_write_them(capsys) -> None:
+    """Issue 40: AMD GPUs run (RCCL), --nodes, '1 GiB' as two words, KB = 1,000 B."""
+    code, out, err = _run(capsys, "collective", "all-reduce", "--gpu", "mi300x", "--nodes", "1",
+                          "--gpus-per-node", "8", "--sizes", "1", "GiB", "64KB", "1KB", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert [r["size_bytes"] for r in data["rows"]] == [2.0**30, 64000.0, 1000.0]
+    # 1,000 B = 250 floats: below MSCCL's 256-float loop, so RCCL's ring takes it
+    assert [r["algorithm"] for r in data["rows"]] == ["ring", "msccl", "ring"]
+    assert "RCCL" in " ".join(data["assumptions"]) and data["gpus"] == 8
+    code, out, err = _run(capsys, "collective", "all-gather", "--cluster", "gb200-nvl72",
+                          "--nodes", "2", "--sizes", "1 GiB", "--json")
+    assert code == 0, err
+    assert json.loads(out)["gpus"] == 144 and json.loads(out)["nodes"] == 2
+    for argv, message in (
+        (["--nodes", "2", "--gpu", "h100"], "--nodes needs --gpus-per-node"),
+        (["--nodes", "2", "--gpus-per-node", "8", "--gpus", "8", "--gpu", "h100"], "disagrees"),
+        (["--gpus-per-node", "8", "--gpu", "h100"], "give --gpus"),
+    ):
+        code, out, err = _run(capsys, "collective", "all-reduce", *argv, "--sizes", "1M")
+        assert code == 2 and out == "" and message in err, err
+
+
 @pytest.mark.parametrize("op", ["all-gather", "reduce-scatter", "broadcast", "reduce", "alltoall",
                                 "sendrecv"])  # fmt: skip
 def test_every_operation_runs(capsys, op: str) -> None:
