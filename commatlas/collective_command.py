@@ -109,6 +109,21 @@ def total_gpus(args: argparse.Namespace, preset: Any) -> int:
     return nodes * per_node
 
 
+def _gpus_per_process(text: str, gpus_per_node: int) -> int:
+    """--gpus-per-process: a whole number, or 'all' (one process drives every GPU of a node,
+    nccl-tests -g G as most published tables were run)."""
+    if text.strip().lower() == "all":
+        return gpus_per_node
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"--gpus-per-process: expected 1, 2, ... or 'all', got {text!r}") from None
+    if not 1 <= value <= gpus_per_node:
+        raise ValueError(f"--gpus-per-process: {value} is not from 1 to the {gpus_per_node} GPUs "
+                         "of a node")  # fmt: skip
+    return value
+
+
 def build_system(args: argparse.Namespace, op: str) -> Any:
     """The NcclSystem of the flags (a cluster preset and explicit overrides, then the profile's
     fitted numbers)."""
@@ -149,7 +164,8 @@ def build_system(args: argparse.Namespace, op: str) -> Any:
         if args.gpu is None:
             kwargs.pop("fabric", None)
     system = system_from_cluster(
-        **kwargs, inter_latency_s=latency, gpus_per_process=args.gpus_per_process
+        **kwargs, inter_latency_s=latency,
+        gpus_per_process=_gpus_per_process(args.gpus_per_process, kwargs["gpus_per_node"]),
     )
     if system.nodes > MAX_NODES:
         raise ValueError(f"--gpus {system.p} at {system.gpus_per_node} GPUs per node are "
@@ -270,8 +286,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--collnet", action="store_true", help="the same as --sharp")
     cmd.add_argument("--dtype", default="float", choices=("float", "bf16", "fp16", "fp8"),
                      help="element type: NCCL relegates fp8 rings on more than 8 ranks")
-    cmd.add_argument("--gpus-per-process", type=bounded_int(1, 1024), default=1,
-                     help="GPUs one process drives (nccl-tests -g); 1 for torchrun jobs")
+    cmd.add_argument("--gpus-per-process", type=nonempty(20), default="1",
+                     help="GPUs one process drives (nccl-tests -g): 1 for torchrun jobs (and "
+                     "nccl-tests -g 1), 'all' for one process per node (-g 8)")
     cmd.add_argument("--algorithm", choices=ALGORITHMS, default="auto",
                      help="auto: NCCL's tuner picks per message, as the library does")  # fmt: skip
     cmd.add_argument("--protocol", choices=PROTOCOLS, default="auto",

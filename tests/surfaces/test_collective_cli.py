@@ -11,6 +11,7 @@ from costmodels.calibration.nccl_shipped_logs import LOG_DIR
 from costmodels.calibration.profile import parse_nccl_tests, profile_from_measurements, save_profile
 
 A100 = ["--gpus", "8", "--gpus-per-node", "8", "--gpu", "a100-80gb"]
+H100_NODE = ["--gpus", "8", "--gpus-per-node", "8", "--gpu", "h100"]
 ROW_KEYS = {"size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "algorithm", "protocol"}
 
 
@@ -69,7 +70,17 @@ def test_amd_nodes_and_sizes_as_people_write_them(capsys) -> None:
                           "--nodes", "2", "--sizes", "1 GiB", "--json")
     assert code == 0, err
     assert json.loads(out)["gpus"] == 144 and json.loads(out)["nodes"] == 2
+    # --gpus-per-process all = one process per node (nccl-tests -g 8)
+    rows = {}
+    for value in ("all", "8", "1"):
+        code, out, err = _run(capsys, "collective", "all-reduce", *H100_NODE, "--sizes", "1K",
+                              "--gpus-per-process", value, "--json")  # fmt: skip
+        assert code == 0, err
+        rows[value] = json.loads(out)["rows"][0]["time_s"]
+    assert rows["all"] == rows["8"] != rows["1"]
     for argv, message in (
+        ([*H100_NODE, "--gpus-per-process", "9"], "not from 1 to the 8 GPUs"),
+        ([*H100_NODE, "--gpus-per-process", "some"], "or 'all'"),
         (["--nodes", "2", "--gpu", "h100"], "--nodes needs --gpus-per-node"),
         (["--nodes", "2", "--gpus-per-node", "8", "--gpus", "8", "--gpu", "h100"], "disagrees"),
         (["--gpus-per-node", "8", "--gpu", "h100"], "give --gpus"),
