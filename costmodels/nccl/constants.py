@@ -173,6 +173,14 @@ HARNESS_STARTUP_US = {"ll": 4.0, "ll128": 5.0, "simple": 5.0}
 # NVLS_FILL_DEPTH times the bytes' own time (a pipeline fill, priced in the time only).
 NVLS_FILL_CAP_BYTES = 64 * 2**10
 NVLS_FILL_DEPTH = 48.0
+# NCCL launches this many NVLS CTAs (src/transport/nvls.cc lines 155-157, 209-214, and
+# ncclNvlsTreeSm100Tuning lines 164-197 for several Blackwell nodes: 32 on 2 nodes with NICs of
+# >= 48 GB/s, else 24 with NICs of 48-96 GB/s; src/enqueue.cc line 2085 uses them as the call's
+# channels), while its tuner prices the NVLS graph's channels (up to 32, one per head GPU). The
+# realised time spreads the graph's bandwidth over the CTAs: x min(1, CTAs / graph channels)
+# (a GB200 NVL72 rack: 24 CTAs for 32 heads; 8-GPU H100/B200 nodes are not affected).
+NVLS_CTAS = {"hopper": 16, "blackwell-one-domain": 24, "blackwell-two-nodes": 32,
+             "blackwell-nodes": 24}  # fmt: skip
 # Latency of one peer of a point-to-point group (all-to-all, send/recv), us. NCCL has no tuner
 # entry for point-to-point. The shipped superbench 8 x A100 all-to-all log's small sizes take
 # about 87 us: the harness's 40 us Simple start-up after max(34.2 us host, 8 us launch + 7 peers

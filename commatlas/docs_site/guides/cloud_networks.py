@@ -119,7 +119,10 @@ def page_text(tax: Taxonomy) -> str:
         "grows nine times slower per byte below 16 MiB). NCCL's tuner leaves the fill out; the "
         "time here includes it.",
         "- **Racks.** A GB200 NVL72 rack is one NCCL node of 72 GPUs (multi-node NVLink); "
-        "traffic between racks crosses the InfiniBand network at 72 NICs a rack.",
+        "traffic between racks crosses the InfiniBand network at 72 NICs a rack. Inside a rack "
+        "NCCL runs NVLS, across racks NVLS-tree; its tuner prices the NVLS graph's 32 channels "
+        "but launches 24 CTAs on one rack (32 on two, 24 on more with 400 Gbit/s NICs), and the "
+        "time here follows the CTAs (`costmodels/nccl/constants.py` NVLS_CTAS).",
         "- **AMD nodes.** MI300X, MI325X and MI355X nodes are eight GPUs fully connected by "
         "Infinity Fabric (xGMI: seven links per GPU, 48 GB/s each as RCCL counts them). They "
         "run RCCL: its tuner's own tables pick ring or tree with LL or Simple (no LL128, NVLS or "
