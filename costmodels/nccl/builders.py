@@ -164,10 +164,11 @@ def system_from_cluster(
     shipped superbench logs (constants.py).
     """
     fabric = get_fabric(fabric) if fabric is not None else _fabric(gpu, intra_bandwidth_Bps)
+    figure = f"preset, {fabric.library.upper()} topology figure"
     notes = [
         f"intra-node: {fabric.name}; "
         f"{(intra_bandwidth_Bps or fabric.bus_Bps_per_gpu) / 1e9:.4g} GB/s per GPU, one "
-        f"direction ({'given' if intra_bandwidth_Bps else 'preset, NCCL topology figure'})"
+        f"direction ({'given' if intra_bandwidth_Bps else figure})"
     ]
     nic_name, nic_bw, nominal = "network", None, None
     if nic_bandwidth_Bps is not None:
