@@ -26,6 +26,7 @@ from costmodels.nccl.constants import (
     HARNESS_HOST_PER_GPU_US,
     HARNESS_STARTUP_US,
     MULTI_GPU_PROCESS_HOST_US,
+    MULTI_GPU_PROCESS_STARTUP_RAMP_BYTES,
     MULTI_GPU_PROCESS_STARTUP_US,
 )
 from costmodels.nccl.fabrics import IntraFabric, custom_fabric, get_fabric
@@ -109,7 +110,8 @@ def _process_costs(gpus_per_process: int, fabric: IntraFabric) -> dict[str, obje
         return {}
     if fabric.arch in ("volta", "ampere"):
         startup = tuple(MULTI_GPU_PROCESS_STARTUP_US[k] * 1e-6 for k in ("ll", "ll128", "simple"))
-        return {"host_enqueue_s": MULTI_GPU_PROCESS_HOST_US * 1e-6, "startup_s": startup}
+        return {"host_enqueue_s": MULTI_GPU_PROCESS_HOST_US * 1e-6, "startup_s": startup,
+                "startup_ramp_bytes": float(MULTI_GPU_PROCESS_STARTUP_RAMP_BYTES)}
     startup = tuple(HARNESS_STARTUP_US[k] * 1e-6 for k in ("ll", "ll128", "simple"))
     return {"host_enqueue_s": HARNESS_HOST_PER_GPU_US * gpus_per_process * 1e-6,
             "startup_s": startup, "launch_s": 0.0}  # fmt: skip

@@ -181,11 +181,13 @@ def _latency(op: str, algorithm: str, protocol: str, system: NcclSystem) -> Late
             low = 64.0 * 2 ** msccl_indices(protocol)[0]
             return LatencyTerm(0.0, 1.0, 0, 0.0, 0, 0.0, plateau_bytes=low, plateau_factor=0.0)
         return LatencyTerm(system.launch_s, R.MSCCL_FIXED_US[protocol] * US, 0, 0.0, 0, 0.0,
-                           startup_s=start, host_s=system.host_enqueue_s)  # fmt: skip
+                           startup_s=start, host_s=system.host_enqueue_s,
+                           startup_ramp_bytes=system.startup_ramp_bytes)  # fmt: skip
     p, g, nodes = system.p, system.gpus_per_node, system.nodes
     base = R.BASE_LATENCY_US[protocol] * US if system.tuner_view else 0.0
     intra, inter = _hops(algorithm, protocol, system)
-    common = {"startup_s": start, "host_s": system.host_enqueue_s}
+    common = {"startup_s": start, "host_s": system.host_enqueue_s,
+              "startup_ramp_bytes": system.startup_ramp_bytes}
     if algorithm == "tree":
         levels = int(math.floor(math.log2(nodes)))
         return LatencyTerm(system.launch_s, base, 2 * (g - 1), intra, 2 * levels, inter, **common)

@@ -60,7 +60,9 @@ class Candidate:
         factor = np.where(nbytes >= lat.plateau_bytes, lat.plateau_factor, 1.0)
         correction = tree_correction(band.tree_correction, nbytes, band.correction_end)
         fill = band.fill_depth * np.minimum(nbytes, band.fill_cap_bytes) * self.seconds_per_byte
-        fixed = np.maximum(lat.host_s, lat.overhead_s + factor * lat.nccl_s) + lat.startup_s
+        ramp = (np.minimum(1.0, nbytes / lat.startup_ramp_bytes) if lat.startup_ramp_bytes
+                else 1.0)  # fmt: skip
+        fixed = np.maximum(lat.host_s, lat.overhead_s + factor * lat.nccl_s) + ramp * lat.startup_s
         return fixed + nbytes * self.seconds_per_byte / correction + fill
 
 
