@@ -76,6 +76,9 @@ MSCCL_ALLREDUCE_WINDOWS = (
     ("simple", 524288, 16777216, 2048),  # allreduce-allpairs-8n-simple-op.xml, 512
 )  # (protocol, minBytes, maxBytes, float bytes per loop)
 MSCCL_RANKS = 8
+# MSCCL++ (src/init.cc lines 96-111, 2034-2040: all-reduce up to RCCL_MSCCLPP_THRESHOLD, 1 MiB)
+# needs every process on its own host (msccl_lifecycle.cc mscclppCommCompatible ->
+# allProcessHostsUnique), so the 8 ranks of one node do not take it: not modelled.
 
 # --- FITTED: the realised time on AMD fabrics -------------------------------------------------
 # RCCL's tuner constants choose the (algorithm, protocol); they are not the time (its LL bus
