@@ -242,20 +242,15 @@ NODE_FABRICS: dict[str, IntraFabric] = {
     ),
 }  # fmt: skip
 
-_NOT_MODELLED: dict[str, str] = {}
-
-
 def fabric_for_gpu(name: str) -> IntraFabric:
     """The default fabric of a GPU preset (any spelling costmodels.hardware.get_gpu accepts).
 
     Raises ValueError for an unknown GPU and :class:`NotModelledError` for one whose fabric this
-    model does not describe (AMD xGMI).
+    model does not describe (a PCIe board without a fabric preset, such as the L40S). AMD's
+    MI300X, MI325X and MI355X have their xGMI fabrics (issue 40; RCCL's tuner runs them).
     """
     if not isinstance(name, str):
         raise TypeError(f"gpu must be a str, got {type(name).__name__}")
-    key = "".join(ch for ch in name.lower() if ch.isalnum())
-    if key in _NOT_MODELLED:
-        raise NotModelledError(f"gpu {name!r}: {_NOT_MODELLED[key]}")
     gpu = get_gpu(name)  # ValueError listing the presets
     if gpu.name not in FABRICS:
         raise NotModelledError(f"gpu {name!r}: no intra-node fabric is modelled for {gpu.name}")
@@ -272,12 +267,13 @@ def get_fabric(name: str) -> IntraFabric:
 def fabric_preset(gpu: str | None, gpus_per_node: int) -> str | None:
     """``gpu`` when its fabric is modelled and a node of ``gpus_per_node`` fits one such board,
     else None: the caller then describes the node by its intra-node bandwidth alone
-    (:func:`custom_fabric`). Unknown names, MI300X and 16 GPUs per node of 8-GPU boards alike."""
+    (:func:`custom_fabric`). Unknown names, GPUs without a fabric preset and 16 GPUs per node
+    of 8-GPU boards alike."""
     if gpu is None:
         return None
     try:
         fabric = fabric_for_gpu(gpu)
-    except ValueError:  # not a preset, or NotModelledError (AMD xGMI)
+    except ValueError:  # not a preset, or NotModelledError (no fabric preset)
         return None
     return gpu if gpus_per_node <= fabric.max_gpus else None
 
