@@ -87,12 +87,13 @@ def _p2p(op: str, system: NcclSystem) -> LatencyTerm:
     inter = K.P2P_PEER_LATENCY_US["net"] * US + system.nic_latency_s
     g, p, multi = system.gpus_per_node, system.p, system.nodes > 1
     host, simple = system.host_enqueue_s, system.startup_s[2]
-    ramp = system.startup_ramp_bytes
+    # the superbench all-to-all pays its whole start-up at every size (87 us from 1 KiB on):
+    # point-to-point takes no ramp (startup_ramp_bytes stays 0)
     if op == "all-to-all":
         return LatencyTerm(system.launch_s, 0.0, g - 1, intra, p - g, inter, startup_s=simple,
-                           host_s=host, startup_ramp_bytes=ramp)  # fmt: skip
+                           host_s=host)  # fmt: skip
     return LatencyTerm(system.launch_s, 0.0, 0 if multi else 1, intra, 1 if multi else 0, inter,
-                       startup_s=simple, host_s=host, startup_ramp_bytes=ramp)  # fmt: skip
+                       startup_s=simple, host_s=host)  # fmt: skip
 
 
 def latency_term(

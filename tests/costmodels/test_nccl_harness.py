@@ -39,3 +39,18 @@ def test_dev_logs_meet_the_issue_targets_in_sample() -> None:
         points = azure_allreduce(name)
         assert summary(points, MIB)["mean"] <= 0.10, name
         assert summary(points, 0.0, MIB)["mean"] <= 0.15, name
+
+
+def test_shipped_logs_below_one_mib_in_sample() -> None:
+    """The superbench -g 8 logs: the start-up ramps in below 1 MiB (point-to-point excepted)."""
+    import numpy as np
+
+    from costmodels.calibration.nccl_shipped_logs import SHIPPED_LOGS
+    from costmodels.calibration.profile import parse_nccl_tests
+
+    for log in SHIPPED_LOGS:
+        rows = sorted((m.bytes, m.busbw_Bps) for m in parse_nccl_tests(
+            log.path.read_text(encoding="utf-8"), log.op) if 0 < m.bytes < MIB and m.busbw_Bps)
+        est = collective_time(log.op, [r[0] for r in rows], system_from_cluster(**log.cluster))
+        error = np.mean(np.abs(est.busbw_Bps / np.array([r[1] for r in rows]) - 1))
+        assert error <= 0.15, (log.file, error)
