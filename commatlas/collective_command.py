@@ -8,6 +8,7 @@ convention. ``--json`` prints ``{"rows": [{"size_bytes", "time_s", "algbw_GBps",
 Usage::
 
     commatlas collective all-gather --cluster aws-p5 --gpus 64 --sizes 256MiB
+    commatlas collective all-reduce --cluster gb200-nvl72 --nodes 16 --sizes 1 GiB
     commatlas collective all-reduce --gpus 16 --gpus-per-node 8 --gpu a100-80gb \\
         --inter "InfiniBand HDR" --nics-per-node 8 --sizes 1K 1M 64M 1G
 """
@@ -15,14 +16,13 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from typing import Any
 
 from commatlas.cli_types import bounded_int, flag_message, nonempty
+from commatlas.collective_args import gpus_per_process, read_sizes, total_gpus
 from commatlas.network_flags import add_network_flags, preset_or_none
 from costmodels.limits import (
-    MAX_BYTES,
     MAX_GPUS,
     MAX_GPUS_PER_NODE,
     MAX_NODES,
@@ -35,32 +35,12 @@ PROG = "commatlas collective"
 OPERATIONS = ("all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce", "alltoall",
               "sendrecv")  # fmt: skip
 ALGORITHMS = ("auto", "ring", "tree", "nvls", "nvls-tree", "collnet", "collnet-direct",
-              "collnet-chain", "pat")  # fmt: skip
+              "collnet-chain", "pat", "msccl")  # fmt: skip
 PROTOCOLS = ("auto", "simple", "ll", "ll128")
 # fields of costmodels.nccl's messages -> the flags that set them
 FLAGS = {"gpus_per_node": "--gpus-per-node", "nodes": "--gpus / --gpus-per-node",
          "inter": "--inter", "intra": "--intra", "nbytes": "--sizes",
          "nics_per_node": "--nics-per-node", "gpu": "--gpu"}  # fmt: skip
-_NCCL_TESTS_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kKmMgG]?)\s*$")
-_BINARY = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
-
-
-def read_size(text: str) -> float:
-    """nccl-tests' spelling with its suffix (src/common.cu parsesize: 1K, 64M, 1G; K/M/G are
-    binary) or a unit string costmodels.units reads ('1 MB', '1 GiB'); a plain number, which
-    nccl-tests would take as bytes, needs its unit as everywhere."""
-    from costmodels.units import BYTE, needs_unit, parse_bytes
-
-    match = _NCCL_TESTS_SIZE.match(text)
-    if match and not match.group(2):  # nccl-tests reads "8" as bytes; we ask for the unit
-        raise needs_unit(text, "--sizes", BYTE)
-    value = (float(match.group(1)) * _BINARY[match.group(2).lower()] if match
-             else parse_bytes(text, "--sizes"))  # fmt: skip
-    if not 0 < value <= MAX_BYTES:
-        raise ValueError(f"--sizes: {text!r} must be more than 0 bytes and at most 1 EiB")
-    return value
-
-
 def _algorithm(name: str, op: str, system: Any) -> str:
     if name != "collnet":
         return name
@@ -77,6 +57,7 @@ def build_system(args: argparse.Namespace, op: str) -> Any:
     from costmodels.units import parse_bandwidth, parse_time
 
     preset = preset_or_none(args)
+    args.gpus = total_gpus(args, preset)
     intra = parse_bandwidth(args.intra, "--intra") if args.intra else None
     latency = parse_time(args.inter_latency, "--inter-latency") if args.inter_latency else None
     sharp = args.sharp if args.sharp is not None else (True if args.collnet else None)
@@ -109,7 +90,8 @@ def build_system(args: argparse.Namespace, op: str) -> Any:
         if args.gpu is None:
             kwargs.pop("fabric", None)
     system = system_from_cluster(
-        **kwargs, inter_latency_s=latency, gpus_per_process=args.gpus_per_process
+        **kwargs, inter_latency_s=latency,
+        gpus_per_process=gpus_per_process(args.gpus_per_process, kwargs["gpus_per_node"]),
     )
     if system.nodes > MAX_NODES:
         raise ValueError(f"--gpus {system.p} at {system.gpus_per_node} GPUs per node are "
@@ -140,19 +122,28 @@ def assumptions(system: Any, op: str, algorithm: str, protocol: str) -> list[str
     """Plain sentences: what the numbers assume and which are preset, given or fitted."""
     lines = [f"{system.p} GPUs = {system.nodes} node(s) x {system.gpus_per_node} GPUs per node",
              *system.notes]  # fmt: skip
+    rccl = system.fabric.library == "rccl"
+    library = "RCCL" if rccl else "NCCL"
+    origin = ("(fitted on rccl-tests 8 x MI300X, costmodels/nccl/rccl_constants.py)" if rccl
+              else "(from the shipped logs, costmodels/nccl/constants.py)")  # fmt: skip
     lines.append(
         f"per-call launch {system.launch_s * 1e6:.3g} us and protocol start-up "
         f"{'/'.join(f'{t * 1e6:.3g}' for t in system.startup_s)} us (LL/LL128/Simple) "
-        + ("(fitted)" if any("fitted" in n for n in system.notes) else "(from the shipped "
-           "logs, costmodels/nccl/constants.py)") + ", added after NCCL's choice"
+        + ("(fitted)" if any("fitted" in n for n in system.notes) else origin)
+        + f", added after {library}'s choice"
     )  # fmt: skip
+    if rccl:
+        lines.append("AMD GPUs run RCCL (ROCm/rccl 2.21.5): its tuner's tables (tuning_model_5)"
+                     " pick ring or tree with LL or Simple (no LL128, NVLS, CollNet); on one "
+                     "node of 8 MI300X/MI325X MSCCL's allpairs programs take all-reduces of "
+                     "1 KiB-16 MiB (costmodels/nccl/rccl.py)")  # fmt: skip
     if system.host_enqueue_s:
         lines.append(f"one process drives {system.gpus_per_node} GPUs: host enqueue "
                      f"{system.host_enqueue_s * 1e6:.3g} us per call overlaps the device's "
                      "fixed latency")  # fmt: skip
-    choice = ("NCCL's tuner rule on NCCL's own view (port speeds, the plugin's latency, no "
-              "per-call costs): the lowest estimate per size; the time is that pair's on the "
-              "realised system")  # fmt: skip
+    choice = (f"{library}'s tuner rule on {library}'s own view (port speeds, the plugin's "
+              "latency, no per-call costs): the lowest estimate per size; the time is that "
+              "pair's on the realised system")  # fmt: skip
     if algorithm != "auto" or protocol != "auto":
         choice = f"forced: algorithm {algorithm}, protocol {protocol}"
     lines.append(choice)
@@ -167,7 +158,7 @@ def run_collective(args: argparse.Namespace) -> int:
     try:
         op = canonical_operation(args.op)
         check_items(args.sizes, "--sizes")
-        sizes = [read_size(text) for text in args.sizes]
+        sizes = read_sizes(args.sizes)
         system = build_system(args, op)
         algorithm = _algorithm(args.algorithm, op, system)
         estimate = collective_time(op, sizes, system, algorithm, args.protocol, args.dtype)
@@ -198,8 +189,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     cmd = sub.add_parser("collective", help="one collective over sizes, as NCCL would run it")
     cmd.add_argument("op", metavar="OP", choices=OPERATIONS,
                      help=f"one of {', '.join(OPERATIONS)}")  # fmt: skip
-    cmd.add_argument("--gpus", type=bounded_int(1, MAX_GPUS), required=True,
-                     help="GPUs (ranks) in total")  # fmt: skip
+    cmd.add_argument("--gpus", type=bounded_int(1, MAX_GPUS),
+                     help="GPUs (ranks) in total (or give --nodes)")  # fmt: skip
+    cmd.add_argument("--nodes", type=bounded_int(1, MAX_NODES),
+                     help="nodes (NVL72 racks count as one); GPUs = nodes x --gpus-per-node "
+                     "(or the --cluster preset's)")  # fmt: skip
     cmd.add_argument("--gpus-per-node", type=bounded_int(1, MAX_GPUS_PER_NODE),
                      help="GPUs per node, behind one intra-node fabric (a GB200 NVL72 rack is "
                      "one); default: the --cluster preset's")  # fmt: skip
@@ -218,8 +212,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--collnet", action="store_true", help="the same as --sharp")
     cmd.add_argument("--dtype", default="float", choices=("float", "bf16", "fp16", "fp8"),
                      help="element type: NCCL relegates fp8 rings on more than 8 ranks")
-    cmd.add_argument("--gpus-per-process", type=bounded_int(1, 1024), default=1,
-                     help="GPUs one process drives (nccl-tests -g); 1 for torchrun jobs")
+    cmd.add_argument("--gpus-per-process", type=nonempty(20), default="1",
+                     help="GPUs one process drives (nccl-tests -g): 1 for torchrun jobs (and "
+                     "nccl-tests -g 1), 'all' for one process per node (-g 8)")
     cmd.add_argument("--algorithm", choices=ALGORITHMS, default="auto",
                      help="auto: NCCL's tuner picks per message, as the library does")  # fmt: skip
     cmd.add_argument("--protocol", choices=PROTOCOLS, default="auto",
@@ -232,7 +227,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                      "trace measured calibrate the model, as --profile does")  # fmt: skip
     cmd.add_argument("--sizes", nargs="+", required=True, type=nonempty(MAX_UNIT_TEXT),
                      help="message sizes with a unit: nccl-tests' suffixes (1K, 64M, 1G: "
-                     "binary) or '1 MB', '8 B'; a bare number is rejected")  # fmt: skip
+                     "binary), '1 MB', '1 GiB' (quoted or not), '64KB' (KB = 1,000 B, as kB); "
+                     "a bare number is rejected")  # fmt: skip
     cmd.add_argument(
         "--json",
         action="store_true",

@@ -150,6 +150,29 @@ CLUSTERS: dict[str, ClusterPreset] = {
             "traffic between racks crosses the InfiniBand network",
         ),
         ClusterPreset(
+            "azure-nd-mi300x-v5", "Azure ND MI300X v5 (Standard_ND96isr_MI300X_v5)", "MI300X",
+            8, 8, 400, "ib",
+            {"gpu": "MicrosoftDocs/azure-docs nd-mi300x-v5-series: 8 MI300X, 192 GB each; the "
+                    "8 GPUs fully connected by xGMI (costmodels/nccl/fabrics.py)",
+             "nics": "same page: 'Infiniband: Supported, GPUDirect RDMA, 8x400 Gigabit NDR'",
+             "transport": "InfiniBand with GPUDirect RDMA (same page); RCCL's IB verbs",
+             "cpu": "not stated on the stored page: Intel taken (estimate)"},
+            estimates=("cpu",),
+        ),
+        ClusterPreset(
+            "amd-mi355x-pollara", "AMD Instinct MI355X nodes with Pensando Pollara 400 NICs",
+            "MI355X", 8, 8, 400, "roce",
+            {"gpu": "8 MI355X per OAM platform, fully connected xGMI (costmodels/nccl/fabrics.py;"
+                    " 8-GPU OCP trays: jaredwatkins.com MI350 series)",
+             "nics": "AMD Pensando Pollara 400 AI NIC: 'up to 400 Gigabit per second (Gbps) "
+                     "Ethernet', UEC-ready RDMA, PCIe Gen5 x16 (amd.com Pensando page); one per "
+                     "GPU assumed, as AMD's reference nodes (estimate)",
+             "transport": "RoCE v2 through RCCL's IB verbs (AMD's ANP plugin and UEC transport "
+                          "are not modelled: estimate)",
+             "cpu": "AMD EPYC hosts (MLPerf Inference v6.0 AMD MI355X systems: EPYC 9575F)"},
+            cpu_vendor="amd", estimates=("nics (count)", "transport"),
+        ),
+        ClusterPreset(
             "dgx-1-v100", "NVIDIA DGX-1 with V100", "V100 SXM2", 8, 4, 100, "ib",
             {"gpu": "NVIDIA DGX-1 with Tesla V100 system architecture white paper: 8 V100 in a "
                     "hybrid cube-mesh", "nics": "same paper: four 100 Gb InfiniBand NICs "

@@ -162,6 +162,16 @@ GPUS: dict[str, GPU] = {
             "vector rate is half); Infinity Fabric 896 GB/s aggregate (gpu.blog) of 128 GB/s "
             "bidirectional links (emergentmind.com MI300X summary), 448 GB/s each way",
             fp8_tflops=2614.9, nvlink_Bps=448e9, sm_count=304),
+        GPU("MI355X", 2516.6, 2516.6, 157.3, 288, 8.0e12,
+            "AMD Instinct MI355X (CDNA 4, gfx950): 288 GB HBM3E at 8 TB/s (theregister.com "
+            "2025-06-12; boston.co.uk MI355X); 256 compute units, FP32 157.3 TFLOP/s "
+            "(svethardware.cz MI350X/MI355X); FP8 dense 8,192 FLOPs per CU per clock (ISSCC "
+            "2026 report on world-today-news.com: 'five petaflops') = 256 x 8,192 x 2.4 GHz = "
+            "5,033 TFLOP/s; FP16/BF16 taken as half the FP8 rate (estimate: the dense FP16 "
+            "figure itself was not found in a stored source); FP4 dense 10,066 (20.1 PFLOP/s "
+            "with sparsity, tomshardware.com). Infinity Fabric links of ~153 GB/s bidirectional "
+            "(humeconsulting.co), 7 x 76.8 = 537.6 GB/s each way",
+            fp8_tflops=5033.2, nvlink_Bps=537.6e9, sm_count=256, fp4_tflops=10066.3),
         GPU("L40S", 362.05, 362.05, 91.6, 48, 864e9,
             "NVIDIA L40/L40S datasheet table as listed on mullet.se (L40S: BF16/FP16 tensor "
             "362.05 dense (362.1 to one decimal), 733 with sparsity; FP8 733 dense, 1,466 with "
@@ -202,7 +212,8 @@ _ALIASES = {"v100": "V100 SXM2", "a100": "A100 80GB SXM", "a10040gb": "A100 40GB
 
 # Short names of the variants (issue 26)
 _VARIANT_ALIASES = {"h10096gb": "H100 SXM 96GB", "h100sxm96gb": "H100 SXM 96GB", "h800": "H800 SXM",
-                    "gh200": "GH200", "mi325x": "MI325X", "h20": "H20"}  # fmt: skip
+                    "gh200": "GH200", "mi325x": "MI325X", "h20": "H20",
+                    "mi355x": "MI355X"}  # fmt: skip
 
 
 def get_gpu(name: str) -> GPU:

@@ -125,6 +125,17 @@ LINKS: dict[str, Link] = {
         _ethernet(100, roce=True),
         _ethernet(200, roce=True),
         _ethernet(400, roce=True),
+        # AMD clusters' scale-out NICs (issue 40): RoCE v2 at 400 Gbit/s, as RoCE 400 otherwise
+        Link("RoCE 400 (AMD Pollara 400)", 400e9 / 8,
+             "AMD Pensando Pollara 400 AI NIC: 'up to 400 Gigabit per second (Gbps) Ethernet', "
+             "UEC-ready RDMA, PCIe Gen5 x16 (amd.com network-interface-cards/pensando)",
+             2e-6, _RDMA_LAT, True, 0.9, _RDMA_FRAC, True),
+        Link("RoCE 400 (Broadcom Thor2)", 400e9 / 8,
+             "Broadcom BCM57608 Thor2, the GPU back-end RoCE v2 NIC of AMD MI300X servers in "
+             "Juniper's AI data-centre validated design (juniper.net JVD 'DCQCN configuration "
+             "for RDMA traffic on NICs'); 400 Gbit/s is the part's top port speed (the stored "
+             "page cuts its name at '25Gb/50Gb/': estimate)",
+             2e-6, _RDMA_LAT, True, 0.9, _RDMA_FRAC, True),
     )
 }  # fmt: skip
 
@@ -134,7 +145,10 @@ _ALIASES = {"pcie3": "PCIe 3.0 x16", "pcie4": "PCIe 4.0 x16", "pcie5": "PCIe 5.0
             "10gbe": "10 GbE", "25gbe": "25 GbE", "100gbe": "100 GbE",
             "400gbe": "400 GbE",
             "ibedr": "InfiniBand EDR", "ibhdr": "InfiniBand HDR", "ibndr": "InfiniBand NDR",
-            "roce100": "RoCE 100", "roce200": "RoCE 200", "roce400": "RoCE 400"}  # fmt: skip
+            "roce100": "RoCE 100", "roce200": "RoCE 200", "roce400": "RoCE 400",
+            "pollara": "RoCE 400 (AMD Pollara 400)", "pollara400": "RoCE 400 (AMD Pollara 400)",
+            "thor2": "RoCE 400 (Broadcom Thor2)", "bcm57608": "RoCE 400 (Broadcom Thor2)"}
+# fmt: skip
 
 
 def get_link(name: str) -> Link:

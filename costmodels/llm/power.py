@@ -25,6 +25,7 @@ TDPs (board power of the SXM / OAM part):
 - H20 400 W: willitrunai.com H20 page and huggingface.co/hardware/h20 ("Power 400W");
 - B200 1,000 W, GB200 1,200 W: glennklockwood.com B200 (HGX B200 at 1,000 W, GB200 at 1,200 W);
 - MI300X 750 W, MI325X 1,000 W: yobitel.com MI325X page (MI325X ~1,000 W, MI300X 750 W).
+- MI355X 1,400 W: tomshardware.com 'AMD's Instinct MI355X accelerator will consume 1,400 watts'.
 The H800 and GH200 are left without a TDP here (the H800's is not in a stored source; the
 GH200's 1,000 W module figure includes its Grace CPU), so a cap on them is refused.
 """
@@ -42,6 +43,7 @@ TDP_W: dict[str, float] = {
     "GB200": 1200.0,
     "MI300X": 750.0,
     "MI325X": 1000.0,
+    "MI355X": 1400.0,
 }
 STATIC_SHARE = 0.2  # ESTIMATE (module docstring)
 

@@ -178,11 +178,14 @@ def bandwidth_term(op: str, algorithm: str, protocol: str, system: NcclSystem) -
             eta /= ratio - (ratio - 1) / 2
         return BandwidthTerm(a_intra, a_net, eta)
     if algorithm in ("nvls", "nvls-tree"):
+        fill = (() if system.tuner_view or algorithm != "nvls" or system.nodes > 1
+                else (K.NVLS_FILL_DEPTH, float(K.NVLS_FILL_CAP_BYTES)))  # fmt: skip
         return BandwidthTerm(
             a_intra,
             a_net,
             link / _nvls_seconds(op, algorithm, system),
             *_nvls_correction(algorithm, system),
+            *fill,
         )
     if algorithm == "pat":
         return BandwidthTerm(a_intra, a_net, K.PAT_FRACTION)
@@ -203,9 +206,25 @@ def _nvls_seconds(op: str, algorithm: str, system: NcclSystem) -> float:
     if algorithm == "nvls-tree":
         caps.append(K.PER_CHANNEL_NVLS_TREE[system.arch][_index(nodes)])
     bus = count * min(caps) * 1e9
+    if not system.tuner_view:  # the CTAs NCCL launches carry the graph's channels
+        bus *= min(1.0, nvls_ctas(system) / count)
     if op == "all-reduce":
         return 2 * (system.p - 1) / system.p / bus  # busBw x p / nsteps is the algbw
     return 1.0 / bus  # NCCL does not convert the gathers' figure: it is their algbw
+
+
+def nvls_ctas(system: NcclSystem) -> int:
+    """NVLS CTAs NCCL launches per call (constants.NVLS_CTAS, nvls.cc ncclNvlsTuning)."""
+    if system.arch != "blackwell":
+        return K.NVLS_CTAS["hopper"]
+    if system.nodes == 1:
+        return K.NVLS_CTAS["blackwell-one-domain"]
+    nic_gbps = system.nic_nominal_Bps or system.nic_Bps_each or 0.0
+    if system.nodes == 2 and nic_gbps >= 48e9:
+        return K.NVLS_CTAS["blackwell-two-nodes"]
+    if 48e9 <= nic_gbps < 96e9 or (nic_gbps >= 96e9 and system.gpus_per_node <= 8):
+        return K.NVLS_CTAS["blackwell-nodes"]
+    return K.NVLS_CTAS["blackwell-two-nodes"]  # 32: NCCL's default across nodes
 
 
 def _nvls_correction(algorithm: str, system: NcclSystem) -> tuple:

@@ -21,7 +21,14 @@ from __future__ import annotations
 from typing import Any
 
 from costmodels.hardware.links import Link, get_link
-from costmodels.nccl.constants import MULTI_GPU_PROCESS_HOST_US, MULTI_GPU_PROCESS_STARTUP_US
+from costmodels.nccl import rccl_constants as RCCL
+from costmodels.nccl.constants import (
+    HARNESS_HOST_PER_GPU_US,
+    HARNESS_STARTUP_US,
+    MULTI_GPU_PROCESS_HOST_US,
+    MULTI_GPU_PROCESS_STARTUP_RAMP_BYTES,
+    MULTI_GPU_PROCESS_STARTUP_US,
+)
 from costmodels.nccl.fabrics import IntraFabric, custom_fabric, get_fabric
 from costmodels.nccl.system import NcclSystem
 from costmodels.nccl.transports import Transport, get_transport, transport_for_link
@@ -88,15 +95,34 @@ def _nominal_nic(nominal_Bps: float, transport: str | Transport) -> tuple:
     return name, achieved, nominal_Bps, note
 
 
-def _process_costs(gpus_per_process: int) -> dict[str, object]:
+def _process_costs(gpus_per_process: int, fabric: IntraFabric) -> dict[str, object]:
+    """Per-call costs when one process drives several GPUs (nccl-tests -g): constants.py.
+
+    Volta/Ampere: the host's 34.2 us and the 20/40/40 us start-up of the superbench logs.
+    Hopper, Blackwell and AMD: the host enqueues each GPU's launch (the launch is part of it, so
+    the device's own launch cost is hidden) at a cost per GPU, and the start-ups are shorter
+    (Azure's ND H100 v5 and ND GB200 v6 runs)."""
     if isinstance(gpus_per_process, bool) or not isinstance(gpus_per_process, int) or not (
             1 <= gpus_per_process <= 1024):  # fmt: skip
         raise ValueError(f"gpus_per_process must be a whole number from 1 to 1024, got "
                          f"{gpus_per_process!r}")  # fmt: skip
     if gpus_per_process == 1:
         return {}
-    startup = tuple(MULTI_GPU_PROCESS_STARTUP_US[k] * 1e-6 for k in ("ll", "ll128", "simple"))
-    return {"host_enqueue_s": MULTI_GPU_PROCESS_HOST_US * 1e-6, "startup_s": startup}
+    if fabric.arch in ("volta", "ampere"):
+        startup = tuple(MULTI_GPU_PROCESS_STARTUP_US[k] * 1e-6 for k in ("ll", "ll128", "simple"))
+        return {"host_enqueue_s": MULTI_GPU_PROCESS_HOST_US * 1e-6, "startup_s": startup,
+                "startup_ramp_bytes": float(MULTI_GPU_PROCESS_STARTUP_RAMP_BYTES)}
+    startup = tuple(HARNESS_STARTUP_US[k] * 1e-6 for k in ("ll", "ll128", "simple"))
+    return {"host_enqueue_s": HARNESS_HOST_PER_GPU_US * gpus_per_process * 1e-6,
+            "startup_s": startup, "launch_s": 0.0}  # fmt: skip
+
+
+def _library_costs(fabric: IntraFabric, gpus_per_process: int) -> dict[str, object]:
+    """RCCL's fitted launch and start-up on AMD fabrics (rccl_constants), one GPU per process."""
+    if fabric.library != "rccl" or gpus_per_process != 1:
+        return {}
+    startup = tuple(RCCL.STARTUP_US[k] * 1e-6 for k in ("ll", "ll128", "simple"))
+    return {"launch_s": RCCL.LAUNCH_US * 1e-6, "startup_s": startup}
 
 
 def _fabric(gpu: str | None, intra_bandwidth_Bps: float | None) -> IntraFabric:
@@ -140,10 +166,11 @@ def system_from_cluster(
     shipped superbench logs (constants.py).
     """
     fabric = get_fabric(fabric) if fabric is not None else _fabric(gpu, intra_bandwidth_Bps)
+    figure = f"preset, {fabric.library.upper()} topology figure"
     notes = [
         f"intra-node: {fabric.name}; "
         f"{(intra_bandwidth_Bps or fabric.bus_Bps_per_gpu) / 1e9:.4g} GB/s per GPU, one "
-        f"direction ({'given' if intra_bandwidth_Bps else 'preset, NCCL topology figure'})"
+        f"direction ({'given' if intra_bandwidth_Bps else figure})"
     ]
     nic_name, nic_bw, nominal = "network", None, None
     if nic_bandwidth_Bps is not None:
@@ -171,9 +198,10 @@ def system_from_cluster(
         intra_Bps_per_gpu=intra_bandwidth_Bps, nic_Bps_each=nic_bw, nics_per_node=nics_per_node,
         nic_name=nic_name, nic_latency_s=nic_latency,
         intra_hop_latency_s=intra_latency_s or 0.0, collnet=collnet, transport=chosen,
-        nic_nominal_Bps=nominal, **_process_costs(gpus_per_process),
+        nic_nominal_Bps=nominal,
+        **(_process_costs(gpus_per_process, fabric) | _library_costs(fabric, gpus_per_process)
+           | ({"launch_s": launch_s} if launch_s is not None else {})),
         **({"cpu_vendor": cpu_vendor} if cpu_vendor is not None else {}),
-        **({"launch_s": launch_s} if launch_s is not None else {}),
     )  # fmt: skip
     if nodes > 1:
         notes.append(

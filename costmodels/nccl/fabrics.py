@@ -20,8 +20,11 @@ B200               NVSwitch, NVLink 5     18 links x 40.1 GB/s = 721.8 GB/s     
 GB200              NVL72 NVLink Switch    18 links x 40.1 GB/s, up to 72 GPUs         yes
 H100 PCIe          PCIe 5.0 switch        48 GB/s                                     no
 RTX 2080 Ti        PCIe 3.0 via the CPU   12 / 1.2 = 10 GB/s                          no
-MI300X             AMD Infinity Fabric    not modelled (RCCL, not NCCL)               --
+MI300X / MI325X    xGMI, fully connected  7 links x 48 GB/s = 336 GB/s (RCCL's view)  no
+MI355X             xGMI, fully connected  7 links x 57.6 GB/s = 403 GB/s (estimate)   no
 =================  =====================  ==========================================  =====
+
+The AMD fabrics are run by RCCL's tuner (costmodels.nccl.rccl), not NCCL's.
 
 Cluster presets name two more node fabrics (:data:`NODE_FABRICS`): the DGX-2 (16 V100 on
 first-generation NVSwitches, 120 GB/s each) and a dual-root PCIe server of 8 GeForce boards
@@ -37,8 +40,8 @@ from costmodels.hardware.gpus import get_gpu
 from costmodels.nccl.constants import NVLINK_LINK_GBPS, PCIE_X16_GBPS
 from costmodels.nccl.node_topologies import ring_capacity
 
-FabricKind = Literal["nvswitch", "nvlink-mesh", "pcie-switch", "pcie-host"]
-Arch = Literal["volta", "ampere", "hopper", "blackwell"]
+FabricKind = Literal["nvswitch", "nvlink-mesh", "pcie-switch", "pcie-host", "xgmi-mesh"]
+Arch = Literal["volta", "ampere", "hopper", "blackwell", "cdna3", "cdna4"]
 
 
 class NotModelledError(ValueError):
@@ -63,6 +66,7 @@ class IntraFabric:
     estimate: bool = False
     topology: str | None = None  # costmodels.nccl.node_topologies: links differ per GPU pair
     cpu_arch: Literal["x86", "arm"] = "x86"  # the host CPU (tuning.cc cpuArch)
+    library: Literal["nccl", "rccl"] = "nccl"  # whose tuner runs it (costmodels.nccl.rccl)
 
     def ring_Bps(self, gpus: int) -> float:
         """Per-GPU ring bandwidth of a job on ``gpus`` GPUs of this fabric (bytes/s): the full
@@ -76,11 +80,12 @@ class IntraFabric:
         uses: NVLink when the ring runs over NVLink only (typeIntra NVL), else PCI."""
         if self.topology is not None:
             return "nvlink" if ring_capacity(self.topology, gpus)[1] else "pci"
-        return "nvlink" if self.kind in ("nvswitch", "nvlink-mesh") else "pci"
+        return "nvlink" if self.kind in ("nvswitch", "nvlink-mesh", "xgmi-mesh") else "pci"
 
     def ll128_for(self, gpus: int) -> bool:
-        """NCCL enables LL128 only over NVLink paths (tuning.cc: typeIntra <= PATH_NVB)."""
-        return self.hop_for(gpus) == "nvlink"
+        """NCCL enables LL128 only over NVLink paths (tuning.cc: typeIntra <= PATH_NVB); RCCL
+        leaves it off on gfx942/gfx950 (costmodels.nccl.rccl_constants)."""
+        return self.hop_for(gpus) == "nvlink" and self.library == "nccl"
 
     @property
     def hop(self) -> Literal["nvlink", "pci"]:
@@ -180,6 +185,39 @@ FABRICS: dict[str, IntraFabric] = {
     ),  # fmt: skip
 }
 
+_XGMI = (
+    "AMD Instinct 8-GPU platform: every MI300X has seven 16-lane Infinity Fabric (xGMI) links at "
+    "32 Gbit/s per lane, 128 GB/s bidirectional each, one to each of the other seven GPUs "
+    "(wheelersnetwork.com 'AMD Looks to Infinity for AI Interconnects', 2024); RCCL counts "
+    "48 GB/s per gfx94x link (ROCm/rccl src/graph/topo.h GFX94X_XGMI_WIDTH, topo.cc "
+    "ncclTopoXGMISpeed) and its MI300X topology models are fully connected (rome_models.cc "
+    "rome_model_79/81/84: connMatrix all ones, nLinks 7)"
+)
+
+
+def _xgmi(name: str, arch: Arch, per_link_gbps: float, src: str, estimate: bool = False):
+    return IntraFabric(
+        name=f"{name}: Infinity Fabric (xGMI), 8 GPUs fully connected (7 links x "
+        f"{per_link_gbps:g} GB/s)",
+        kind="xgmi-mesh", arch=arch, bus_Bps_per_gpu=7 * per_link_gbps * 1e9, nvls=False,
+        max_gpus=8, source=src, estimate=estimate, library="rccl",
+    )  # fmt: skip
+
+
+FABRICS.update({
+    "MI300X": _xgmi("MI300X", "cdna3", 48.0, _XGMI),
+    "MI325X": _xgmi("MI325X", "cdna3", 48.0, _XGMI + "; the MI325X keeps the MI300X's CDNA 3 "
+                    "die and Infinity Fabric (costmodels.hardware.gpus)"),
+    "MI355X": _xgmi(
+        "MI355X", "cdna4", 48.0 * 76.8 / 64.0,
+        "MI355X (gfx950): xGMI links of about 153 GB/s bidirectional (humeconsulting.co 'AMD "
+        "MI355X: Strong Node-Level Inference, but Not Yet Rack-Scale'), 76.8 GB/s each way "
+        "against the MI300X's 64; RCCL 2.21.5 has no gfx950 link figure, so RCCL's 48 GB/s "
+        "gfx94x figure is scaled by 76.8 / 64 (estimate); 8 GPUs fully connected as MI300X",
+        estimate=True),
+})  # fmt: skip
+
+
 # Fabrics a cluster preset names for its node (costmodels/hardware/clusters.py), not a GPU's
 # default: the same GPU sits in different nodes.
 NODE_FABRICS: dict[str, IntraFabric] = {
@@ -204,26 +242,15 @@ NODE_FABRICS: dict[str, IntraFabric] = {
     ),
 }  # fmt: skip
 
-_NOT_MODELLED = {
-    "mi300x": "AMD MI300X GPUs talk over Infinity Fabric (xGMI) links and use RCCL, not NCCL; "
-    "this model has no xGMI fabric. Give the intra-node bandwidth explicitly (--intra) to use "
-    "NCCL's algorithms as an approximation",
-    "mi325x": "AMD MI325X GPUs talk over Infinity Fabric (xGMI) links and use RCCL, not NCCL; "
-    "this model has no xGMI fabric (the intra-node link falls back to its nominal rate)",
-}
-
-
 def fabric_for_gpu(name: str) -> IntraFabric:
     """The default fabric of a GPU preset (any spelling costmodels.hardware.get_gpu accepts).
 
     Raises ValueError for an unknown GPU and :class:`NotModelledError` for one whose fabric this
-    model does not describe (AMD xGMI).
+    model does not describe (a PCIe board without a fabric preset, such as the L40S). AMD's
+    MI300X, MI325X and MI355X have their xGMI fabrics (issue 40; RCCL's tuner runs them).
     """
     if not isinstance(name, str):
         raise TypeError(f"gpu must be a str, got {type(name).__name__}")
-    key = "".join(ch for ch in name.lower() if ch.isalnum())
-    if key in _NOT_MODELLED:
-        raise NotModelledError(f"gpu {name!r}: {_NOT_MODELLED[key]}")
     gpu = get_gpu(name)  # ValueError listing the presets
     if gpu.name not in FABRICS:
         raise NotModelledError(f"gpu {name!r}: no intra-node fabric is modelled for {gpu.name}")
@@ -240,12 +267,13 @@ def get_fabric(name: str) -> IntraFabric:
 def fabric_preset(gpu: str | None, gpus_per_node: int) -> str | None:
     """``gpu`` when its fabric is modelled and a node of ``gpus_per_node`` fits one such board,
     else None: the caller then describes the node by its intra-node bandwidth alone
-    (:func:`custom_fabric`). Unknown names, MI300X and 16 GPUs per node of 8-GPU boards alike."""
+    (:func:`custom_fabric`). Unknown names, GPUs without a fabric preset and 16 GPUs per node
+    of 8-GPU boards alike."""
     if gpu is None:
         return None
     try:
         fabric = fabric_for_gpu(gpu)
-    except ValueError:  # not a preset, or NotModelledError (AMD xGMI)
+    except ValueError:  # not a preset, or NotModelledError (no fabric preset)
         return None
     return gpu if gpus_per_node <= fabric.max_gpus else None
 

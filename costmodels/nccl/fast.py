@@ -12,7 +12,7 @@ Example::
     >>> from costmodels.nccl.builders import system_from_cluster
     >>> node = system_from_cluster(gpu="h100", gpus_per_node=8)
     >>> round(allreduce_seconds(node, 1e9) * 1e3, 2)  # ms for 1 GB on 8 x H100 (NVLS)
-    3.71
+    3.73
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from costmodels.nccl.system import NcclSystem
 from costmodels.nccl.tuner import FP8_RING_PENALTY, FP8_RING_RANKS, FP8_TYPES, plan
 
 Row = tuple[
-    float, float, float, float, float, tuple[float, ...] | None, int, float, float, float, float
+    float, float, float, float, float, tuple[float, ...] | None, int, float, float, float, float,
+    float,
 ]
 
 
@@ -34,7 +35,8 @@ def _row_of(c) -> Row:
     return (c.latency.overhead_s, c.latency.nccl_s, c.latency.plateau_bytes,
             c.latency.plateau_factor, c.seconds_per_byte, c.bandwidth.tree_correction,
             c.bandwidth.correction_end, c.bandwidth.fill_depth,
-            c.bandwidth.fill_cap_bytes, c.latency.startup_s, c.latency.host_s)  # fmt: skip
+            c.bandwidth.fill_cap_bytes, c.latency.startup_s, c.latency.host_s,
+            c.latency.startup_ramp_bytes)  # fmt: skip
 
 
 @lru_cache(maxsize=1024)
@@ -54,7 +56,8 @@ def _one(row: Row, nbytes: float, index: int) -> float:
         correction = correction_row[index]
     latency = max(row[10], overhead + (plateau if nbytes >= plateau_bytes else 1.0) * nccl)
     fill = depth * (nbytes if nbytes < cap else cap) * per_byte if depth else 0.0
-    return latency + row[9] + nbytes * per_byte / correction + fill
+    ramp = min(1.0, nbytes / row[11]) if row[11] else 1.0
+    return latency + ramp * row[9] + nbytes * per_byte / correction + fill
 
 
 def _seconds(

@@ -58,6 +58,7 @@ class LatencyTerm:
     plateau_factor: float = 1.0
     startup_s: float = 0.0  # the protocol's start-up, after the host/device overlap
     host_s: float = 0.0  # host enqueue with several GPUs per process
+    startup_ramp_bytes: float = 0.0  # > 0: startup x min(1, n / this) (the -g harness on Ampere)
 
     @property
     def nccl_s(self) -> float:
@@ -67,7 +68,8 @@ class LatencyTerm:
 
     def seconds(self, nbytes: float) -> float:
         factor = self.plateau_factor if nbytes >= self.plateau_bytes else 1.0
-        return max(self.host_s, self.overhead_s + factor * self.nccl_s) + self.startup_s
+        ramp = min(1.0, nbytes / self.startup_ramp_bytes) if self.startup_ramp_bytes else 1.0
+        return max(self.host_s, self.overhead_s + factor * self.nccl_s) + ramp * self.startup_s
 
 
 def _hops(algorithm: str, protocol: str, system: NcclSystem) -> tuple[float, float]:
@@ -85,6 +87,8 @@ def _p2p(op: str, system: NcclSystem) -> LatencyTerm:
     inter = K.P2P_PEER_LATENCY_US["net"] * US + system.nic_latency_s
     g, p, multi = system.gpus_per_node, system.p, system.nodes > 1
     host, simple = system.host_enqueue_s, system.startup_s[2]
+    # the superbench all-to-all pays its whole start-up at every size (87 us from 1 KiB on):
+    # point-to-point takes no ramp (startup_ramp_bytes stays 0)
     if op == "all-to-all":
         return LatencyTerm(system.launch_s, 0.0, g - 1, intra, p - g, inter, startup_s=simple,
                            host_s=host)  # fmt: skip
@@ -100,7 +104,8 @@ def latency_term(
         return _p2p(op, system)
     term = _nccl_latency(op, algorithm, protocol, system, channels)
     return replace(
-        term, startup_s=system.startup_s[K.PROTOCOLS.index(protocol)], host_s=system.host_enqueue_s
+        term, startup_s=system.startup_s[K.PROTOCOLS.index(protocol)], host_s=system.host_enqueue_s,
+        startup_ramp_bytes=system.startup_ramp_bytes,
     )
 
 

@@ -83,6 +83,7 @@ class NcclSystem:
     transport: Transport = TRANSPORTS["ib"]
     nic_nominal_Bps: float | None = None  # port speed NCCL's search sees (None: nic_Bps_each)
     host_enqueue_s: float = 0.0  # host cost of one call with several GPUs per process
+    startup_ramp_bytes: float = 0.0  # > 0: the start-up grows with the size up to this many bytes
     tuner_view: bool = False  # True: NCCL's own view (nccl_view), no realised losses
     notes: tuple[str, ...] = field(default=(), compare=False)
 

@@ -40,6 +40,7 @@ from costmodels.nccl import constants as K
 from costmodels.nccl.availability import candidates, canonical_operation
 from costmodels.nccl.bandwidth import BandwidthTerm, bandwidth_term, channels
 from costmodels.nccl.latency import LatencyTerm, latency_term
+from costmodels.nccl.rccl import is_rccl, rccl_terms
 from costmodels.nccl.system import NcclSystem
 
 
@@ -59,7 +60,9 @@ class Candidate:
         factor = np.where(nbytes >= lat.plateau_bytes, lat.plateau_factor, 1.0)
         correction = tree_correction(band.tree_correction, nbytes, band.correction_end)
         fill = band.fill_depth * np.minimum(nbytes, band.fill_cap_bytes) * self.seconds_per_byte
-        fixed = np.maximum(lat.host_s, lat.overhead_s + factor * lat.nccl_s) + lat.startup_s
+        ramp = (np.minimum(1.0, nbytes / lat.startup_ramp_bytes) if lat.startup_ramp_bytes
+                else 1.0)  # fmt: skip
+        fixed = np.maximum(lat.host_s, lat.overhead_s + factor * lat.nccl_s) + ramp * lat.startup_s
         return fixed + nbytes * self.seconds_per_byte / correction + fill
 
 
@@ -80,6 +83,9 @@ def plan(op: str, system: NcclSystem, algorithm: str = "auto", protocol: str = "
     op = canonical_operation(op)
     if system.p == 1:
         return ()
+    if is_rccl(system):  # AMD xGMI: RCCL's tuner (costmodels.nccl.rccl)
+        return tuple(Candidate(a, p, lat, band, band.seconds_per_byte(system))
+                     for a, p, lat, band in rccl_terms(op, system, algorithm, protocol))
     chans = channels(system)
     out = []
     for name, proto in candidates(op, system, algorithm, protocol):

@@ -14,7 +14,7 @@ import costmodels
 from costmodels.dp.collective_time import bus_bandwidth_factor
 from costmodels.nccl.availability import candidates
 from costmodels.nccl.builders import system_from_cluster, system_from_predict_cluster
-from costmodels.nccl.fabrics import FABRICS, NotModelledError, fabric_for_gpu
+from costmodels.nccl.fabrics import FABRICS, fabric_for_gpu
 from costmodels.nccl.fast import allreduce_seconds, collective_seconds
 from costmodels.nccl.symbolic import symbol_values, variant_of
 from costmodels.nccl.tuner import bus_factor, candidate_times, choice_times, collective_time, plan
@@ -122,8 +122,9 @@ def test_presets_against_their_sources() -> None:
     assert [fabric_for_gpu(g).nvls for g in ("a100", "h100", "h200", "b200", "gb200")] == [
         False, True, True, True, True]  # fmt: skip
     assert fabric_for_gpu("gb200").max_gpus == 72
-    with pytest.raises(NotModelledError, match="xGMI"):
-        fabric_for_gpu("MI300X")
+    # issue 40: AMD xGMI is modelled (RCCL's 48 GB/s per gfx94x link, 7 links, fully connected)
+    mi300x = fabric_for_gpu("MI300X")
+    assert (mi300x.bus_Bps_per_gpu, mi300x.library, mi300x.max_gpus) == (7 * 48e9, "rccl", 8)
     with pytest.raises(ValueError, match="unknown GPU"):
         fabric_for_gpu("tpu-v5")
     # Sanity against a public figure (not a fit): NVLS on 8 x H200 reaches about 480 GB/s.

@@ -121,9 +121,17 @@ def test_host_enqueue_overlaps_the_device_latency() -> None:
     harness = system_from_cluster(gpu="a100", gpus_per_node=8, gpus_per_process=8)
     est = collective_time("all-reduce", [4.0], harness)
     host = K.MULTI_GPU_PROCESS_HOST_US * 1e-6
-    # 4 bytes: the host's 34.2 us hide the device's launch and latency; then the start-up
-    expected = host + K.MULTI_GPU_PROCESS_STARTUP_US["ll"] * 1e-6
+    # 4 bytes: the host's 34.2 us hide the device's launch and latency; then the start-up, which
+    # grows with the size up to 1 MiB (issue 40: 4 / 2^20 of it here)
+    ramp = 4.0 / K.MULTI_GPU_PROCESS_STARTUP_RAMP_BYTES
+    expected = host + ramp * K.MULTI_GPU_PROCESS_STARTUP_US["ll"] * 1e-6
     assert float(est.time_s[0]) == pytest.approx(expected, rel=1e-4)
+    # from 1 MiB the whole start-up is paid: the time minus its bytes is host + start-up
+    big = collective_time("all-reduce", [2.0**20], harness, "ring", "ll")
+    no_startup = collective_time("all-reduce", [2.0**20], harness.with_changes(
+        startup_s=(0.0, 0.0, 0.0)), "ring", "ll")  # fmt: skip
+    assert float(big.time_s[0] - no_startup.time_s[0]) == pytest.approx(
+        K.MULTI_GPU_PROCESS_STARTUP_US["ll"] * 1e-6, rel=1e-9)
 
 
 def test_efa_scaling_and_the_dev_series() -> None:

@@ -11,6 +11,7 @@ from costmodels.calibration.nccl_shipped_logs import LOG_DIR
 from costmodels.calibration.profile import parse_nccl_tests, profile_from_measurements, save_profile
 
 A100 = ["--gpus", "8", "--gpus-per-node", "8", "--gpu", "a100-80gb"]
+H100_NODE = ["--gpus", "8", "--gpus-per-node", "8", "--gpu", "h100"]
 ROW_KEYS = {"size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "algorithm", "protocol"}
 
 
@@ -53,6 +54,39 @@ def test_json_contract(capsys) -> None:
     text = " ".join(data["assumptions"])
     assert "per GPU" in text and "per NIC" in text and "8 NICs per node" in text
     assert data["gpus"] == 16 and data["nodes"] == 2
+
+
+def test_amd_nodes_and_sizes_as_people_write_them(capsys) -> None:
+    """Issue 40: AMD GPUs run (RCCL), --nodes, '1 GiB' as two words, KB = 1,000 B."""
+    code, out, err = _run(capsys, "collective", "all-reduce", "--gpu", "mi300x", "--nodes", "1",
+                          "--gpus-per-node", "8", "--sizes", "1", "GiB", "64KB", "1KB", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert [r["size_bytes"] for r in data["rows"]] == [2.0**30, 64000.0, 1000.0]
+    # 1,000 B = 250 floats: below MSCCL's 256-float loop, so RCCL's ring takes it
+    assert [r["algorithm"] for r in data["rows"]] == ["ring", "msccl", "ring"]
+    assert "RCCL" in " ".join(data["assumptions"]) and data["gpus"] == 8
+    code, out, err = _run(capsys, "collective", "all-gather", "--cluster", "gb200-nvl72",
+                          "--nodes", "2", "--sizes", "1 GiB", "--json")
+    assert code == 0, err
+    assert json.loads(out)["gpus"] == 144 and json.loads(out)["nodes"] == 2
+    # --gpus-per-process all = one process per node (nccl-tests -g 8)
+    rows = {}
+    for value in ("all", "8", "1"):
+        code, out, err = _run(capsys, "collective", "all-reduce", *H100_NODE, "--sizes", "1K",
+                              "--gpus-per-process", value, "--json")  # fmt: skip
+        assert code == 0, err
+        rows[value] = json.loads(out)["rows"][0]["time_s"]
+    assert rows["all"] == rows["8"] != rows["1"]
+    for argv, message in (
+        ([*H100_NODE, "--gpus-per-process", "9"], "not from 1 to the 8 GPUs"),
+        ([*H100_NODE, "--gpus-per-process", "some"], "or 'all'"),
+        (["--nodes", "2", "--gpu", "h100"], "--nodes needs --gpus-per-node"),
+        (["--nodes", "2", "--gpus-per-node", "8", "--gpus", "8", "--gpu", "h100"], "disagrees"),
+        (["--gpus-per-node", "8", "--gpu", "h100"], "give --gpus"),
+    ):
+        code, out, err = _run(capsys, "collective", "all-reduce", *argv, "--sizes", "1M")
+        assert code == 2 and out == "" and message in err, err
 
 
 @pytest.mark.parametrize("op", ["all-gather", "reduce-scatter", "broadcast", "reduce", "alltoall",
@@ -140,8 +174,8 @@ def test_profile_calibrates(capsys, tmp_path) -> None:
         (["all-reduce", *A100, "--sizes", "1T"], "write '1 TB' or '1 TiB'"),
         (["all-reduce", "--gpus", "1024", "--gpus-per-node", "1024", "--gpu", "a100", "--sizes",
           "1M"], "--gpus-per-node: 1024 GPUs do not fit"),
-        (["all-reduce", "--gpus", "8", "--gpus-per-node", "8", "--gpu", "mi300x", "--sizes", "1M"],
-         "xGMI"),
+        (["all-reduce", "--gpus", "8", "--gpus-per-node", "8", "--gpu", "mi300x", "--algorithm",
+          "nvls", "--sizes", "1M"], "does not exist in RCCL"),  # issue 40: AMD is modelled
         (["all-reduce", "--gpus", "8", "--gpus-per-node", "8", "--gpu", "tpu", "--sizes", "1M"],
          "unknown GPU"),
         (["all-reduce", "--gpus", "8", "--gpus-per-node", "8", "--sizes", "1M"], "--gpu"),

@@ -119,7 +119,19 @@ def page_text(tax: Taxonomy) -> str:
         "grows nine times slower per byte below 16 MiB). NCCL's tuner leaves the fill out; the "
         "time here includes it.",
         "- **Racks.** A GB200 NVL72 rack is one NCCL node of 72 GPUs (multi-node NVLink); "
-        "traffic between racks crosses the InfiniBand network at 72 NICs a rack.",
+        "traffic between racks crosses the InfiniBand network at 72 NICs a rack. Inside a rack "
+        "NCCL runs NVLS, across racks NVLS-tree; its tuner prices the NVLS graph's 32 channels "
+        "but launches 24 CTAs on one rack (32 on two, 24 on more with 400 Gbit/s NICs), and the "
+        "time here follows the CTAs (`costmodels/nccl/constants.py` NVLS_CTAS).",
+        "- **AMD nodes.** MI300X, MI325X and MI355X nodes are eight GPUs fully connected by "
+        "Infinity Fabric (xGMI: seven links per GPU, 48 GB/s each as RCCL counts them). They "
+        "run RCCL: its tuner's own tables pick ring or tree with LL or Simple (no LL128, NVLS or "
+        "CollNet), and on one MI300X/MI325X node MSCCL's all-pairs programs take all-reduces of "
+        "1 KiB-16 MiB. Presets `azure-nd-mi300x-v5` and `amd-mi355x-pollara` (Pensando Pollara "
+        "400 NICs).",
+        "- **One process per node.** nccl-tests run with `-g 8` (one process driving every GPU "
+        "of a host, as most published tables) pay the host's enqueue per GPU instead of each "
+        "GPU's launch: `commatlas collective --gpus-per-process all`.",
         "- **Old and consumer nodes.** A DGX-1's V100s are a hybrid cube mesh, not a switch: "
         "two of them share 2 NVLinks (40 GB/s), four 80 GB/s, eight 120 GB/s. Eight GeForce "
         "boards on a dual-socket PCIe server ring at 10 GB/s, the socket link's rate.",
@@ -140,7 +152,10 @@ def page_text(tax: Taxonomy) -> str:
             "source).",
             "- `commatlas collective all-gather --cluster aws-p5 --gpus 64 --sizes 256MiB` (one "
             "cell of a question); `--gpu h200 --transport ib` override fields.",
-            "- `python benchmarks/cloud_networks.py` prints the dev-series errors above.",
+            "- `commatlas collective all-reduce --cluster azure-nd-mi300x-v5 --nodes 2 --sizes "
+            "1 MiB 1 GiB` (AMD: RCCL's choice per size).",
+            "- `python benchmarks/cloud_networks.py` prints the dev-series errors above, and per "
+            "dev log (Azure single-host, rccl-tests MI300X) the error from 1 MiB and below.",
         ]),
     ]  # fmt: skip
     return "\n".join(lines)

@@ -28,6 +28,7 @@ _NAMES = (  # (pattern on the driver's name, preset), first match wins: GH200 be
     (re.compile(r"GB200", re.I), "GB200"),
     (re.compile(r"B200", re.I), "B200"),
     (re.compile(r"V100", re.I), "V100 SXM2"),
+    (re.compile(r"MI355X", re.I), "MI355X"),
     (re.compile(r"MI325X", re.I), "MI325X"),
     (re.compile(r"MI300X", re.I), "MI300X"),
     (re.compile(r"L40S", re.I), "L40S"),
