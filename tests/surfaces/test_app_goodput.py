@@ -98,3 +98,13 @@ def test_what_if_table_rows_and_order() -> None:
 def test_bad_input_is_one_clear_message(query: dict, kind: str, words: str) -> None:
     at = run_page(**query)
     assert_message(at, kind, words)
+
+
+def test_a_what_if_count_the_layout_cannot_take_names_its_field_and_keeps_the_page() -> None:
+    """Issue 42, item 2: after PP 9 -> 8 the default what-if count 1008 is no multiple of
+    TP x PP = 64; the page was replaced by that message, naming no field. Now the results stay
+    and the what-if section names "What if → GPU counts" with counts that work."""
+    at = run_page(gp_pp="8")
+    assert at.success, "the results above the what-if table are gone"
+    assert_message(at, "error", "What if → GPU counts")
+    assert_message(at, "error", "TP 8 x PP 8 = 64, try 960 or 1,024 instead of 1,008")
