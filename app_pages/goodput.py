@@ -25,7 +25,7 @@ from app_pages.goodput_compute import (
     predictions,
     what_if_frame,
 )
-from app_pages.llm_models import CUSTOM_SIZE, MODEL_CHOICES, model_shape
+from app_pages.llm_models import CUSTOM_SIZE, MODEL_CHOICES, menu_help, model_shape
 from app_pages.network_inputs import cluster_field, cluster_widget
 from app_pages.query_inputs import (
     Field,
@@ -91,7 +91,8 @@ def sidebar() -> list[str]:
     problems = seed(FIELDS)
     bar = st.sidebar
     bar.header("Model and layout")
-    bar.selectbox("Model", MODEL_CHOICES, key="gp_model", help="the presets of predict-llm")
+    bar.selectbox("Model", MODEL_CHOICES, key="gp_model",
+                 help=menu_help(MODEL_CHOICES[:-1], "predict-llm"))
     if st.session_state["gp_model"] == CUSTOM_SIZE:
         bar.text_input("Model size", key="gp_size", help="parameters, e.g. 30B")
     cluster_widget(CLUSTER_KEYS, menu="gp_cluster", help=CLUSTER_HELP)

@@ -16,10 +16,10 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from app_helpers import app_test, assert_message, chart_datasets
+from app_helpers import app_test, assert_message, assert_model_menu, chart_datasets
 
 from costmodels.llm.model_size import parameter_count
-from costmodels.llm.presets import preset_shape
+from costmodels.llm.presets import MODEL_NAMES, preset_shape
 
 PAGE = str(Path(__file__).parents[2] / "app_pages" / "goodput.py")
 BYTES = 14 * parameter_count(preset_shape("Llama 3.1 405B", 4096))
@@ -108,3 +108,4 @@ def test_a_what_if_count_the_layout_cannot_take_names_its_field_and_keeps_the_pa
     assert at.success, "the results above the what-if table are gone"
     assert_message(at, "error", "What if → GPU counts")
     assert_message(at, "error", "TP 8 x PP 8 = 64, try 960 or 1,024 instead of 1,008")
+    assert_model_menu(at, MODEL_NAMES, custom=True)  # item 4
