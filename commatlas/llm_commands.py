@@ -25,6 +25,7 @@ from typing import Any
 from commatlas.llm_args import add_plan_flags, add_predict_flags, layout_json, shape_overrides
 from commatlas.llm_measured import calibration_from_args
 from commatlas.llm_recipe_args import recipe_from_args
+from costmodels.llm.memory_margin import at_the_limit, limit_note
 from costmodels.safe_output import json_text
 
 
@@ -237,6 +238,8 @@ def plan_llm_command(args: argparse.Namespace) -> int:
         return 1
     gpu, precision = cluster.gpu, ctx["options"]["precision"]
     rows = [{**(step := asdict(c.prediction)), **percentages(step, gpu, precision),
+             "at_memory_limit": at_the_limit(step["memory_per_gpu_bytes"],
+                                             step["usable_memory_bytes"]),
              "layout": layout_json(c.layout)} for c in ranked]  # fmt: skip
     if args.json:
         print(json_text(rows))
@@ -282,6 +285,7 @@ def _print_table(rows: list[dict[str, Any]], echo: dict[str, Any]) -> None:
             f"{'yes' if lay['sequence_parallel'] else 'no':>3s} {lay['recompute']:>9s} "
             f"{row['iteration_time_s']:9.4g} {row['memory_per_gpu_bytes'] / 2**30:8.2f} "
             f"{row['mfu_pct']:6.1f} {row['expected_error_pct']:5.0f}"
+            + (" AT THE MEMORY LIMIT;" if row.get("at_memory_limit") else "")
             + (" unvalidated: " + ", ".join(row["unvalidated_mechanisms"])
                if row["unvalidated_mechanisms"] else "")
         )  # fmt: skip
@@ -292,6 +296,14 @@ def _print_table(rows: list[dict[str, Any]], echo: dict[str, Any]) -> None:
         "(1 + ± %)); ± % comes from the dev validation sets of its regime; MFU % of the dense "
         "BF16 peak (mfu_native_pct in --json: of the precision's own)"
     )
+    limited = [i for i, row in enumerate(rows, 1) if row.get("at_memory_limit")]
+    if limited:
+        first = rows[limited[0] - 1]
+        roomy = next((i for i in range(1, len(rows) + 1) if i not in limited), None)
+        print(f"# rank {', '.join(map(str, limited))} "
+              f"{limit_note(first['memory_per_gpu_bytes'], first['usable_memory_bytes'])}; "
+              + (f"the fastest with room to spare is rank {roomy}" if roomy
+                 else "raise --top to see layouts with room to spare"))  # fmt: skip
     if echo["calibration"]:
         cal = echo["calibration"]
         print(f"# calibrated ({cal['source']}): fitted {', '.join(cal['fitted']) or 'nothing'}")
