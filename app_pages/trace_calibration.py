@@ -37,6 +37,8 @@ from costmodels.hardware import GPUS, LINKS
 from costmodels.limits import MAX_UPLOAD_BYTES
 
 PROFILE_KEY = "cluster_profile"
+GPU_HELP = ("the GPU preset named by the trace's deviceProperties; a trace without them does "
+            "not say, and the what-if asks for it (What if → GPU)")  # fmt: skip
 
 
 def _example(label: str) -> None:
@@ -92,13 +94,20 @@ def what_if_controls(report: dict, data: bytes, name: str) -> None:
     left, middle, right = st.columns(3)
     gpus = left.select_slider("GPUs", options=[world * 2**k for k in range(7)], value=world,
                               key="wi_gpus")  # fmt: skip
+    # a trace without deviceProperties gets no GPU picked for it (issue 42, item 6: the first
+    # of the menu, or the last choice, was taken silently): the what-if waits for a choice
     gpu = middle.selectbox("GPU", names, index=names.index(traced_gpu) if traced_gpu in names
-                           else 0, key="wi_gpu")  # fmt: skip
+                           else None, key="wi_gpu", placeholder="the GPU the trace ran on",
+                           help=GPU_HELP)  # fmt: skip
     links = list(LINKS)
     inter = right.selectbox("Network (per NIC)", links, index=links.index("InfiniBand HDR")
                             if "InfiniBand HDR" in links else 0, key="wi_inter")  # fmt: skip
     absolute = st.checkbox("Price communication with the NCCL model alone (not relative to the "
                            "measured times)", key="wi_absolute")  # fmt: skip
+    if gpu is None:
+        st.info("The trace does not name its GPU (no deviceProperties): choose the GPU it ran "
+                "on in What if → GPU to replay it.")  # fmt: skip
+        return
     base_gpu = traced_gpu or gpu
     if traced_gpu is None:
         st.caption(f"The trace does not name its GPU: it is taken as the {gpu} (compute not "
@@ -153,7 +162,7 @@ def main() -> None:
         return
     cols = st.columns(5)
     cols[0].metric("Step", f"{report['step_time_s'] * 1e3:.3f} ms")
-    cols[1].metric("GPU", report["gpu"]["preset"] or "not in the trace")
+    cols[1].metric("GPU", report["gpu"]["preset"] or "unknown", help=GPU_HELP)
     cols[2].metric("World size", report["world_size"] or "?")
     cols[3].metric("Exposed communication", f"{report['exposed_communication_s'] * 1e3:.3f} ms")
     overlap = report["overlap_fraction"]

@@ -56,3 +56,18 @@ def test_no_trace_is_one_hint() -> None:
     at = run_page()
     assert not at.error and any("Upload a trace" in i.value for i in at.info)
     assert at.title[0].value == "Calibrate from a trace"
+
+
+def test_a_trace_without_its_gpu_asks_for_it() -> None:
+    """Issue 42, item 6: the GPU metric read "not in th…" (cut) and a trace without
+    deviceProperties silently took whichever GPU the menu held; now the metric reads "unknown"
+    and the what-if waits until What if → GPU names the GPU the trace ran on."""
+    at = run_page(state={"trace_example": "hta_sampled_rank0.json.gz"})
+    assert metrics(at)["GPU"] == "unknown"
+    assert at.selectbox(key="wi_gpu").value is None
+    assert any("choose the GPU it ran on in What if → GPU" in i.value for i in at.info)
+    assert "What-if step" not in metrics(at)
+    at.selectbox(key="wi_gpu").set_value("A100 80GB SXM").run()
+    assert not at.exception, at.exception
+    assert metrics(at)["What-if step"].endswith("ms")
+    assert any("taken as the A100 80GB SXM" in c.value for c in at.caption)
