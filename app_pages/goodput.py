@@ -223,7 +223,8 @@ def main() -> None:
         return
     mode = st.session_state["gp_mode"]
     if mode not in results:
-        st.error(f"{mode}: the background write takes longer than the fixed interval")
+        st.error(f"Checkpoints → Fixed interval: {mode} checkpoints take longer to write in the "
+                 "background than the interval; lengthen it, or leave it empty for the optimum")
         return
     chosen = results[mode]
     st.success(

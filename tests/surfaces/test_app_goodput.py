@@ -92,6 +92,7 @@ def test_what_if_table_rows_and_order() -> None:
      ({"gp_storage": "100"}, "error", "needs a unit"),
      ({"gp_interval": "0 s"}, "error", "more than 0 s"),
      ({"gp_wi_gpus": "100"}, "error", "not a multiple"),
+     ({"gp_mode": "async", "gp_interval": "1 us"}, "error", "Checkpoints → Fixed interval"),
      ({"gp_wi_gpus": "lots"}, "error", "not a whole number"),
      ({"gp_dp": "-3"}, "warning", "gp_dp='-3' ignored")],
 )  # fmt: skip
