@@ -87,12 +87,25 @@ def pick(key: str, options: list, fallback) -> None:
         st.session_state[key] = fallback
 
 
+def follow_the_cluster(total: int) -> None:
+    """When Nodes or GPUs per node change the cluster, the breakdown's GPU count that was the
+    whole cluster becomes the new whole cluster (issue 42, item 3: Nodes 4 -> 8 changed the
+    caption to 64 GPUs while the headline and table stayed at 32); a count the user chose
+    below the whole cluster is kept."""
+    state = st.session_state
+    before = state.get("_cluster_total")
+    if before is not None and before != total and int(state["at"]) == before:
+        state["at"] = total
+    state["_cluster_total"] = total
+
+
 def main() -> None:
     st.title("Compare methods")
     problems = sidebar(step_line)
     state = st.session_state
     counts = gpu_counts(int(state["nodes"]), int(state["gpus"]))
     total = counts[-1]
+    follow_the_cluster(total)
     pick("at", list(counts), total)
     st.sidebar.header("Details")
     st.sidebar.selectbox("GPU count for breakdown and timeline", list(counts), key="at")

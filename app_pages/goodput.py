@@ -25,7 +25,7 @@ from app_pages.goodput_compute import (
     predictions,
     what_if_frame,
 )
-from app_pages.llm_models import CUSTOM_SIZE, MODEL_CHOICES, model_shape
+from app_pages.llm_models import CUSTOM_SIZE, MODEL_CHOICES, menu_help, model_shape
 from app_pages.network_inputs import cluster_field, cluster_widget
 from app_pages.query_inputs import (
     Field,
@@ -91,7 +91,8 @@ def sidebar() -> list[str]:
     problems = seed(FIELDS)
     bar = st.sidebar
     bar.header("Model and layout")
-    bar.selectbox("Model", MODEL_CHOICES, key="gp_model", help="the presets of predict-llm")
+    bar.selectbox("Model", MODEL_CHOICES, key="gp_model",
+                 help=menu_help(MODEL_CHOICES[:-1], "predict-llm"))
     if st.session_state["gp_model"] == CUSTOM_SIZE:
         bar.text_input("Model size", key="gp_size", help="parameters, e.g. 30B")
     cluster_widget(CLUSTER_KEYS, menu="gp_cluster", help=CLUSTER_HELP)
@@ -195,6 +196,21 @@ def resolve():
     return shape, case, gpus, storage
 
 
+def what_if_problem(why: str, layout, gpus: list[int]) -> str:
+    """The what-if table's error naming the field that causes it (issue 42: "1008 GPUs is not a
+    multiple of tp x pp x cp" replaced the page after a PP change, naming no field), with the
+    nearest counts that work."""
+    unit = layout.tp * layout.pp * layout.cp
+    bad = next((g for g in gpus if g % unit), None)
+    if bad is None:
+        return f"What if → GPU counts (sidebar, last section): {why}"
+    near = sorted({max(unit, bad // unit * unit), (bad // unit + 1) * unit})
+    return (f"What if → GPU counts (sidebar, last section): {why}. With TP {layout.tp} x PP "
+            f"{layout.pp}{f' x CP {layout.cp}' if layout.cp > 1 else ''} = {unit}, try "
+            f"{' or '.join(f'{n:,}' for n in near)} instead of {bad:,}; the results above do not "
+            "depend on it.")
+
+
 def main() -> None:
     st.title("Goodput")
     problems = sidebar()
@@ -202,13 +218,13 @@ def main() -> None:
     try:
         shape, case, gpus, storage = resolve()
         results = predictions(case)
-        wide = what_if_frame(shape, case, gpus, storage)
     except ValueError as exc:  # UnitParseError, LayoutError, a bad what-if GPU count ...
         st.error(" ".join(str(exc).split()))
         return
     mode = st.session_state["gp_mode"]
     if mode not in results:
-        st.error(f"{mode}: the background write takes longer than the fixed interval")
+        st.error(f"Checkpoints → Fixed interval: {mode} checkpoints take longer to write in the "
+                 "background than the interval; lengthen it, or leave it empty for the optimum")
         return
     chosen = results[mode]
     st.success(
@@ -232,6 +248,11 @@ def main() -> None:
                key="mode")  # fmt: skip
     draw(goodput_chart(curve_frame(results), results))
     st.subheader("What if")
+    try:
+        wide = what_if_frame(shape, case, gpus, storage)
+    except ValueError as exc:  # a GPU count the layout cannot scale to: say which field
+        st.error(what_if_problem(" ".join(str(exc).split()), case.layout, gpus))
+        return
     headers = {"gpus": "GPUs", "storage_GBps": "storage (GB/s)",
                **{m: f"{m} (%)" for m in MODES}}  # fmt: skip
     show_table(wide, headers)

@@ -1,8 +1,8 @@
 """The Knowledge base page's data: the records (read once), filtering, search, and their text.
 
 Records are read straight from ``taxonomy/records/*/*.yaml`` into ``taxonomy.schema.Record``:
-``taxonomy.load_taxonomy`` also imports every reference implementation to check its link (and
-so PyTorch), which ``commatlas validate`` and the tests already do; the page only needs the data.
+``taxonomy.load_taxonomy`` also checks every link, which ``commatlas validate`` and the tests
+already do; the page only needs the data.
 Filtering and ranking are ``taxonomy.query``'s (``Filter``, ``search``), as in ``commatlas
 search``.
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from app_pages.llm_compute import Search, cluster_key
-from app_pages.llm_models import CUSTOM_SIZE, MODEL_CHOICES, model_shape
+from app_pages.llm_models import CUSTOM_SIZE, MODEL_CHOICES, menu_help, model_shape
 from app_pages.network_inputs import (
     CUSTOM,
     GPU_LINK,
@@ -102,7 +102,8 @@ def sidebar() -> list[str]:
     problems = seed(FIELDS)
     bar = st.sidebar
     bar.header("Model")
-    bar.selectbox("Model", MODEL_CHOICES, key="model", help="the presets of predict-llm --model")
+    bar.selectbox("Model", MODEL_CHOICES, key="model",
+                  help=menu_help(MODEL_CHOICES[:-1], "predict-llm"))
     if st.session_state["model"] == CUSTOM_SIZE:
         bar.text_input("Model size", key="llm_size", help="parameters, e.g. 30B, 1.3e10, 1T")
     bar.number_input("Sequence length", 1, 1_048_576, step=512, key="seq")

@@ -26,7 +26,31 @@ from costmodels.units import UnitParseError, parse_count
 HEAD_WIDTH = 128
 MIN_PARAMS, MAX_PARAMS = 1e8, 1e14  # 100M .. 100T: outside, the shape rule means nothing
 CUSTOM_SIZE = "Custom size"
-MODEL_CHOICES = [*MODEL_NAMES, CUSTOM_SIZE]
+#: the families in the order the menus show them, newest first: a menu shows about eight
+#: entries before it scrolls, and with GPT-3's eight first a new user saw only GPT-3 and Llama 2
+#: and concluded the page had no Llama 3 (issue 42, item 4)
+FAMILY_ORDER = ("Llama 4", "Llama 3.3", "Llama 3.1", "Llama 3.2", "Qwen3", "Qwen 2.5",
+                "DeepSeek-V3", "Mixtral", "Llama 2", "GPT-3", "Megatron-LM")  # fmt: skip
+
+
+def menu_order(names: list[str]) -> list[str]:
+    """``names`` (a command's presets) in the menus' order: by family (``FAMILY_ORDER``), the
+    command's own order within a family; every name kept, none added."""
+    def family(name: str) -> int:
+        return next((i for i, f in enumerate(FAMILY_ORDER) if name.startswith(f)),
+                    len(FAMILY_ORDER))  # fmt: skip
+
+    return sorted(names, key=family)
+
+
+def menu_help(names: list[str], command: str) -> str:
+    """The model menu's help: whose presets these are, how many, which families."""
+    families = [f for f in FAMILY_ORDER if any(n.startswith(f) for n in names)]
+    return (f"the {len(names)} presets of {command} --model ({', '.join(families)}); type in "
+            "the box to filter")
+
+
+MODEL_CHOICES = [*menu_order(MODEL_NAMES), CUSTOM_SIZE]
 
 
 def named_shape(name: str, seq_len: int) -> TransformerShape:

@@ -43,6 +43,7 @@ from app_pages.query_inputs import show_problems, write_back
 from app_pages.tables import show_table
 from costmodels.formatting import counted, format_number
 from costmodels.hardware import GPUS
+from costmodels.llm.memory_margin import at_the_limit, limit_note
 from costmodels.llm.model_size import parameter_count
 from costmodels.llm.precision import linear_gemm_dtype, tensor_peak_flops
 
@@ -156,8 +157,10 @@ def _options(shape, cluster: tuple) -> tuple[StepOptions, str, tuple]:
     return StepOptions(state["prec"], state["fw"], fitted, recipe), line, cluster
 
 
-def answer(fitting: pd.DataFrame) -> str:
-    """The one-line answer: the fastest layout that fits, its step time and MFU, and the next."""
+def answer(fitting: pd.DataFrame, limit_gib: float) -> str:
+    """The one-line answer: the fastest layout that fits, its step time and MFU, and the next;
+    a best layout at the memory limit (costmodels.llm.memory_margin) says so, and names the
+    fastest with room to spare."""
     best = fitting.iloc[0]
     line = (
         f"Best here: **{layout_label(best)}** — {format_number(best.time_s)} s per step "
@@ -166,6 +169,15 @@ def answer(fitting: pd.DataFrame) -> str:
     )
     if best.unvalidated:
         line += f"; not covered by any validation: {best.unvalidated}"
+    limited = [at_the_limit(gib, limit_gib) for gib in fitting["memory_GiB"]]
+    if limited[0]:
+        line += f"; **{limit_note(best.memory_GiB * 2**30, limit_gib * 2**30)}**"
+        if not all(limited):
+            roomy = fitting.iloc[limited.index(False)]
+            slower = 100 * (roomy.time_s / best.time_s - 1)
+            return line + (f". The fastest with room to spare: {layout_label(roomy)} "
+                           f"({format_number(roomy.memory_GiB)} GiB), "
+                           f"{format_number(slower)} % slower.")  # fmt: skip
     if len(fitting) > 1:
         runner = fitting.iloc[1]
         slower = 100 * (runner.time_s / best.time_s - 1)
@@ -215,7 +227,8 @@ def main() -> None:
     peak = tensor_peak_flops(gpu, linear_gemm_dtype(state["prec"])) / 1e12
     fitting = frame[frame["fits"]] if not frame.empty else frame
     if not fitting.empty:
-        st.success(answer(fitting))
+        message = answer(fitting, limit)
+        (st.warning if "at the limit" in message else st.success)(message)
     st.caption(
         f"{state['model']}: {shape.layers} layers, hidden {shape.hidden}, {shape.heads} heads, "
         f"{parameter_count(shape) / 1e9:,.2f}B parameters, sequence {shape.seq_len}, global "
@@ -251,7 +264,9 @@ def main() -> None:
             delta_color="off",
         )
         cols[1].metric("Tokens/s per GPU", format_number(best.tokens_per_s_per_gpu))
-        cols[2].metric("Memory per GPU", f"{format_number(best.memory_GiB)} GiB")
+        cols[2].metric("Memory per GPU", f"{format_number(best.memory_GiB)} GiB",
+                       "at the limit" if at_the_limit(best.memory_GiB, limit) else None,
+                       delta_color="inverse")  # fmt: skip
         cols[3].metric("Pipeline bubble", f"{format_number(100 * best.bubble)} %")
         cols[4].metric("MFU", f"{format_number(100 * best.mfu)} %")
         top = fitting.head(int(state["top"])).assign(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.charts import draw
+from app_pages.llm_models import menu_help, menu_order
 from app_pages.network_inputs import cluster_field, cluster_widget
 from app_pages.query_inputs import (
     Field,
@@ -40,7 +41,9 @@ from app_pages.tables import show_table
 from costmodels.formatting import format_bytes, format_number
 from costmodels.hardware import GPUS, LINKS
 from costmodels.serving import ServingLayout, predict_serving
-from costmodels.serving.presets import SERVING_MODEL_NAMES as MODEL_NAMES
+from costmodels.serving.presets import SERVING_MODEL_NAMES
+
+MODEL_NAMES = menu_order(SERVING_MODEL_NAMES)  # the CLI's presets, newest families first
 
 PRECISIONS = ["bf16", "fp16", "fp8"]
 WEIGHT_PRECISIONS = [*PRECISIONS, "fp4"]  # NVFP4 weights on Blackwell
@@ -69,18 +72,28 @@ CLUSTER_HELP = (
     "page a preset sets: it keeps 8 GPUs per node and 25 GB/s per GPU between nodes, and the "
     "KV-cache path is chosen below; edit the GPU afterwards to override it"
 )
+#: the two throughputs of the page, said where each is shown (issue 42, item 5: the table's
+#: 316 and the chart's ~1,100 tokens/s per GPU at batch 256 looked like one number twice)
+THROUGHPUT_HELP = (
+    "Two throughputs: the chart's x axis is decode-only tokens/s per GPU (the batch's tokens "
+    "per decode step, batch / TPOT, prefills left out); the metric and the table's output "
+    "tokens/s per GPU also pay for the prompts' prefills that share the GPUs (colocated) or "
+    "for the prefill pool (disaggregated), so they are lower."
+)
 TABLE = {"batch": "decode batch", "tpot_ms": "time per output token (ms)",
-         "tokens_per_s_per_gpu": "tokens/s per GPU", "memory_GiB": "memory per GPU (GiB)",
+         "tokens_per_s_per_gpu": "output tokens/s per GPU, prefills included",
+         "memory_GiB": "memory per GPU (GiB)",
          "fits": "fits"}  # fmt: skip
 MORE = {"ttft_ms": "time to first token (ms)",
-        "decode_tokens_per_s_per_gpu": "decode-only tokens/s per GPU",
+        "decode_tokens_per_s_per_gpu": "decode-only tokens/s per GPU (the chart's)",
         "ratio": "prefill:decode GPUs that balance"}  # fmt: skip
 
 
 def sidebar() -> list[str]:
     problems = seed(FIELDS)
     bar = st.sidebar
-    bar.selectbox("Model", MODEL_NAMES, key="sv_model")
+    bar.selectbox("Model", MODEL_NAMES, key="sv_model",
+                  help=menu_help(MODEL_NAMES, "predict-serving"))
     cluster_widget({"gpu": "sv_gpu"}, menu="sv_cluster", help=CLUSTER_HELP)
     bar.selectbox("GPU", list(GPUS), key="sv_gpu")
     bar.number_input("Tensor parallel (TP)", 1, 8, step=1, key="sv_tp",
@@ -131,10 +144,12 @@ def main() -> None:
     cols = st.columns(4)
     cols[0].metric("Time to first token", f"{format_number(p.ttft_s * 1e3)} ms")
     cols[1].metric("Time per output token", f"{format_number(p.tpot_s * 1e3)} ms")
-    cols[2].metric("Tokens/s per GPU", format_number(p.tokens_per_s_per_gpu))
+    cols[2].metric("Output tokens/s per GPU", format_number(p.tokens_per_s_per_gpu),
+                   help=THROUGHPUT_HELP)  # fmt: skip
     cols[3].metric("Memory per GPU", f"{format_number(p.memory_per_gpu_bytes / 2**30)} GiB")
     _answer(p, layout)
     draw(curve_spec(frame))
+    st.caption(THROUGHPUT_HELP)
     show_table(frame, TABLE, more=MORE, more_label="TTFT, decode-only throughput, pool ratio")
     st.subheader("One decode step")
     draw(breakdown_spec(breakdown_frame(p)))

@@ -84,7 +84,8 @@ def curve_spec(frame: pd.DataFrame) -> dict[str, Any]:
         "mark": {"type": "line", "point": True},
         "encoding": {
             "x": {"field": "decode_tokens_per_s_per_gpu", "type": "quantitative",
-                  "scale": {"type": "log"}, "axis": log_axis("decode tokens/s per GPU")},
+                  "scale": {"type": "log"},
+                  "axis": log_axis("decode-only tokens/s per GPU (no prefills)")},
             "y": {"field": "tpot_ms", "type": "quantitative", "scale": {"type": "log"},
                   "axis": log_axis("time per output token (ms)")},
             "color": {"field": "fit", "type": "nominal", "legend": LEGEND,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.charts import draw
+from app_pages.llm_models import menu_help, menu_order
 from app_pages.query_inputs import (
     Field,
     choice,
@@ -23,17 +24,19 @@ from app_pages.query_inputs import (
     show_problems,
     write_back,
 )
-from app_pages.serving_plan_compute import COLUMNS, MORE, bar_spec, plan_frame
+from app_pages.serving_plan_compute import COLUMNS, MORE, bar_spec, display_frame, plan_frame
 from app_pages.tables import show_table
 from costmodels.formatting import format_number
 from costmodels.hardware import GPUS
 from costmodels.serving.presets import SERVING_MODEL_NAMES
 
+MODEL_NAMES = menu_order(SERVING_MODEL_NAMES)  # the CLI's presets, newest families first
+
 GPU_NAMES = list(GPUS)
 PRECISIONS = ["bf16", "fp8", "fp4"]
 TPS = [1, 2, 4, 8]
 FIELDS = [
-    Field("cp_model", "Llama 3.1 70B", choice(SERVING_MODEL_NAMES)),
+    Field("cp_model", "Llama 3.1 70B", choice(MODEL_NAMES)),
     Field(
         "cp_gpus", ["H100 SXM", "H200 SXM", "B200"], comma_list(choice(GPU_NAMES), 12), join_list
     ),
@@ -75,7 +78,8 @@ def _prices_text(raw: str) -> str:
 def sidebar() -> list[str]:
     problems = seed(FIELDS)
     bar = st.sidebar
-    bar.selectbox("Model", SERVING_MODEL_NAMES, key="cp_model")
+    bar.selectbox("Model", MODEL_NAMES, key="cp_model",
+                  help=menu_help(MODEL_NAMES, "plan-serving"))
     bar.multiselect("GPUs", GPU_NAMES, key="cp_gpus")
     bar.multiselect("Tensor parallel (TP)", TPS, key="cp_tp")
     bar.multiselect(
@@ -161,7 +165,14 @@ def main() -> None:
             f"{format_number(best['tpot_p99_ms'])} ms."
         )
         draw(bar_spec(frame))
-    show_table(frame, COLUMNS, more=MORE, more_label="per dollar, replicas")
+    shown, longer = display_frame(frame)
+    show_table(shown, COLUMNS, more=MORE, more_label="GPUs per instance, per dollar, replicas",
+               widths={"note": "large"})  # fmt: skip
+    st.caption(
+        "TTFT and TPOT percentiles come from the simulation of the five most promising "
+        "deployments; the others are closed-form estimates (— in those columns)."
+        + "".join(f"  \n{line}" for line in longer)
+    )
 
 
 main()

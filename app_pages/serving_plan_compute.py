@@ -18,14 +18,42 @@ from app_pages.serving_compute import cluster_of
 KV = {"bf16": "bf16", "fp8": "fp8", "fp4": "fp8"}
 COLUMNS = {
     "deployment": "deployment",
-    "gpus": "GPUs per instance",
     "requests_per_s_per_gpu": "requests/s per GPU",
     "output_tokens_per_s_per_gpu": "output tokens/s per GPU",
     "ttft_p90_ms": "TTFT p90 (ms)",
     "tpot_p99_ms": "TPOT p99 (ms)",
     "note": "note",
 }
-MORE = {"output_tokens_per_dollar": "output tokens per $", "replicas": "replicas for the target"}
+MORE = {"gpus": "GPUs per instance", "output_tokens_per_dollar": "output tokens per $",
+        "replicas": "replicas for the target"}  # fmt: skip
+NOT_SIMULATED = "—"
+NO_RATE = "—"
+
+
+def display_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The table as shown: no empty cell (Streamlit draws a missing number as "None", whatever
+    the Styler says: issue 42, item 5) and a note short enough to read in its column; returns
+    it and the full notes that were shortened, one line per deployment."""
+    from app_pages.tables import _cell
+
+    shown = frame.copy()
+    for column in ("ttft_p90_ms", "tpot_p99_ms"):
+        shown[column] = [NOT_SIMULATED if not sim else _cell(value)
+                         for value, sim in zip(frame[column], frame["simulated"], strict=True)]
+    for column in ("requests_per_s_per_gpu", "output_tokens_per_s_per_gpu"):
+        if frame[column].isna().any():  # a deployment that meets no load: the note says why
+            shown[column] = [_cell(value) for value in frame[column]]
+    notes, longer = [], []
+    for deployment, note in zip(frame["deployment"], frame["note"], strict=True):
+        if note.startswith("estimate"):
+            note = "closed-form estimate, not simulated"
+        elif ":" in note:  # "no memory left for the KV cache on ...: weights take ..."
+            longer.append(f"{deployment}: {note.replace('--', '')}")  # a page, not flags
+            first = note.split(":", 1)[0]
+            note = (first if len(first) <= 32 else first[:32].rsplit(" ", 1)[0] + "…") + " (below)"
+        notes.append(note)
+    shown["note"] = notes
+    return shown, longer
 
 
 @st.cache_data(max_entries=32, show_spinner="Simulating the most promising deployments...")

@@ -69,10 +69,15 @@ def show_table(
     where: Any = st,
     height: int | None = None,
     key: str | None = None,
+    widths: Mapping[str, str] | None = None,
 ) -> None:
     """The main columns as one table; ``more`` columns in an expander below it, after the
-    ``key`` column (default: the first main one) that tells the rows apart."""
+    ``key`` column (default: the first main one) that tells the rows apart. ``widths`` maps a
+    column to "small", "medium" or "large" (text that would be cut otherwise)."""
     kwargs: dict[str, Any] = {"hide_index": True, "width": "stretch"}
+    if widths:
+        kwargs["column_config"] = {headers.get(c, c): st.column_config.Column(width=w)
+                                   for c, w in widths.items()}  # fmt: skip
     kwargs["height"] = rows_height(len(frame)) if height is None else height
     where.dataframe(styled(readable(frame, headers)), **kwargs)
     if more:

@@ -39,6 +39,8 @@ from costmodels.hardware import GPUS, LINKS
 from costmodels.limits import MAX_UPLOAD_BYTES
 
 PROFILE_KEY = "cluster_profile"
+GPU_HELP = ("the GPU preset named by the trace's deviceProperties; a trace without them does "
+            "not say, and the what-if asks for it (What if → GPU)")  # fmt: skip
 
 
 def _example(label: str) -> None:
@@ -194,7 +196,7 @@ def main() -> None:
         return
     cols = st.columns(5)
     cols[0].metric("Step", f"{report['step_time_s'] * 1e3:.3f} ms")
-    cols[1].metric("GPU", report["gpu"]["preset"] or "not in the trace")
+    cols[1].metric("GPU", report["gpu"]["preset"] or "unknown", help=GPU_HELP)
     cols[2].metric("World size", report["world_size"] or "?")
     cols[3].metric("Exposed communication", f"{report['exposed_communication_s'] * 1e3:.3f} ms")
     overlap = report["overlap_fraction"]

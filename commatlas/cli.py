@@ -10,6 +10,7 @@ tests/surfaces/test_cli.py holds it equal to each module's own.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import signal
@@ -136,6 +137,44 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise _Terminated
 
 
+def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option string of ``parser`` and of its sub-actions (``docs build --site-dir``)."""
+    found: set[str] = set()
+    for action in parser._actions:
+        found |= set(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _option_strings(sub)
+    return found
+
+
+def _reject_unknown_flags(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """Exit 2 naming every ``--flag`` the command does not know, each with the close flags it
+    does (``predict --compressor`` -> ``--compression``), before argparse would print the
+    top-level usage, or first complain of a missing flag the typo was meant to be (issue 42)."""
+    command = _command_of(argv)
+    subparsers = parser._subparsers._group_actions[0] if parser._subparsers else None
+    if subparsers is None or command not in subparsers.choices:
+        return
+    sub = subparsers.choices[command]
+    known = _option_strings(sub) | {"--help"}
+    unknown = []
+    for arg in argv[: argv.index("--") if "--" in argv else len(argv)]:
+        flag = arg.split("=", 1)[0]
+        if not flag.startswith("--") or len(flag) < 3 or flag in known:
+            continue
+        prefixed = [option for option in known if option.startswith(flag)]
+        if sub.allow_abbrev and len(prefixed) == 1:  # argparse takes a unique prefix
+            continue
+        close = difflib.get_close_matches(flag, sorted(known), n=3, cutoff=0.6)
+        close = close or sorted(prefixed)[:3]
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        unknown.append(f"{flag}{hint}")
+    if unknown:
+        what = "unrecognized argument" + ("s" if len(unknown) > 1 else "")
+        sub.error(f"{what}: {'; '.join(unknown)}; 'commatlas {command} --help' lists the flags")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand; an expected failure it did not report itself (bad values, files that
     cannot be read or written) still ends as one line on stderr and exit code 2.
@@ -191,7 +230,9 @@ def _main(argv: list[str]) -> int:
     if not argv:  # bare `commatlas`: the command list, not just "COMMAND is required"
         build_parser(full=False).print_help()
         return 0
-    args = build_parser(full=_command_of(argv) or False).parse_args(argv)
+    parser = build_parser(full=_command_of(argv) or False)
+    _reject_unknown_flags(parser, argv)
+    args = parser.parse_args(argv)
     try:
         return int(args.run(args) or 0)
     except (ValueError, OSError) as exc:

@@ -21,7 +21,7 @@ from typing import Any
 
 from commatlas.cli_types import bounded_int, flag_message, nonempty
 from commatlas.collective_args import gpus_per_process, read_sizes, total_gpus
-from commatlas.network_flags import add_network_flags, preset_or_none
+from commatlas.network_flags import add_network_flags, per_nic_Bps, preset_or_none
 from costmodels.limits import (
     MAX_GPUS,
     MAX_GPUS_PER_NODE,
@@ -151,10 +151,65 @@ def assumptions(system: Any, op: str, algorithm: str, protocol: str) -> list[str
     return lines
 
 
+def _flag_problems(args: argparse.Namespace) -> list[str]:
+    """Every missing or unreadable flag at once (issue 42: the command asked for
+    --gpus-per-node, then --gpu, then a size's unit, one run at a time); [] when each reads."""
+    from costmodels.hardware import get_gpu
+    from costmodels.units import parse_bandwidth, parse_time
+
+    checks: list[Any] = [lambda: check_items(args.sizes, "--sizes")]
+    checks.append(lambda: read_sizes(args.sizes))
+    checks.append(lambda: preset_or_none(args))
+    if not args.cluster:
+        if args.gpus_per_node is None and getattr(args, "nodes", None) is None:
+            checks.append(lambda: _fail("give --gpus-per-node (or a --cluster preset)"))
+        checks.append(lambda: total_gpus(args, None))  # --gpus or --nodes x --gpus-per-node
+        if args.gpus_per_node and args.gpus is not None and args.gpus % args.gpus_per_node:
+            checks.append(lambda: _fail(f"--gpus {args.gpus} is not a multiple of "
+                                        f"--gpus-per-node {args.gpus_per_node}"))  # fmt: skip
+        if args.gpu is None and args.intra is None:
+            checks.append(lambda: _fail("give --gpu PRESET (e.g. a100-80gb, h100), --intra "
+                                        "BANDWIDTH per GPU or --cluster"))  # fmt: skip
+    if args.gpu is not None:
+        checks.append(lambda: _named("--gpu", get_gpu, args.gpu))
+    if args.intra:
+        checks.append(lambda: parse_bandwidth(args.intra, "--intra"))
+    if args.inter_latency:
+        checks.append(lambda: parse_time(args.inter_latency, "--inter-latency"))
+    if args.inter:
+        checks.append(lambda: per_nic_Bps(args.inter, args.transport))
+    problems = []
+    for check in checks:
+        try:
+            check()
+        except (ValueError, KeyError) as exc:
+            text = " ".join(str(exc.args[0] if exc.args else exc).split())
+            problems.append(flag_message(text, FLAGS))
+    return list(dict.fromkeys(problems))
+
+
+def _fail(message: str) -> None:
+    raise ValueError(message)
+
+
+def _named(flag: str, read: Any, text: str) -> None:
+    """``read(text)``, its error message starting with the flag when it does not already."""
+    try:
+        read(text)
+    except (ValueError, KeyError) as exc:
+        why = str(exc.args[0] if exc.args else exc)
+        raise ValueError(why if why.startswith(flag) else f"{flag}: {why}") from None
+
+
 def run_collective(args: argparse.Namespace) -> int:
     from costmodels.nccl.availability import canonical_operation
     from costmodels.nccl.tuner import collective_time
 
+    problems = _flag_problems(args)
+    if problems:
+        count = f"{len(problems)} problems: " if len(problems) > 1 else ""
+        print(f"{PROG}: {count}{'; '.join(problems)}", file=sys.stderr)
+        return 2
     try:
         op = canonical_operation(args.op)
         check_items(args.sizes, "--sizes")

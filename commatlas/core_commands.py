@@ -73,7 +73,8 @@ def _no_model(model_id: str, known: list[str]) -> str:
     """Why there is no formula: a record without a cost model, or an id with a close match."""
     from taxonomy import load_taxonomy
 
-    record = load_taxonomy().records.get(model_id)
+    records = load_taxonomy(check_links=False).records  # a look-up: validate checks links
+    record = records.get(model_id)
     if record is not None:
         return (
             f"record {model_id!r} ({record.name}) has no cost model; "
@@ -81,7 +82,7 @@ def _no_model(model_id: str, known: list[str]) -> str:
         )
     from taxonomy.suggest import model_spellings, suggest
 
-    close = suggest(model_id, model_spellings(known, load_taxonomy().records.values()))
+    close = suggest(model_id, model_spellings(known, records.values()))
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     return (
         f"no cost model {model_id!r}{hint} ({len(known)} models: 'commatlas search' lists records)"

@@ -28,6 +28,7 @@ GENERATED_ROOTS = ("records", "generated")
 
 def _generators() -> list[Callable[[Taxonomy], Files]]:
     from commatlas.docs_site.api_reference import api_files
+    from commatlas.docs_site.cli_reference import cli_files
     from commatlas.docs_site.comparisons import comparison_files
     from commatlas.docs_site.guides import guide_files
     from commatlas.docs_site.scenario_page import scenario_files
@@ -36,7 +37,7 @@ def _generators() -> list[Callable[[Taxonomy], Files]]:
     from commatlas.docs_site.validation import validation_files
 
     return [record_files, taxonomy_files, scenario_files, comparison_files, guide_files,
-            validation_files, api_files, since_surveys_files]  # fmt: skip
+            validation_files, api_files, since_surveys_files, cli_files]  # fmt: skip
 
 
 def generate(tax: Taxonomy | None = None) -> Files:

@@ -25,6 +25,7 @@ from typing import Any
 from commatlas.llm_args import add_plan_flags, add_predict_flags, layout_json, shape_overrides
 from commatlas.llm_measured import calibration_from_args
 from commatlas.llm_recipe_args import recipe_from_args
+from costmodels.llm.memory_margin import at_the_limit, limit_note
 from costmodels.safe_output import json_text
 
 
@@ -166,10 +167,20 @@ def _fail(command: str, exc: Exception) -> int:
     return 2
 
 
-def percentages(step: dict[str, Any]) -> dict[str, float]:
-    """``mfu_pct`` and ``hfu_pct``: the utilisations of a step as percentages."""
-    return {"mfu_pct": 100 * step["model_flops_utilization"],
-            "hfu_pct": 100 * step["hardware_flops_utilization"]}  # fmt: skip
+def percentages(step: dict[str, Any], gpu: Any, precision: str) -> dict[str, Any]:
+    """``mfu_pct`` and ``hfu_pct``: the utilisations of a step as percentages of the GPU's dense
+    BF16 peak, as torchtitan and Megatron-LM report MFU whatever the GEMMs run in (issue 42);
+    ``mfu_native_pct``: of the peak of the precision's own GEMMs (FP8's under --precision fp8,
+    what ``model_flops_utilization`` holds); the two differ only for FP8."""
+    from costmodels.llm.precision import linear_gemm_dtype, tensor_peak_flops
+
+    native = tensor_peak_flops(gpu, linear_gemm_dtype(precision))
+    to_bf16 = native / tensor_peak_flops(gpu, "bf16")
+    return {"mfu_pct": 100 * step["model_flops_utilization"] * to_bf16,
+            "hfu_pct": 100 * step["hardware_flops_utilization"] * to_bf16,
+            "mfu_native_pct": 100 * step["model_flops_utilization"],
+            "mfu_basis": "dense BF16 peak (torchtitan, Megatron-LM); mfu_native_pct: the "
+            f"{linear_gemm_dtype(precision).upper()} peak the linear GEMMs run at"}  # fmt: skip
 
 
 def predict_llm_command(args: argparse.Namespace) -> int:
@@ -185,7 +196,8 @@ def predict_llm_command(args: argparse.Namespace) -> int:
     except ValueError as exc:  # UnitParseError, ShapeError, LayoutError, ConfigError ...
         return _fail("predict-llm", exc)
     step_json = asdict(step)
-    out = {**step_json, **percentages(step_json), "layout": layout_json(layout),
+    gpu, precision = cluster.gpu, ctx["options"]["precision"]
+    out = {**step_json, **percentages(step_json, gpu, precision), "layout": layout_json(layout),
            **_echo(ctx, report)}  # fmt: skip
     if args.json:
         print(json_text(out))
@@ -224,7 +236,10 @@ def plan_llm_command(args: argparse.Namespace) -> int:
     if not ranked:
         print(f"commatlas plan-llm: {_why_none(args, shape, cluster, options)}", file=sys.stderr)
         return 1
-    rows = [{**(step := asdict(c.prediction)), **percentages(step),
+    gpu, precision = cluster.gpu, ctx["options"]["precision"]
+    rows = [{**(step := asdict(c.prediction)), **percentages(step, gpu, precision),
+             "at_memory_limit": at_the_limit(step["memory_per_gpu_bytes"],
+                                             step["usable_memory_bytes"]),
              "layout": layout_json(c.layout)} for c in ranked]  # fmt: skip
     if args.json:
         print(json_text(rows))
@@ -270,6 +285,7 @@ def _print_table(rows: list[dict[str, Any]], echo: dict[str, Any]) -> None:
             f"{'yes' if lay['sequence_parallel'] else 'no':>3s} {lay['recompute']:>9s} "
             f"{row['iteration_time_s']:9.4g} {row['memory_per_gpu_bytes'] / 2**30:8.2f} "
             f"{row['mfu_pct']:6.1f} {row['expected_error_pct']:5.0f}"
+            + (" AT THE MEMORY LIMIT;" if row.get("at_memory_limit") else "")
             + (" unvalidated: " + ", ".join(row["unvalidated_mechanisms"])
                if row["unvalidated_mechanisms"] else "")
         )  # fmt: skip
@@ -277,8 +293,17 @@ def _print_table(rows: list[dict[str, Any]], echo: dict[str, Any]) -> None:
           f"intra-node: {echo['cluster']['intra_source']}")  # fmt: skip
     print(
         "# ranked by the slow end of each layout's expected error band (iteration time x "
-        "(1 + ± %)); ± % comes from the dev validation sets of its regime"
+        "(1 + ± %)); ± % comes from the dev validation sets of its regime; MFU % of the dense "
+        "BF16 peak (mfu_native_pct in --json: of the precision's own)"
     )
+    limited = [i for i, row in enumerate(rows, 1) if row.get("at_memory_limit")]
+    if limited:
+        first = rows[limited[0] - 1]
+        roomy = next((i for i in range(1, len(rows) + 1) if i not in limited), None)
+        print(f"# rank {', '.join(map(str, limited))} "
+              f"{limit_note(first['memory_per_gpu_bytes'], first['usable_memory_bytes'])}; "
+              + (f"the fastest with room to spare is rank {roomy}" if roomy
+                 else "raise --top to see layouts with room to spare"))  # fmt: skip
     if echo["calibration"]:
         cal = echo["calibration"]
         print(f"# calibrated ({cal['source']}): fitted {', '.join(cal['fitted']) or 'nothing'}")

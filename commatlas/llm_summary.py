@@ -126,12 +126,7 @@ def summary_lines(out: dict[str, Any]) -> list[str]:
         lines.append(f"throughput   {format_number(per_gpu)} tokens/s per GPU, "
                      f"{format_number(per_gpu * _gpus(layout))} in all")  # fmt: skip
     if "mfu_pct" in out:
-        peak = gpu.get("gemm_peak_tflops")
-        precision = out.get("precision", "")
-        of_peak = f" of a {format_number(peak)} TFLOP/s {precision} peak" if peak else ""
-        achieved = format_number(out.get("tflops_per_gpu", 0))
-        lines.append(f"MFU          {out['mfu_pct']:.1f} % (HFU {out.get('hfu_pct', 0):.1f} %; "
-                     f"{achieved} TFLOP/s per GPU{of_peak})")  # fmt: skip
+        lines += _mfu_lines(out, gpu)
     if out.get("fits", True):
         lines += _fit_lines(out)
     if out.get("memory_breakdown_bytes"):
@@ -157,4 +152,19 @@ def summary_lines(out: dict[str, Any]) -> list[str]:
                          f"{format_seconds(cal['predicted_before_s'])})")  # fmt: skip
         lines += [f"  why: {note}" for note in cal.get("notes") or []]
     lines.append("every field (shape, GPU, cluster, breakdowns in SI units): --json")
+    return lines
+
+
+def _mfu_lines(out: dict[str, Any], gpu: dict[str, Any]) -> list[str]:
+    """MFU against the BF16 peak (torchtitan's and Megatron's convention), and under FP8 also
+    against the FP8 peak the GEMMs run at, each said (issue 42)."""
+    achieved = format_number(out.get("tflops_per_gpu", 0))
+    peak, native = gpu.get("gemm_peak_tflops"), out.get("mfu_native_pct")
+    bf16 = gpu.get("bf16_tflops") or gpu.get("fp16_tflops")
+    of_bf16 = f" of the {format_number(bf16)} TFLOP/s dense BF16 peak" if bf16 else ""
+    lines = [f"MFU          {out['mfu_pct']:.1f} % (HFU {out.get('hfu_pct', 0):.1f} %; "
+             f"{achieved} TFLOP/s per GPU{of_bf16}, as torchtitan and Megatron-LM report)"]
+    if native is not None and abs(native - out["mfu_pct"]) > 1e-9 and peak:
+        lines.append(f"MFU native   {native:.1f} % of the {format_number(peak)} TFLOP/s "
+                     f"{out.get('precision', '')} peak the linear GEMMs run at")  # fmt: skip
     return lines

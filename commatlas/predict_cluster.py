@@ -156,6 +156,28 @@ def default_sources(args: argparse.Namespace) -> list[str]:
     return lines
 
 
+def nic_default_warning(args: argparse.Namespace) -> str | None:
+    """A warning when --nics-per-node was left to default to one NIC per GPU on an
+    Ethernet-class --inter link (a "GbE" preset or --transport socket), or None (issue 42:
+    "8 nodes with 25 GbE" meant 8 NICs per node, 99.8% scaling efficiency, and compression
+    looked useless). Rail-optimised RDMA fabrics (InfiniBand, RoCE, EFA) do have one per GPU."""
+    if args.nics_per_node or getattr(args, "cluster", None) or not args.inter:
+        return None
+    if args.profile or getattr(args, "calibration", None) or (args.gpus_per_node or 1) == 1:
+        return None
+    from costmodels.hardware.links import get_link
+
+    try:
+        ethernet = get_link(args.inter).name.endswith("GbE")
+    except ValueError:  # a bandwidth as given
+        ethernet = False
+    if not ethernet and args.transport != "socket":
+        return None
+    return (f"--nics-per-node not given: each node is priced with one {args.inter!r} NIC per "
+            f"GPU ({args.gpus_per_node} per node); Ethernet nodes often have one or two ports: "
+            "pass --nics-per-node 1 (or the count you have)")  # fmt: skip
+
+
 def assumptions(cluster: Cluster, method: Method | None = None) -> list[str]:
     """What a prediction assumed, in words (printed beside every number; issue 15)."""
     nics = cluster.nics_per_node or cluster.gpus_per_node

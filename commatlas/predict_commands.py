@@ -16,6 +16,7 @@ from commatlas.predict_cluster import (
     assumptions,
     cluster_of_flags,
     default_sources,
+    nic_default_warning,
     profile_of_flags,
     resolve_preset,
 )
@@ -91,6 +92,10 @@ def predict_command(args: argparse.Namespace) -> int:
     out = result.as_json()
     said = assumptions(cluster, method)
     said += default_sources(args)
+    warning = nic_default_warning(args)
+    if warning:
+        print(f"commatlas predict: warning: {warning}", file=sys.stderr)
+        said.append(warning)
     if args.json:
         print(json_text({**out, "assumptions": said}))
     else:
@@ -139,6 +144,9 @@ def compare_command(args: argparse.Namespace) -> int:
     except (ValueError, UnitParseError) as exc:
         print(f"commatlas compare: {exc}", file=sys.stderr)
         return 2
+    warning = nic_default_warning(args)
+    if warning:
+        print(f"commatlas compare: warning: {warning}", file=sys.stderr)
     if args.json:
         print(json_text(rows))
         return 0
@@ -148,7 +156,25 @@ def compare_command(args: argparse.Namespace) -> int:
             f"{row['method']:36s} {row['workers']:7d} {1e3 * row['iteration_time_s']:9.2f} "
             f"{row['throughput_samples_per_s']:10.1f} {100 * row['scaling_efficiency']:6.1f}"
         )
+    print("assumptions:\n" + "\n".join(f"  - {line}" for line in _compare_assumptions(
+        args, cluster, step, warning)))  # fmt: skip
     return 0
+
+
+def _compare_assumptions(
+    args: argparse.Namespace, cluster, step: float, warning: str | None
+) -> list[str]:
+    """What the table assumed (as ``predict`` prints it; the README's promise), at every node
+    count: the node count is the table's column, the rest holds for each."""
+    said = assumptions(cluster)
+    counts = ", ".join(str(n) for n in args.node_counts)
+    said[0] = f"node counts {counts} (the table's rows), each of" + said[0].split(" x", 1)[1]
+    said.append(f"compute step {step * 1e3:.4g} ms per GPU"
+                + ("" if args.step_time is not None else
+                   f" (scaled from {args.workload}'s measured H200 step to --gpu {args.gpu})"))
+    said.append("methods: nccl = NCCL's tuner picks the algorithm per message; ring, "
+                "hierarchical, double-binary-tree are textbook algorithms on the same links")
+    return [*said, *default_sources(args), *([warning] if warning else [])]
 
 
 def _cluster_flags(parser: argparse.ArgumentParser) -> None:

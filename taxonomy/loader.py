@@ -6,7 +6,7 @@ Problems are collected for all files at once (never only the first), each as one
 
 from __future__ import annotations
 
-import importlib
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,12 +14,15 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from taxonomy.schema import Record
+from taxonomy.impl_links import check_reference_impl
+from taxonomy.record_cache import RecordCache
+from taxonomy.schema import KEBAB, Record
 from taxonomy.scope import survey_a_problem
 
 MAX_RECORD_BYTES = 1_000_000  # one record file; a real record is a few kilobytes
 
 RECORDS_DIR = Path(__file__).parent / "records"
+_RECORD_ID = re.compile(KEBAB)  # ids are kebab-case (the schema)
 
 
 @dataclass(frozen=True)
@@ -74,15 +77,21 @@ def _read_record_text(path: Path) -> tuple[str | None, list[Problem]]:
         return None, [Problem(path, "<file>", f"cannot read ({exc.strerror or exc})")]
 
 
-def _parse_file(path: Path) -> tuple[Record | None, list[Problem]]:
-    text, problems = _read_record_text(path)
-    if text is None:
-        return None, problems
-    try:
-        # libyaml's loader parses the 200+ records about ten times faster than pure Python.
-        data = yaml.load(text, Loader=_SAFE_LOADER)
-    except yaml.YAMLError as exc:
-        return None, [Problem(path, "<yaml>", f"not valid YAML: {exc}".replace("\n", " "))]
+def _parse_file(
+    path: Path, cache: RecordCache | None = None
+) -> tuple[Record | None, list[Problem]]:
+    data = cache.get(path) if cache else None
+    if data is None:
+        text, problems = _read_record_text(path)
+        if text is None:
+            return None, problems
+        try:
+            # libyaml's loader parses the 200+ records about ten times faster than pure Python.
+            data = yaml.load(text, Loader=_SAFE_LOADER)
+        except yaml.YAMLError as exc:
+            return None, [Problem(path, "<yaml>", f"not valid YAML: {exc}".replace("\n", " "))]
+        if cache and isinstance(data, dict):
+            cache.put(path, data)
     if not isinstance(data, dict):
         return None, [Problem(path, "<root>", "a record must be a YAML mapping")]
     try:
@@ -109,24 +118,7 @@ def _check_location(path: Path, root: Path, record: Record) -> list[Problem]:
     return problems
 
 
-def _check_reference_impl(target: str) -> str | None:
-    """Return why ``module:object`` does not resolve, or None when it does."""
-    module_name, _, attr_path = target.partition(":")
-    try:
-        obj: object = importlib.import_module(module_name)
-    except ImportError as exc:
-        return f"module {module_name!r} cannot be imported ({exc})"
-    for attr in attr_path.split("."):
-        if not hasattr(obj, attr):
-            return f"{module_name!r} has no object {attr_path!r}"
-        obj = getattr(obj, attr)
-    if not callable(obj):
-        return f"{target!r} is not callable"
-    return None
-
-
-def _check_links(tax: Taxonomy, cost_model_ids: Iterable[str]) -> list[Problem]:
-    known_models = set(cost_model_ids)
+def _check_links(tax: Taxonomy, known_model: Callable[[str], bool]) -> list[Problem]:
     names: dict[str, str] = {}
     problems: list[Problem] = []
     for rid, rec in sorted(tax.records.items()):
@@ -149,31 +141,47 @@ def _check_links(tax: Taxonomy, cost_model_ids: Iterable[str]) -> list[Problem]:
                 problems.append(
                     Problem(path, f"related.{i}.id", "a record cannot relate to itself")
                 )
-        if rec.cost_model is not None and rec.cost_model not in known_models:
+        if rec.cost_model is not None and not known_model(rec.cost_model):
             problems.append(Problem(path, "cost_model", f"no cost model {rec.cost_model!r}"))
         if rec.reference_impl is not None:
-            why = _check_reference_impl(rec.reference_impl)
+            why = check_reference_impl(rec.reference_impl)
             if why:
                 problems.append(Problem(path, "reference_impl", why))
     return problems
 
 
-def _default_cost_model_ids() -> list[str]:
+def has_cost_model(model_id: str) -> bool:
+    """Whether a cost model of this id is registered, read from costmodels/formulas/index.py
+    (the module defining each; tests/costmodels/test_formula_index.py holds it true) so that
+    checking links builds no sympy formula; an id not in the index builds every formula
+    (costmodels.ids(), ~0.7 s) to be sure."""
+    from costmodels.formulas.index import MODULE_OF
+
+    if model_id in MODULE_OF:
+        return True
     import costmodels  # local import: costmodels imports nothing from taxonomy at module level
 
-    return costmodels.ids()
+    return model_id in costmodels.ids()
 
 
 def collect(
-    root: Path = RECORDS_DIR, cost_model_ids: Callable[[], Iterable[str]] = _default_cost_model_ids
+    root: Path = RECORDS_DIR,
+    cost_model_ids: Callable[[], Iterable[str]] | None = None,
+    check_links: bool = True,
 ) -> Taxonomy:
-    """Load all records below ``root``; never raises for bad records, returns the problems."""
+    """Load all records below ``root``; never raises for bad records, returns the problems.
+    Cost-model links are checked against ``cost_model_ids()`` when given, else
+    :func:`has_cost_model`; ``check_links=False`` skips the checks between records and to
+    formulas and code (a look-up such as ``commatlas search`` only reads; ``validate`` checks)."""
     tax = Taxonomy()
     if not root.is_dir():
         tax.problems.append(Problem(root, "<folder>", "records folder does not exist"))
         return tax
-    for path in sorted(root.rglob("*.yaml")):
-        record, problems = _parse_file(path)
+    # the shipped records' parsed YAML is kept between runs (taxonomy/record_cache.py)
+    cache = RecordCache(root) if root == RECORDS_DIR else None
+    paths = sorted(root.rglob("*.yaml"))
+    for path in paths:
+        record, problems = _parse_file(path, cache)
         tax.problems.extend(problems)
         if record is None:
             continue
@@ -187,13 +195,33 @@ def collect(
             continue
         tax.records[record.id] = record
         tax.files[record.id] = path
-    tax.problems.extend(_check_links(tax, cost_model_ids()))
+    if cache:
+        cache.save({str(path) for path in paths})
+    if check_links:
+        known = has_cost_model if cost_model_ids is None else set(cost_model_ids()).__contains__
+        tax.problems.extend(_check_links(tax, known))
     return tax
 
 
-def load_taxonomy(root: Path = RECORDS_DIR) -> Taxonomy:
+def load_taxonomy(root: Path = RECORDS_DIR, check_links: bool = True) -> Taxonomy:
     """Load and check all records; raise :class:`TaxonomyError` listing every problem."""
-    tax = collect(root)
+    tax = collect(root, check_links=check_links)
     if tax.problems:
         raise TaxonomyError(tax.problems)
     return tax
+
+
+def read_record(record_id: str, root: Path = RECORDS_DIR) -> Record | None:
+    """The one record of this id, read from ``root/<level>/<id>.yaml`` alone (``commatlas show``
+    needs no other file), or None when there is no such file. A file that is not a valid record
+    raises :class:`TaxonomyError`; links are not checked (``commatlas validate`` does)."""
+    if not _RECORD_ID.fullmatch(record_id):
+        return None
+    paths = sorted(root.glob(f"*/{record_id}.yaml"))
+    if len(paths) != 1:  # none, or the same id in two folders: the full load says which
+        return None if not paths else load_taxonomy(root, check_links=False).records[record_id]
+    record, problems = _parse_file(paths[0])
+    problems = problems or _check_location(paths[0], root, record)  # type: ignore[arg-type]
+    if problems:
+        raise TaxonomyError(problems)
+    return record

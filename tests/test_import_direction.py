@@ -189,3 +189,15 @@ def test_cli_front_door_and_predict_llm_stay_light() -> None:
            " '--global-batch', '512', '--tp', '8', '--pp', '4', '--dp', '4',"
            " '--json']) == 0")  # fmt: skip
     assert _heavy_modules_after(llm) == "[]"
+
+
+def test_knowledge_base_lookups_stay_light() -> None:
+    """``show``, ``search`` and ``validate`` (issue 42: <= 0.3 s and <= 1.5 s,
+    benchmarks/cli_startup.py) check reference links from the source and cost-model links from
+    the formula index: one process running all three imports none of the heavy packages."""
+    lookups = ("from commatlas.cli import main\nimport contextlib, io\n"
+               "with contextlib.redirect_stdout(io.StringIO()):\n"
+               "    assert main(['show', 'ring-allreduce']) == 0\n"
+               "    assert main(['search', 'top-k']) == 0\n"
+               "    assert main(['validate']) == 0")  # fmt: skip
+    assert _heavy_modules_after(lookups) == "[]"

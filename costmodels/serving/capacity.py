@@ -7,7 +7,8 @@ chunks, Sarathi-Serve's stall-free batching) and its decodes read a mean live co
 P + O / 2. One iteration of that mean batch (costmodels.serving.iteration) takes t(C); the
 instance then emits C / t(C) tokens and sustains C / (O t(C)) requests per second. C is at most
 ``max_num_seqs`` and what the KV pool holds: pool blocks over each request's blocks (prompt +
-whole output under ``reserve``; the mean live context under ``live``), and when prefill and
+whole output less the last sampled token under ``reserve``; the blocks of the live context,
+averaged over its decodes, under ``live``), and when prefill and
 decode tokens overflow the token budget the iteration is budget-bound and C shrinks to fit.
 
 This is a planning estimate: queueing, the ramp-up and the tail of a finite run are left to the
@@ -51,12 +52,33 @@ def mean_batch(concurrency: float, prompt: float, output: float) -> Batch:
     return b
 
 
+def cached_tokens(prompt: float, output: float) -> int:
+    """Tokens a request's KV cache holds at its end: its prompt and every output token but the
+    last, which is sampled and never fed back (the engine's count, costmodels.serving.scheduler;
+    issue 42: ``reserve`` reserved one token more than is ever cached)."""
+    return max(1, round(prompt) + max(1, round(output)) - 1)
+
+
+def _block_sum(tokens: int, block: int) -> int:
+    """sum of ceil(t / block) for t = 1 .. tokens, in closed form."""
+    q, r = divmod(tokens, block)
+    return block * q * (q + 1) // 2 + r * (q + 1)
+
+
+def mean_live_blocks(prompt: float, output: float, block: int) -> float:
+    """Blocks a sequence holds on average over its decodes: its cache grows from the prompt to
+    ``cached_tokens`` one token per step, each step holding ceil(cache / block) blocks."""
+    first, last = max(1, round(prompt)), cached_tokens(prompt, output)
+    return (_block_sum(last, block) - _block_sum(first - 1, block)) / (last - first + 1)
+
+
 def memory_concurrency(pool: KVPool, engine: EngineConfig, prompt: float, output: float) -> int:
-    """Sequences the KV pool holds at once under the engine's policy."""
+    """Sequences the KV pool holds at once under the engine's policy: ``reserve`` a request's
+    whole life in blocks, ``live`` its mean held blocks (block rounding included)."""
     if engine.policy == "reserve":
-        per = math.ceil((prompt + output) / pool.block_size)
+        per = math.ceil(cached_tokens(prompt, output) / pool.block_size)
         return max(0, pool.blocks // per)
-    return max(0, int(pool.tokens // (prompt + output / 2)))
+    return max(0, int(pool.blocks // mean_live_blocks(prompt, output, pool.block_size)))
 
 
 def steady_state(

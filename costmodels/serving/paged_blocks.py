@@ -42,7 +42,9 @@ class PagedBlocks:
     prefix_ready: bool
 
     def _full_blocks(self, rid: int, shared: int) -> int:
-        total = int(self.r.prompt[rid] + self.r.output[rid])
+        """``reserve``: the blocks of everything the request will cache, its prompt and every
+        output token but the last (sampled, never fed back: the cache ends at P + O - 1)."""
+        total = int(self.r.prompt[rid] + self.r.output[rid]) - 1
         return math.ceil(total / self.B) - shared
 
     def _wanted(self, decoding: np.ndarray, chunks: list) -> np.ndarray:

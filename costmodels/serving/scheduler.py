@@ -8,7 +8,8 @@ Every iteration (vLLM V1's and TensorRT-LLM's order; costmodels.serving.engine h
    without chunked prefill).
 3. Waiting requests are admitted first come, first served while fewer than ``max_num_seqs``
    run, budget is left and their KV blocks are free: under ``reserve`` the blocks of prompt plus
-   whole output, under ``live`` those of the chunk they compute now.
+   whole output but its last token (sampled, never cached), under ``live`` those of the chunk
+   they compute now.
 4. ``live`` only: the blocks this iteration's new tokens need are taken; while they are not
    free, the most recently admitted sequence is preempted (its blocks freed, its prompt and the
    tokens it generated recomputed later: vLLM's recompute preemption).

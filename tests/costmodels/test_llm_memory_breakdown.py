@@ -156,3 +156,17 @@ def test_tiny_shape_memory_is_positive() -> None:
     tiny = TransformerShape(2, 64, 4, 32, vocab=100)
     step = predict_step(tiny, Layout(tp=1, pp=1, dp=1, global_batch=1), H100)
     assert step.memory_breakdown_bytes["runtime_overhead"] >= 0.75 * 2**30
+
+
+def test_at_the_limit_is_within_the_memory_models_band() -> None:
+    """Issue 42, item 1: 79.6 of 79.6 GiB is "at the limit" (the model is within 10 % of the
+    measured allocator peaks above, so such a layout may not fit); 70 of 79.6 is not, and a
+    layout that does not fit is not "at" the limit either."""
+    from costmodels.llm.memory_margin import MEMORY_BAND, at_the_limit, limit_note
+
+    usable = 79.6 * 2**30
+    assert MEMORY_BAND == 0.10
+    assert at_the_limit(79.56 * 2**30, usable) and at_the_limit(0.91 * usable, usable)
+    assert not at_the_limit(0.89 * usable, usable) and not at_the_limit(1.01 * usable, usable)
+    assert limit_note(79.56 * 2**30, usable).startswith("at the limit: 79.6 of 79.6 GiB usable")
+    assert limit_note(70 * 2**30, usable) == ""

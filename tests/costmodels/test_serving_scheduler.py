@@ -158,3 +158,33 @@ def test_decode_windows_match_step_by_step_times() -> None:
     ]
     assert window.sum() == pytest.approx(sum(one_by_one), rel=1e-3)
     assert math.isclose(window[0], one_by_one[0], rel_tol=1e-12)
+
+
+def test_reserve_holds_what_is_cached_not_one_token_more() -> None:
+    """Issue 42: a request of P prompt and O output tokens caches P + O - 1 tokens (the last
+    sampled token is never fed back). Blocks of 4, two of them, requests of 4 + 5: 8 tokens
+    are cached, two blocks, so each runs alone (A: prefill at t = 1, 4 decodes to t = 5; B
+    from t = 6 to 10); ceil((P + O) / B) = 3 blocks would not fit at all."""
+    trace = simulate_engine(
+        two(4, 5), OneSecond(), EngineConfig(2, 64, 4, policy="reserve"), pool(2, 4)
+    )
+    assert trace.first_token_s.tolist() == [1.0, 6.0]
+    assert trace.finish_s.tolist() == [5.0, 10.0]
+    assert trace.peak_blocks == 2 and trace.peak_running == 1
+
+
+def test_memory_concurrency_counts_whole_blocks() -> None:
+    """The closed form's memory limit (costmodels.serving.capacity) in blocks: reserve P + O - 1
+    tokens rounded up to blocks; live, the blocks held on average over the decodes (a 1-token
+    prompt with 32 outputs holds 1 block for 16 steps and 2 for the other 16: 1.5, so 100
+    blocks hold 66 sequences, where tokens / (P + O / 2) said 94)."""
+    from costmodels.serving.capacity import mean_live_blocks, memory_concurrency
+
+    live, reserve = EngineConfig(512, 4096, 16), EngineConfig(512, 4096, 16, policy="reserve")
+    assert mean_live_blocks(1, 32, 16) == 1.5
+    assert memory_concurrency(pool(100), live, 1, 32) == 66
+    assert memory_concurrency(pool(100), reserve, 1, 32) == 50  # 32 tokens: 2 blocks
+    assert memory_concurrency(pool(100), reserve, 16, 1) == 100  # 16 tokens: 1 block
+    assert memory_concurrency(pool(100), reserve, 16, 2) == 50
+    brute = [sum(-(-t // 16) for t in range(p, p + o)) / o for p, o in ((7, 50), (300, 129))]
+    assert [mean_live_blocks(7, 50, 16), mean_live_blocks(300, 129, 16)] == pytest.approx(brute)

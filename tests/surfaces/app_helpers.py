@@ -55,3 +55,18 @@ def assert_message(at: AppTest, kind: str, words: str) -> None:
     """One of the page's ``kind`` elements (``error``, ``warning``, ``info``) contains ``words``."""
     messages = [m.value for m in getattr(at, kind)]
     assert any(words in m for m in messages), messages
+
+
+def assert_model_menu(at: AppTest, names: list[str], custom: bool) -> None:
+    """The page's "Model" menu is the command's presets (``names``; plus "Custom size" when
+    ``custom``) with current models in view (issue 42, item 4: a menu shows about eight entries
+    before it scrolls, and with GPT-3's eight first a new user saw no Llama 3)."""
+    menu = next(box for box in at.selectbox if box.label == "Model")
+    options = list(menu.options)
+    assert sorted(o for o in options if o != "Custom size") == sorted(names)
+    assert ("Custom size" in options) is custom
+    in_view = options[:8]
+    for wanted in ("Llama 3.1 8B", "Llama 3.1 70B", "Llama 3.1 405B"):
+        assert wanted in in_view, in_view
+    assert not any(o.startswith(("GPT-3", "Megatron-LM")) for o in in_view), in_view
+    assert f"{len(names)} presets of" in (menu.help or "")

@@ -395,3 +395,17 @@ def test_old_links_with_the_measured_pseudo_gpu_still_open() -> None:
     assert not at.warning, [w.value for w in at.warning]
     assert at.sidebar.selectbox(key="gpu").value == OTHER_GPU
     assert "single-GPU step 500 ms (typed in the sidebar)" in at.caption[0].value
+
+
+def test_the_breakdown_follows_the_cluster_size() -> None:
+    """Issue 42, item 3: Nodes 4 -> 8 made the caption say 64 GPUs while the headline stayed
+    "Best here (32 GPUs)" and the table "At 32 GPUs"; a count chosen below the cluster stays."""
+    at = run_page(**CUSTOM)  # 2 nodes x 4 GPUs
+    assert "Best here (8 GPUs)" in at.success[0].value
+    at.sidebar.number_input(key="nodes").set_value(8).run()
+    assert "Best here (32 GPUs)" in at.success[0].value
+    assert any(c.value.startswith("32 GPUs (8 nodes") for c in at.caption)
+    assert "At 32 GPUs" in [h.value for h in at.subheader]
+    at.sidebar.selectbox(key="at").set_value(4).run()
+    at.sidebar.number_input(key="nodes").set_value(2).run()
+    assert "Best here (4 GPUs)" in at.success[0].value

@@ -16,10 +16,10 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from app_helpers import app_test, assert_message, chart_datasets
+from app_helpers import app_test, assert_message, assert_model_menu, chart_datasets
 
 from costmodels.llm.model_size import parameter_count
-from costmodels.llm.presets import preset_shape
+from costmodels.llm.presets import MODEL_NAMES, preset_shape
 
 PAGE = str(Path(__file__).parents[2] / "app_pages" / "goodput.py")
 BYTES = 14 * parameter_count(preset_shape("Llama 3.1 405B", 4096))
@@ -92,9 +92,21 @@ def test_what_if_table_rows_and_order() -> None:
      ({"gp_storage": "100"}, "error", "needs a unit"),
      ({"gp_interval": "0 s"}, "error", "more than 0 s"),
      ({"gp_wi_gpus": "100"}, "error", "not a multiple"),
+     ({"gp_mode": "async", "gp_interval": "1 us"}, "error", "Checkpoints → Fixed interval"),
      ({"gp_wi_gpus": "lots"}, "error", "not a whole number"),
      ({"gp_dp": "-3"}, "warning", "gp_dp='-3' ignored")],
 )  # fmt: skip
 def test_bad_input_is_one_clear_message(query: dict, kind: str, words: str) -> None:
     at = run_page(**query)
     assert_message(at, kind, words)
+
+
+def test_a_what_if_count_the_layout_cannot_take_names_its_field_and_keeps_the_page() -> None:
+    """Issue 42, item 2: after PP 9 -> 8 the default what-if count 1008 is no multiple of
+    TP x PP = 64; the page was replaced by that message, naming no field. Now the results stay
+    and the what-if section names "What if → GPU counts" with counts that work."""
+    at = run_page(gp_pp="8")
+    assert at.success, "the results above the what-if table are gone"
+    assert_message(at, "error", "What if → GPU counts")
+    assert_message(at, "error", "TP 8 x PP 8 = 64, try 960 or 1,024 instead of 1,008")
+    assert_model_menu(at, MODEL_NAMES, custom=True)  # item 4

@@ -15,14 +15,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from app_helpers import app_test, assert_message
+from app_helpers import app_test, assert_message, assert_model_menu
 from streamlit.testing.v1 import AppTest
 
 from costmodels.calibration.profile import ClusterProfile, LinkFit
 from costmodels.formatting import format_number
 from costmodels.hardware import GPUS, LINKS
+from costmodels.llm.memory_margin import at_the_limit
 from costmodels.llm.planner import enumerate_layouts, plan
-from costmodels.llm.presets import preset_shape
+from costmodels.llm.presets import MODEL_NAMES, preset_shape
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 from costmodels.llm.step import predict_step
 from costmodels.workloads.llama import LLAMA_CONFIGS
@@ -121,6 +122,16 @@ def test_defaults_best_layout_is_the_planners_and_priced_by_predict_step() -> No
     slow_end = list(table["step time (s)"] * (1 + table["expected error (± %)"] / 100))
     assert slow_end == sorted(slow_end)
     assert at.query_params["model"] == ["Llama 2 7B"] or at.query_params["model"] == "Llama 2 7B"
+    # issue 42, item 1: a best layout within the memory model's band of the limit says so
+    limited = at_the_limit(step.memory_per_gpu_bytes, step.usable_memory_bytes)
+    memory = next(m for m in at.metric if m.label == "Memory per GPU")
+    assert (memory.delta == "at the limit") is limited
+    if limited:
+        assert_message(at, "warning", "at the limit: ")
+        assert_message(at, "warning", "The fastest with room to spare: ")
+    else:
+        assert "at the limit" not in at.success[0].value
+    assert_model_menu(at, MODEL_NAMES, custom=True)  # item 4
 
 
 def test_query_parameters_set_model_cluster_and_search() -> None:

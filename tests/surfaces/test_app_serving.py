@@ -8,12 +8,13 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from app_helpers import app_test, assert_message, chart_datasets
+from app_helpers import app_test, assert_message, assert_model_menu, chart_datasets
 
 from app_pages.serving_compute import SWEEP, cluster_of
 from costmodels.formatting import format_number
 from costmodels.llm.presets import preset_shape
 from costmodels.serving import ServingLayout, predict_serving
+from costmodels.serving.presets import SERVING_MODEL_NAMES
 
 PAGE = str(Path(__file__).parents[2] / "app_pages" / "serving.py")
 run_page = partial(app_test, PAGE, timeout_s=60)
@@ -69,3 +70,21 @@ def test_serving_presets_and_fp4() -> None:
     mla = run_page(sv_model="DeepSeek-V3 (MLA)", sv_gpu="H200 SXM", sv_prec="fp8", sv_pp="2")
     assert not mla.error, [e.value for e in mla.error]
     assert_message(run_page(sv_prec="fp4"), "error", "FP4 tensor cores")
+
+
+def test_two_throughputs_are_each_named_and_the_menu_is_the_clis() -> None:
+    """Issue 42, items 4 and 5: the table's tokens/s per GPU (316 at batch 256) and the chart's
+    (~1,100) looked like one number twice; the table's counts the prefills, the chart's not."""
+    at = run_page(sv_batch="256")
+    metric = next(m for m in at.metric if m.label == "Output tokens/s per GPU")
+    assert "prefills left out" in metric.help and "prefills" in at.caption[1].value
+    table = at.dataframe[0].value
+    assert "output tokens/s per GPU, prefills included" in table.columns
+    curve = chart_datasets(at)[0]["curve"]
+    row = table[table["decode batch"] == 256].iloc[0]
+    point = curve[curve["batch"] == 256].iloc[0]
+    assert point["decode_tokens_per_s_per_gpu"] > row["output tokens/s per GPU, prefills included"]
+    spec = at.get("vega_lite_chart")[0].proto.spec
+    assert "decode-only tokens/s per GPU (no prefills)" in spec
+    assert_model_menu(at, SERVING_MODEL_NAMES, custom=False)
+

@@ -65,3 +65,18 @@ def test_prices_and_bad_input() -> None:
     assert_message(run_page(**SMALL, cp_price="h100:2"), "warning", "cp_price=")
     assert_message(run_page(**{**SMALL, "cp_gpus": "L40S,<script>"}), "warning", "cp_gpus=")
     assert_message(run_page(**{**SMALL, "cp_tpot": "0.5"}), "warning", "No deployment meets")
+
+
+def test_no_empty_cells_and_notes_that_fit() -> None:
+    """Issue 42, item 5: deployments left to the closed form showed "None" as TTFT and TPOT (a
+    missing number is drawn as "None" whatever the Styler says) and the note column was cut.
+    Eight deployments, the most promising simulated: the rest read "—" with a short note."""
+    at = run_page(**{**SMALL, "cp_gpus": "L40S", "cp_tp": "1,2,4,8", "cp_prec": "fp8,bf16"})
+    assert not at.error, [e.value for e in at.error]
+    table = at.dataframe[0].value
+    assert len(table) == 8 and not table.isna().any().any(), table
+    estimates = table[table["TTFT p90 (ms)"] == "—"]
+    assert len(estimates) >= 1 and set(estimates["TPOT p99 (ms)"]) == {"—"}
+    assert set(estimates["note"]) == {"closed-form estimate, not simulated"}
+    assert table["note"].str.len().max() <= 40
+    assert "GPUs per instance" not in table.columns  # in the expander: the deployment says TP

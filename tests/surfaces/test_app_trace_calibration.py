@@ -83,3 +83,11 @@ def test_the_traced_cluster_is_asked_for_and_the_page_agrees_with_the_cli(capsys
     assert shown["What-if step"] == f"{cli['what_if_step_s'] * 1e3:.3f} ms"
     assert shown["Speedup"] == f"{cli['speedup']:.3f}x" and cli["speedup"] < 0.5
     assert any(f"re-priced: {cli['collectives']['repriced']} of" in c.value for c in at.caption)
+
+
+def test_a_trace_without_its_gpu_reads_unknown() -> None:
+    """Issue 42, item 6: the GPU metric read "not in th…" (cut); a trace without
+    deviceProperties now reads "unknown" (the what-if asks for the traced GPU: test above)."""
+    at = run_page(state={"trace_example": "hta_sampled_rank0.json.gz"})
+    assert not at.exception, at.exception
+    assert metrics(at)["GPU"] == "unknown"

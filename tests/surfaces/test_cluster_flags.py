@@ -88,3 +88,22 @@ def test_calculator_cluster_menu_fills_the_inputs() -> None:
     assert state["gpu"] == "H100 SXM" and state["transport"] == "efa" and state["nics"] == 8
     assert state["nic"] == "Custom bandwidth per NIC" and state["nic_bw"] == "45 GB/s"
     assert "AWS EFA" in at.caption[0].value
+
+
+def test_ethernet_nics_defaulted_from_gpus_is_said_and_compare_prints_assumptions(
+    capsys,
+) -> None:
+    """Issue 42, item 8: "8 nodes with 25 GbE" without --nics-per-node silently meant 8 NICs per
+    node; compare's table printed no assumptions though the README promises them."""
+    base = ["--workload", "resnet50", "--batch-size", "64", "--inter", "25 GbE"]
+    code, out, err = _run(capsys, "compare", *base, "--node-counts", "1", "8")
+    assert code == 0 and "warning: --nics-per-node not given" in err
+    said = out.split("assumptions:\n", 1)[1]
+    assert "node counts 1, 8 (the table's rows), each of 8 GPUs (h200)" in said
+    assert "network per node: 8 NIC(s)" in said and "--nics-per-node not given" in said
+    assert "compute step" in said and "NCCL's tuner" in said
+    code, out, err = _run(capsys, "predict", *base, "--nodes", "8", "--json")
+    assert code == 0 and "--nics-per-node not given" in " ".join(json.loads(out)["assumptions"])
+    for quiet in (["--nics-per-node", "1"], ["--inter", "InfiniBand NDR"]):
+        code, out, err = _run(capsys, "predict", *base, *quiet, "--nodes", "8")
+        assert code == 0 and "warning" not in err and "NIC(s)" in out

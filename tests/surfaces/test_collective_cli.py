@@ -202,3 +202,19 @@ def test_argparse_rejects_unknown_operation_and_counts(capsys) -> None:
             main(["collective", *argv])
         assert exc.value.code == 2
         assert "Traceback" not in capsys.readouterr().err
+
+
+def test_every_missing_or_unreadable_flag_in_one_message(capsys) -> None:
+    """Issue 42, item 10: --gpus-per-node, then --gpu, then a size's unit were asked for one
+    run at a time; now one line names each problem."""
+    code, out, err = _run(capsys, "collective", "all-reduce", "--gpus", "16", "--sizes", "1K",
+                          "8", "--intra", "fast", "--inter-latency", "3")  # fmt: skip
+    lines = err.strip().splitlines()
+    assert code == 2 and out == "" and len(lines) == 1, err
+    assert lines[0].startswith("commatlas collective: 4 problems: "), lines[0]
+    for part in ("--sizes: '8' needs a unit", "give --gpus-per-node", "--intra: cannot read",
+                 "--inter-latency"):  # fmt: skip
+        assert part in lines[0], (part, lines[0])
+    code, _, err = _run(capsys, "collective", "all-reduce", "--gpus", "16", "--sizes", "1K",
+                        "--gpu", "tpu")  # fmt: skip
+    assert "2 problems: give --gpus-per-node" in err and "--gpu: unknown GPU 'tpu'" in err

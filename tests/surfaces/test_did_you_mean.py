@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from app_helpers import app_test, assert_message
 
 from commatlas.cli import main
@@ -76,3 +77,20 @@ def test_a_model_alias_says_which_preset_it_priced(capsys) -> None:
     argv[2] = "llama-3.1-70b"  # the preset's own name, spelled loosely: no note
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["model"] == "preset Llama 3.1 70B"
+
+
+def test_a_mistyped_flag_gets_the_flag_meant(capsys) -> None:
+    """Issue 42, item 9: ``predict --compressor`` printed the top-level usage with no hint; now
+    every unknown flag is named with the close ones, even when a required flag is missing too."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["predict", "--compressor", "topk", "--wrkload=resnet50"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "commatlas predict: error: unrecognized arguments" in err
+    assert "--compressor (did you mean --compression?)" in err
+    assert "--wrkload (did you mean --workload?)" in err and "required" not in err
+    with pytest.raises(SystemExit):
+        main(["docs", "build", "--site-dri", "x"])  # a nested action's flags count too
+    assert "did you mean --site-dir?" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:  # a unique prefix is argparse's, not a typo
+        main(["show", "ring-allreduce", "--hel"])
+    assert exit_.value.code == 0

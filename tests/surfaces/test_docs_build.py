@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from commatlas.docs_site.api_reference import PACKAGES, public_modules
+from commatlas.docs_site.api_reference import PACKAGES, api_page_of, public_modules
 from taxonomy import load_taxonomy
 
 ROOT = Path(__file__).parents[2]
@@ -94,12 +94,24 @@ def test_home_page_shows_the_taxonomy_picture(site: Path) -> None:
 
 def test_api_reference_renders_every_public_module(site: Path) -> None:
     for package in PACKAGES:
-        html = (site / "generated" / "api" / package / "index.html").read_text()
         for module in public_modules(package):
+            page = api_page_of(module).removesuffix(".md")
+            html = (site / page / "index.html").read_text()
             assert f'id="{module}"' in html, f"{module} missing from the API reference"
     html = (site / "generated" / "api" / "costmodels" / "index.html").read_text()
     assert 'id="costmodels.model.CostModel.evaluate"' in html  # a method, from its docstring
     assert "Time in seconds; values are SI numbers" in html
+    sizes = [page.stat().st_size for page in (site / "generated" / "api").rglob("index.html")]
+    assert max(sizes) < 1_000_000, sizes  # one page per subpackage (costmodels whole: 1.9 MB)
+
+
+def test_cli_reference_pages_are_built(site: Path) -> None:
+    from commatlas.cli import COMMANDS
+
+    for name in COMMANDS:
+        assert (site / "generated" / "cli" / name / "index.html").is_file(), name
+    home = (site / "index.html").read_text()
+    assert 'href="generated/cli/what-if/"' in home
 
 
 def test_validation_page_is_computed_at_build(site: Path) -> None:

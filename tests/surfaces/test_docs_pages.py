@@ -17,7 +17,7 @@ import pytest
 import costmodels
 from commatlas import docs_pages
 from commatlas.docs_site import record_plot, scenario
-from commatlas.docs_site.api_reference import PACKAGES, api_files, public_modules
+from commatlas.docs_site.api_reference import PACKAGES, api_files, api_page_of, public_modules
 from commatlas.docs_site.record_page import record_page, resolve, usage_example
 from commatlas.docs_site.scenario_page import scenario_page
 from commatlas.docs_site.taxonomy_pages import surveys_page, taxonomy_page, taxonomy_picture
@@ -145,8 +145,21 @@ def test_api_reference_lists_every_public_module_on_disk() -> None:
             if not any(part.startswith("_") for part in parts):
                 on_disk.add(".".join(parts))
         assert set(public_modules(package)) == on_disk
-        page = api_files()[f"generated/api/{package}.md"]
-        assert set(re.findall(r"^::: (\S+)$", page, re.M)) == on_disk
+        pages = {p: t for p, t in api_files().items() if p.startswith(f"generated/api/{package}")}
+        rendered = [m for t in pages.values() for m in re.findall(r"^::: (\S+)$", t, re.M)]
+        assert sorted(rendered) == sorted(on_disk)  # each module once, on one page
+        for module in on_disk:
+            assert f"::: {module}\n" in pages[api_page_of(module)]
+
+
+def test_the_costmodels_api_is_one_page_per_subpackage() -> None:
+    """Issue 42, item 12: costmodels on one page was 1.9 MB of HTML."""
+    files = api_files()
+    assert "generated/api/costmodels/llm.md" in files
+    top = files["generated/api/costmodels.md"]
+    assert "](costmodels/llm.md)" in top and "::: costmodels.llm." not in top
+    assert api_page_of("costmodels.llm.step") == "generated/api/costmodels/llm.md"
+    assert api_page_of("costmodels.model") == "generated/api/costmodels.md"
 
 
 def test_generate_rejects_clashes_and_stray_paths(monkeypatch: pytest.MonkeyPatch) -> None:

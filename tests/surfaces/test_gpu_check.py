@@ -9,6 +9,7 @@ summary line, a sleep that must be stopped at its timeout with its whole process
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -342,3 +343,27 @@ def test_cuda_tests_skip_with_one_reason_without_cuda() -> None:
     assert (reason is None) == torch.cuda.is_available()
     if reason:
         assert "needs a CUDA GPU" in reason and "scripts/gpu_check.sh" in reason
+
+
+def test_shell_wrapper_prefers_the_project_venv(tmp_path: Path) -> None:
+    """Issue 42, item 13: the wrapper ran the system python3 ("no torch to ask") although the
+    README's set-up had made .venv with torch."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "gpu_check.sh", tmp_path / "scripts")
+    fake_bin = tmp_path / "bin"
+    for path, label in ((fake_bin / "python3", "system"), (tmp_path / ".venv/bin/python", "venv")):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'#!/bin/sh\necho "{label} $*"\n')
+        path.chmod(0o755)
+
+    def wrapper_says(env_python: str | None = None) -> str:
+        env = {"PATH": f"{fake_bin}:/usr/bin:/bin"}
+        env |= {"PYTHON": env_python} if env_python else {}
+        run = subprocess.run(["bash", str(tmp_path / "scripts" / "gpu_check.sh"), "--quick"],
+                             capture_output=True, text=True, timeout=30, env=env)  # fmt: skip
+        return run.stdout.strip()
+
+    assert wrapper_says() == "venv scripts/gpu_check.py --quick"
+    assert wrapper_says(str(fake_bin / "python3")) == "system scripts/gpu_check.py --quick"
+    shutil.rmtree(tmp_path / ".venv")
+    assert wrapper_says() == "system scripts/gpu_check.py --quick"

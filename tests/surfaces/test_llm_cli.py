@@ -281,6 +281,45 @@ def test_absurd_counts_answer_at_once(capsys, flag) -> None:
     assert flag in capsys.readouterr().err
 
 
+def test_fp8_mfu_is_against_the_bf16_peak_and_the_fp8_one_each_said(capsys) -> None:
+    """Issue 42, item 7: FP8 MFU came against the FP8 peak while torchtitan and Megatron report
+    against BF16; now mfu_pct is of the BF16 peak and mfu_native_pct of the FP8 one."""
+    fp8 = ["--model", "llama-3.1-8b", "--gpu", "h100", "--global-batch", "128", "--tp", "1",
+           "--pp", "1", "--dp", "8", "--precision", "fp8"]  # fmt: skip
+    out = predict_json(capsys, fp8)
+    ratio = out["gpu"]["fp8_tflops"] / out["gpu"]["bf16_tflops"]  # 2 on H100
+    assert out["mfu_native_pct"] == pytest.approx(100 * out["model_flops_utilization"])
+    assert out["mfu_pct"] == pytest.approx(out["mfu_native_pct"] * ratio)
+    assert "BF16" in out["mfu_basis"] and "FP8" in out["mfu_basis"]
+    assert main(["predict-llm", *fp8]) == 0
+    text = capsys.readouterr().out
+    assert f"MFU          {out['mfu_pct']:.1f} %" in text and "dense BF16 peak" in text
+    assert f"MFU native   {out['mfu_native_pct']:.1f} % of the 1,980 TFLOP/s fp8 peak" in text
+    bf16 = predict_json(capsys, fp8[:-2])
+    assert bf16["mfu_pct"] == pytest.approx(bf16["mfu_native_pct"])
+    assert main(["predict-llm", *fp8[:-2]]) == 0
+    assert "MFU native" not in capsys.readouterr().out
+
+
+def test_plan_llm_marks_layouts_at_the_memory_limit(capsys) -> None:
+    """Issue 42, item 1: Llama 2 7B on 16 A100 80GB ranked first a layout using 79.6 of 79.6 GiB
+    without a word; rows within the memory model's band of the limit now say so."""
+    from costmodels.llm.memory_margin import at_the_limit
+
+    argv = ["plan-llm", "--model", "llama-2-7b", "--gpus", "16", "--gpu", "a100-80gb",
+            "--global-batch", "512", "--top", "5"]  # fmt: skip
+    assert main([*argv, "--json"]) == 0
+    rows = strict(capsys.readouterr().out)
+    flags = [r["at_memory_limit"] for r in rows]
+    assert flags == [at_the_limit(r["memory_per_gpu_bytes"], r["usable_memory_bytes"])
+                     for r in rows]  # fmt: skip
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    table = [line for line in text.splitlines() if line[:4].strip().isdigit()]
+    assert ["AT THE MEMORY LIMIT" in line for line in table] == flags
+    assert any(flags) == ("may not fit" in text)
+
+
 def test_mfu_is_a_percentage_in_text_json_and_the_plan_table(capsys) -> None:
     """Issue 17, item 7: the CLI reads MFU as a percentage, as the app does."""
     out = predict_json(capsys, GPT3 + LAYOUT + CLUSTER)

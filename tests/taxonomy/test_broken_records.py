@@ -39,7 +39,7 @@ def _broken_folder(root: Path) -> dict[str, tuple[str, str]]:
         "extra-field": ("colour", "Extra inputs are not permitted"),
         "dangling-related": ("related.0.id", "no record 'nowhere'"),
         "dangling-model": ("cost_model", "no cost model 'no-such-model'"),
-        "dangling-impl": ("reference_impl", "cannot be imported"),
+        "dangling-impl": ("reference_impl", "not found"),  # read from source, not imported
         "missing-object": ("reference_impl", "has no object"),
         "dup-alias": ("aliases", "already used by 'alpha-ok'"),
         "bad-doi": ("citations.0.doi", "is not a DOI"),
