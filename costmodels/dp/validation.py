@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from costmodels.dp.validation_networks import network_link
+from costmodels.dp.validation_overlap import fit_overlap, overlap_rows
 from costmodels.dp.validation_rows import ALLREDUCE, GPUS_PER_NODE, METHODS, Row, read_rows, run_of
 from costmodels.dp.validation_testbed import (
     INTRA_LINK,
@@ -43,8 +44,9 @@ from costmodels.dp.validation_testbed import (
     row_method,
 )
 
-__all__ = ["ALLREDUCE", "METHODS", "Calibration", "Checked", "Row", "calibrate", "rising_root",
-           "predicted_iteration_s", "read_rows", "row_method", "validate"]  # fmt: skip
+__all__ = ["ALLREDUCE", "METHODS", "Calibration", "Checked", "Fits", "Row", "calibrate",
+           "fit_testbed", "predict_rows", "predicted_iteration_s", "read_rows", "rising_root",
+           "row_method", "validate"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class Calibration:
     rows: int  # BSP rows the fit used
     identified: tuple[str, ...] = ("intra", "inter")  # levels the rows identified
     notes: tuple[str, ...] = ()  # why a level was not identified (its prior was kept)
+    intra_overlap: float = 1.0  # one node's exchange speed share during backward (fit_overlap)
 
     @property
     def node_network_Bps(self) -> float:
@@ -68,7 +71,8 @@ class Calibration:
 
     def link(self) -> dict[str, float]:
         return dict(intra_bandwidth_Bps=1 / self.beta_intra, intra_latency_s=self.alpha_intra,
-                    inter_bandwidth_Bps=1 / self.beta, inter_latency_s=self.alpha)  # fmt: skip
+                    inter_bandwidth_Bps=1 / self.beta, inter_latency_s=self.alpha,
+                    intra_overlap=self.intra_overlap)  # fmt: skip
 
 
 LOW_BPS, HIGH_BPS = 1e6, 1e13  # the bisection's bracket: 8 Mbit/s to 80 Tbit/s
@@ -209,19 +213,48 @@ class Checked:
         return (self.predicted - self.row.measured) / self.row.measured
 
 
+Fits = dict[tuple[str, str], Calibration]  # (network, architecture) -> fit
+
+
+def fit_testbed(rows: list[Row], allreduce: str = ALLREDUCE) -> Fits:
+    """Every network's links per architecture (BSP rows), then its single-node overlap
+    (costmodels.dp.validation_overlap, non-BSP rows of one node); what ``rows`` identify."""
+    networks = sorted({r.network for r in rows})
+    fits = {(n, a): calibrate(rows, n, a, allreduce) for n in networks for a in ("allreduce", "ps")}
+    for network in networks:
+        overlap = fit_overlap(
+            overlap_rows(rows, network),
+            lambda r: fits[(r.network, METHODS[r.method].architecture)].link(), allreduce,
+        )  # fmt: skip
+        for architecture in ("allreduce", "ps"):
+            key = (network, architecture)
+            fits[key] = replace(fits[key], intra_overlap=overlap)
+    return fits
+
+
+def predict_rows(
+    rows: list[Row], fits: Fits, allreduce: str = ALLREDUCE, fitted: Callable[[Row], bool] = bool
+) -> list[Checked]:
+    """Each row predicted with the fit of its network and architecture; ``fitted(row)`` says
+    whether the row informed the links (the BSP rows of the fit set)."""
+    checked = []
+    for row in rows:
+        key = (row.network, METHODS[row.method].architecture)
+        if key not in fits:
+            raise ValueError(f"{row.where or 'row'}: no fit for network {row.network!r}")
+        throughput = row.batch * row.gpus / predicted_iteration_s(row, fits[key].link(), allreduce)
+        checked.append(Checked(row, throughput, fitted(row)))
+    return checked
+
+
 def validate(
     rows: list[Row], allreduce: str = ALLREDUCE
 ) -> tuple[list[Calibration], list[Checked], float]:
     """Calibrate each network, predict every row; MAPE (%) over the rows not used in the fit."""
     if not rows:
         raise ValueError("no measured rows to check (the data file has none)")
-    networks = sorted({r.network for r in rows})
-    fits = {(n, a): calibrate(rows, n, a, allreduce) for n in networks for a in ("allreduce", "ps")}
-    checked = []
-    for row in rows:
-        link = fits[(row.network, METHODS[row.method].architecture)].link()
-        throughput = row.batch * row.gpus / predicted_iteration_s(row, link, allreduce)
-        checked.append(Checked(row, throughput, row.method.startswith("BSP-")))
+    fits = fit_testbed(rows, allreduce)
+    checked = predict_rows(rows, fits, allreduce, lambda r: r.method.startswith("BSP-"))
     held_out = [abs(c.error) for c in checked if not c.used_for_fit]
     if not held_out:
         raise ValueError("no rows besides the BSP ones (used for the fit) to predict")

@@ -14,6 +14,14 @@ Horovod (horovod/horovod, horovod/common/operations.cc, InitializeHorovodOnce):
   ByteScheduler PyTorch image patches);
 - v0.21.0 and later: ``SetCycleTimeMs(1)`` and ``128 * 1024 * 1024`` bytes.
 
+Shi et al.'s own Horovod runs (HKBU-HPML/ddl-benchmarks, mgwfbp/imagenet_benchmark.py and
+mgwfbp/bert_benchmark.py, which run BSP-A2A, WFBP-A2A and MG-WFBP) set
+``HOROVOD_FUSION_THRESHOLD=0``, ``HOROVOD_CYCLE_TIME=0`` and ``HOROVOD_CACHE_CAPACITY=0`` before
+importing Horovod: Horovod fuses nothing and waits for no cycle, and the groups are the ones the
+benchmark's own optimizer (mgwfbp/hv_distributed_optimizer.py) hands it: one group of the whole
+model for BSP (threshold 536,870,912 values), one per tensor for WFBP, MG-WFBP's merge plan.
+Only ByteScheduler-A2A (bytescheduler/*_benchmark.py) runs Horovod with its defaults.
+
 PyTorch DDP (torch/nn/parallel/distributed.py of torch 2.13, the project's pinned version):
 ``_DEFAULT_BUCKET_CAP_MB = 25`` (MiB) and, only while bucket_cap_mb is left at its default, a
 first bucket of ``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES`` = 1 MiB.
@@ -40,6 +48,7 @@ from typing import Any
 MIB = 2**20
 
 HOROVOD_0_19: dict[str, Any] = {"cycle_time_s": 5e-3, "fusion_threshold_bytes": 64 * MIB}
+HOROVOD_UNFUSED: dict[str, Any] = {"cycle_time_s": 0.0, "fusion_threshold_bytes": 0.0}
 HOROVOD: dict[str, Any] = {"cycle_time_s": 1e-3, "fusion_threshold_bytes": 128 * MIB}
 PYTORCH_DDP: dict[str, Any] = {"fusion_threshold_bytes": 25 * MIB, "first_bucket_bytes": 1 * MIB}
 BYTESCHEDULER: dict[str, Any] = {"partition_bytes": 1_000_000, "credit_bytes": 4_000_000}
