@@ -26,11 +26,15 @@ PyTorch DDP (torch/nn/parallel/distributed.py of torch 2.13, the project's pinne
 ``_DEFAULT_BUCKET_CAP_MB = 25`` (MiB) and, only while bucket_cap_mb is left at its default, a
 first bucket of ``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES`` = 1 MiB.
 
-ByteScheduler (bytedance/byteps, branch bytescheduler, bytescheduler/common/bytecore.py):
-``BYTESCHEDULER_PARTITION`` default 1,000,000 bytes and ``BYTESCHEDULER_CREDIT`` default
-4,000,000 bytes (with credit auto-tuning on by default, BYTESCHEDULER_CREDIT_TUNING=1). Shi et
-al.'s runs (HKBU-HPML/ddl-benchmarks, bytescheduler/horovod_mpi_cj.sh) set partition 4,000,000,
-credit 16,000,000 and tuning off.
+ByteScheduler (bytedance/byteps, branch bytescheduler, bytescheduler/common/bytecore.py) counts
+in parameters, not bytes ("Partition unit, i.e., the number of parameters"; "Credit, i.e., the max
+number of unacknowledged parameters"; a task's size is its numel, bytetask.py): defaults
+``BYTESCHEDULER_PARTITION`` 1,000,000 and ``BYTESCHEDULER_CREDIT`` 4,000,000 values, 4 and 16
+MB of fp32 gradients (credit auto-tuning on by default, BYTESCHEDULER_CREDIT_TUNING=1). Shi et
+al.'s runs (HKBU-HPML/ddl-benchmarks, bytescheduler/horovod_mpi_cj.sh) set partition 4,000,000 and
+credit 16,000,000 values (16 and 64 MB of fp32) with tuning off. The core sends a partition
+whenever the credit left is positive and then subtracts its size, so up to one partition more
+than the credit can be in flight.
 
 BytePS (bytedance/byteps, byteps/common/global.cc): ``_partition_bytes = 4096000``; worker-side
 scheduling credit off unless BYTEPS_SCHEDULING_CREDIT is set (byteps/common/scheduled_queue.cc);
@@ -51,8 +55,11 @@ HOROVOD_0_19: dict[str, Any] = {"cycle_time_s": 5e-3, "fusion_threshold_bytes": 
 HOROVOD_UNFUSED: dict[str, Any] = {"cycle_time_s": 0.0, "fusion_threshold_bytes": 0.0}
 HOROVOD: dict[str, Any] = {"cycle_time_s": 1e-3, "fusion_threshold_bytes": 128 * MIB}
 PYTORCH_DDP: dict[str, Any] = {"fusion_threshold_bytes": 25 * MIB, "first_bucket_bytes": 1 * MIB}
-BYTESCHEDULER: dict[str, Any] = {"partition_bytes": 1_000_000, "credit_bytes": 4_000_000}
-BYTESCHEDULER_SHI: dict[str, Any] = {"partition_bytes": 4_000_000, "credit_bytes": 16_000_000}
+FP32 = 4  # bytes per gradient value: ByteScheduler's sizes are values (docstring)
+BYTESCHEDULER: dict[str, Any] = {"partition_bytes": 1_000_000 * FP32,
+                                 "credit_bytes": 4_000_000 * FP32}  # fmt: skip
+BYTESCHEDULER_SHI: dict[str, Any] = {"partition_bytes": 4_000_000 * FP32,
+                                     "credit_bytes": 16_000_000 * FP32}  # fmt: skip
 BYTEPS: dict[str, Any] = {"ps_partition_bytes": 4_096_000}
 
 FRAMEWORKS: dict[str, dict[str, Any]] = {
