@@ -20,7 +20,8 @@ survey once fitted ~10 TB/s: every prediction was then too fast.) All-reduce row
 parameter-server rows get separate links because they run different software (NCCL over sockets
 against ps-lite over ZeroMQ); a network without BSP-PS rows lends its all-reduce fit to the PS
 rows. Latencies are the presets of costmodels.hardware (PCIe 3 inside a node, the named network
-between nodes). No knob is tuned per row.
+between nodes), except that a TCP/IP network gets the kernel TCP stack's per-step latency
+whatever its fabric (costmodels.dp.tcp_regime). No knob is tuned per row.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from costmodels.dp.validation_networks import network_link
+from costmodels.dp.tcp_regime import inter_latency_s
 from costmodels.dp.validation_overlap import fit_overlap, overlap_rows
 from costmodels.dp.validation_rows import ALLREDUCE, GPUS_PER_NODE, METHODS, Row, read_rows, run_of
 from costmodels.dp.validation_testbed import (
@@ -160,7 +161,7 @@ def calibrate(
         return replace(calibrate(rows, network, "allreduce", allreduce), architecture="ps", rows=0)
     single = [r for r in bsp if r.gpus <= GPUS_PER_NODE and r.gpus > 1]
     multi = [r for r in bsp if r.gpus > GPUS_PER_NODE]
-    inter_latency = network_link(network).latency_s
+    inter_latency = inter_latency_s(network)  # costmodels.dp.tcp_regime
     ceiling, prior = link_ceilings(network), link_priors(network)
     link = dict(intra_bandwidth_Bps=ceiling["intra_bandwidth_Bps"],
                 intra_latency_s=INTRA_LINK.latency_s,

@@ -49,6 +49,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from costmodels.dp.predict import Cluster, Method, predict
+from costmodels.dp.tcp_regime import nccl_transport
 from costmodels.dp.validation_networks import network_kind, network_link
 from costmodels.dp.validation_rows import ALLREDUCE, GPUS_PER_NODE, METHODS, WORKLOADS, Row, run_of
 from costmodels.hardware import get_link
@@ -93,12 +94,13 @@ def row_method(row: Row, allreduce: str = ALLREDUCE) -> Method:
     return method
 
 
-def cluster_of(gpus: int, link: dict[str, float]) -> Cluster:
+def cluster_of(gpus: int, link: dict[str, float], transport: str | None = None) -> Cluster:
     """Shi et al.'s testbed: nodes of 4 RTX 2080 Ti on PCIe 3.0, one NIC per node (so the
-    fitted inter-node bandwidth is one GPU's share of that NIC, costmodels.dp.cluster)."""
+    fitted inter-node bandwidth is one GPU's share of that NIC, costmodels.dp.cluster);
+    ``transport``: NCCL's (costmodels.dp.tcp_regime.nccl_transport of the row's network)."""
     nodes = max(1, math.ceil(gpus / GPUS_PER_NODE))
     return Cluster(nodes=nodes, gpus_per_node=min(gpus, GPUS_PER_NODE), gpu=TESTBED_GPU,
-                   nics_per_node=NICS_PER_NODE, **link)  # fmt: skip
+                   nics_per_node=NICS_PER_NODE, transport=transport, **link)  # fmt: skip
 
 
 def predicted_iteration_s(row: Row, link: dict[str, float], allreduce: str = ALLREDUCE) -> float:
@@ -116,7 +118,7 @@ def predicted_run_s(row: Row, link: tuple[tuple[str, float], ...], allreduce: st
     workload = get_workload(WORKLOADS[row.dnn])
     values = dict(link)
     overlap = values.pop("intra_overlap", 1.0)  # module docstring
-    cluster = cluster_of(row.gpus, values)
+    cluster = cluster_of(row.gpus, values, nccl_transport(row.network))
     method = row_method(row, allreduce)
     if cluster.nodes == 1 and overlap < 1:
         method = replace(method, overlap=overlap)

@@ -57,3 +57,35 @@ def test_overlap_fit_picks_the_grid_value_that_explains_the_rows(monkeypatch) ->
     assert fit_overlap([_row(4, 128.0)], lambda r: {}, "nccl-ring") == 0.5
     assert fit_overlap([], lambda r: {}, "nccl-ring") == 1.0
     assert OVERLAP_GRID[0] == 1.0 and min(OVERLAP_GRID) > 0
+
+
+@pytest.mark.parametrize(
+    ("network", "tcp", "transport", "latency"),
+    [
+        ("10GbE with TCP/IP", True, "socket", 30e-6),
+        ("100GbIB with TCP/IP", True, "socket", 30e-6),  # IPoIB: the kernel stack, not 2 us
+        ("100GbIB with RDMA", False, "ib", 2e-6),
+        ("100GbE with RDMA", False, "roce", None),  # RoCE: its preset
+        ("25 GbE", True, "socket", 30e-6),  # plain Ethernet: NCCL uses sockets
+    ],
+)  # fmt: skip
+def test_tcp_regime_by_name(network: str, tcp: bool, transport: str, latency) -> None:
+    from costmodels.dp.tcp_regime import inter_latency_s, nccl_transport, uses_tcp
+    from costmodels.dp.validation_networks import network_link
+
+    assert uses_tcp(network) == tcp and nccl_transport(network) == transport
+    expected = network_link(network).latency_s if latency is None else latency
+    assert inter_latency_s(network) == pytest.approx(expected)
+
+
+def test_a_tcp_table_over_infiniband_calibrates_with_the_kernel_latency(tmp_path) -> None:
+    """Made-up rows (not the kept 100 Gb/s ones): the fit of an IPoIB table carries the 30 us
+    TCP step, the same table 'with RDMA' the 2 us RDMA hop."""
+    from costmodels.dp.validation import calibrate, read_rows
+
+    header = ("dnn,batch_per_gpu,network,method,gpus,throughput_mean,throughput_std,single_gpu,"
+              "scaling_eff\n")  # fmt: skip
+    for network, alpha in (("100GbIB with TCP/IP", 30e-6), ("100GbIB with RDMA", 2e-6)):
+        data = tmp_path / "runs.csv"
+        data.write_text(header + f"ResNet-50,64,{network},BSP-A2A,8,1500,1,253.1,0\n")
+        assert calibrate(read_rows(data), network).alpha == pytest.approx(alpha)
