@@ -57,6 +57,9 @@ def validate_models_command(args: argparse.Namespace) -> int:
             f"{cal.alpha * 1e6:.1f} us; intra "
             f"{1 / cal.beta_intra / 1e9:.3f} GB/s, {cal.alpha_intra * 1e6:.1f} us"
         )
+        plugin = (f", ByteScheduler plugin {cal.plugin_overhead_s * 1e3:.1f} ms per iteration"
+                  if cal.architecture == "allreduce" else "")  # fmt: skip
+        print(f"  fitted besides: single-node overlap {cal.intra_overlap:g}{plugin}")  # issue 43
         for note in cal.notes:  # a level the rows could not identify (issue 28)
             print(f"  note: {note}")
     print(

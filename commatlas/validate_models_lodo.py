@@ -50,9 +50,9 @@ def summary_lines(
         picks: list[tuple[Regret, Regret | None]] = [(r, None) for r in regrets(in_sample)]
     else:
         by_model = ", ".join(f"{k} {v:.1f}%" for k, v in _by_model(held_out).items())
-        lines.append("leave-one-DNN-out (links and overlap fitted on the other models; every row "
-                     f"of the model left out predicted): MAPE {mape(held_out):.1f}% "
-                     f"({by_model})")  # fmt: skip
+        lines.append("leave-one-DNN-out (links, overlap and plugin cost fitted on the other "
+                     "models; every row of the model left out predicted): MAPE "
+                     f"{mape(held_out):.1f}% ({by_model})")  # fmt: skip
         picks = list(zip(regrets(in_sample), regrets(held_out), strict=True))
     lines.append("predicted-best method per model and GPU count, regret = 1 - measured(pick) / "
                  "measured(best), in-sample | leave-one-DNN-out:")  # fmt: skip

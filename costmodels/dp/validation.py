@@ -35,6 +35,7 @@ import numpy as np
 
 from costmodels.dp.tcp_regime import inter_latency_s
 from costmodels.dp.validation_overlap import fit_overlap, overlap_rows
+from costmodels.dp.validation_plugin import fit_plugin_overhead, plugin_rows
 from costmodels.dp.validation_rows import ALLREDUCE, GPUS_PER_NODE, METHODS, Row, read_rows, run_of
 from costmodels.dp.validation_testbed import (
     INTRA_LINK,
@@ -64,6 +65,7 @@ class Calibration:
     identified: tuple[str, ...] = ("intra", "inter")  # levels the rows identified
     notes: tuple[str, ...] = ()  # why a level was not identified (its prior was kept)
     intra_overlap: float = 1.0  # one node's exchange speed share during backward (fit_overlap)
+    plugin_overhead_s: float = 0.0  # ByteScheduler plugin, s per iteration (validation_plugin)
 
     @property
     def node_network_Bps(self) -> float:
@@ -73,7 +75,8 @@ class Calibration:
     def link(self) -> dict[str, float]:
         return dict(intra_bandwidth_Bps=1 / self.beta_intra, intra_latency_s=self.alpha_intra,
                     inter_bandwidth_Bps=1 / self.beta, inter_latency_s=self.alpha,
-                    intra_overlap=self.intra_overlap)  # fmt: skip
+                    intra_overlap=self.intra_overlap,
+                    plugin_overhead_s=self.plugin_overhead_s)  # fmt: skip
 
 
 LOW_BPS, HIGH_BPS = 1e6, 1e13  # the bisection's bracket: 8 Mbit/s to 80 Tbit/s
@@ -219,7 +222,8 @@ Fits = dict[tuple[str, str], Calibration]  # (network, architecture) -> fit
 
 def fit_testbed(rows: list[Row], allreduce: str = ALLREDUCE) -> Fits:
     """Every network's links per architecture (BSP rows), then its single-node overlap
-    (costmodels.dp.validation_overlap, non-BSP rows of one node); what ``rows`` identify."""
+    (costmodels.dp.validation_overlap, non-BSP rows of one node), then ByteScheduler's plugin
+    cost (costmodels.dp.validation_plugin); what ``rows`` identify."""
     networks = sorted({r.network for r in rows})
     fits = {(n, a): calibrate(rows, n, a, allreduce) for n in networks for a in ("allreduce", "ps")}
     for network in networks:
@@ -230,6 +234,11 @@ def fit_testbed(rows: list[Row], allreduce: str = ALLREDUCE) -> Fits:
         for architecture in ("allreduce", "ps"):
             key = (network, architecture)
             fits[key] = replace(fits[key], intra_overlap=overlap)
+        allreduce_fit = fits[(network, "allreduce")]  # then the plugin's cost, overlap in place
+        plugin = fit_plugin_overhead(
+            plugin_rows(rows, network), lambda r, fit=allreduce_fit: fit.link(), allreduce
+        )
+        fits[(network, "allreduce")] = replace(allreduce_fit, plugin_overhead_s=plugin)
     return fits
 
 

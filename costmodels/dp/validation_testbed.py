@@ -118,11 +118,15 @@ def predicted_run_s(row: Row, link: tuple[tuple[str, float], ...], allreduce: st
     workload = get_workload(WORKLOADS[row.dnn])
     values = dict(link)
     overlap = values.pop("intra_overlap", 1.0)  # module docstring
+    plugin = values.pop("plugin_overhead_s", 0.0)  # costmodels.dp.validation_plugin
     cluster = cluster_of(row.gpus, values, nccl_transport(row.network))
     method = row_method(row, allreduce)
     if cluster.nodes == 1 and overlap < 1:
         method = replace(method, overlap=overlap)
-    return predict(workload, row.batch, row.step_s, cluster, method).iteration_time_s
+    seconds = predict(workload, row.batch, row.step_s, cluster, method).iteration_time_s
+    if method.schedule == "bytescheduler" and method.architecture == "allreduce" and row.gpus > 1:
+        seconds += plugin  # ByteScheduler's PyTorch plugin (validation_plugin)
+    return seconds
 
 
 def link_ceilings(network: str) -> dict[str, float]:

@@ -89,3 +89,23 @@ def test_a_tcp_table_over_infiniband_calibrates_with_the_kernel_latency(tmp_path
         data = tmp_path / "runs.csv"
         data.write_text(header + f"ResNet-50,64,{network},BSP-A2A,8,1500,1,253.1,0\n")
         assert calibrate(read_rows(data), network).alpha == pytest.approx(alpha)
+
+
+def test_plugin_overhead_is_the_median_excess_by_hand(monkeypatch) -> None:
+    """Stand-in predictions of 1 s: rows measured at 1.05, 1.10 and 1.30 s per iteration take
+    0.05, 0.10 and 0.30 s more; the median, 0.10 s, is the fitted cost. Rows faster than
+    predicted give 0 (a cost is never negative); no rows give 0."""
+    import costmodels.dp.validation_plugin as module
+
+    monkeypatch.setattr(module, "predicted_iteration_s", lambda row, link, allreduce: 1.0)
+
+    def row(seconds: float) -> Row:  # 4 GPUs x 64 samples in ``seconds``
+        return Row("BERT-Base", 64, "10GbE with TCP/IP", "ByteScheduler-A2A", 4, 256 / seconds,
+                   212.8)  # fmt: skip
+
+    rows = [row(1.05), row(1.10), row(1.30)]
+    assert module.fit_plugin_overhead(rows, lambda r: {}, "nccl-ring") == pytest.approx(0.10)
+    assert module.fit_plugin_overhead([row(0.9)], lambda r: {}, "nccl-ring") == 0.0
+    assert module.fit_plugin_overhead([], lambda r: {}, "nccl-ring") == 0.0
+    assert module.plugin_rows(rows, "10GbE with TCP/IP") == rows
+    assert module.plugin_rows(rows, "25 GbE") == []

@@ -62,18 +62,7 @@ def test_every_row_is_predicted_and_only_bsp_rows_are_fitted(outcome) -> None:
     assert set(by_method) == {m for m in METHODS if not m.startswith("BSP-")}
 
 
-@pytest.mark.parametrize(
-    "dnn",
-    [
-        "ResNet-50",
-        "BERT-Large",
-        pytest.param("BERT-Base", marks=pytest.mark.xfail(strict=True, reason=(
-            "issue 43: with ByteScheduler's partition and credit read as values (its source), "
-            "ByteScheduler-A2A is predicted 6% too fast for BERT-Base at 32 GPUs and WFBP-PS 8% "
-            "too slow, so the model picks ByteScheduler-A2A (11% regret); the plugin's extra "
-            "cost in these runs is not modelled"))),
-    ],
-)  # fmt: skip
+@pytest.mark.parametrize("dnn", ["ResNet-50", "BERT-Large", "BERT-Base"])
 def test_the_best_method_at_32_gpus_is_right_for_every_model(outcome, dnn: str) -> None:
     _, checked, _ = outcome
     best = {b.dnn: b for b in best_methods(checked)}
@@ -196,8 +185,7 @@ def test_cli_json(capsys) -> None:
     assert len(out["rows"]) == 84 and 0 < out["mape"] <= 10
     assert {"predicted", "measured", "error"} <= set(out["rows"][0])
     assert set(out["mape_by_model"]) == {"ResNet-50", "BERT-Base", "BERT-Large"}
-    # BERT-Base's pick at 32 GPUs is wrong: see the xfail of test_the_best_method_at_32_gpus...
-    assert [b["dnn"] for b in out["best_method"] if not b["exact"]] == ["BERT-Base"]
+    assert all(b["exact"] for b in out["best_method"])
     assert len(out["calibration"]) == 2
     lodo = out["lodo"]  # issue 43: leave one DNN out, beside in-sample
     assert 0 < lodo["mape"] <= 8 and len(lodo["predicted"]) == 84
