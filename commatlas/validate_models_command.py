@@ -84,7 +84,8 @@ def validate_models_command(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    val = sub.add_parser("validate-models", help="calibrate on BSP rows, predict measured runs")
+    val = sub.add_parser("validate-models", help="calibrate on BSP rows, predict measured runs "
+                         "(also leaving each model out) and the regret of the pick")  # fmt: skip
     val.add_argument("--data", type=nonempty(),
                      default=str(DEFAULT_DATA / "paper-a-measured-10gbe.csv"),
                      help="measured table (CSV: dnn, method, gpus, measured iteration ms ...; "

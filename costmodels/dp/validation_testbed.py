@@ -25,7 +25,8 @@ to these rows:
   authors' greedy merge rule (costmodels.schedules.mg_wfbp_shi) on the code's own alpha-beta
   table (costmodels/data/paper-a-alpha-beta.csv, the 10GbE or the 56 Gb IB rows: the launch
   script passes --rdma to both InfiniBand runs, with and without RDMA);
-  ByteScheduler-A2A cuts 4,000,000-byte partitions with a 16,000,000-byte credit.
+  ByteScheduler-A2A cuts partitions of 4,000,000 values (16 MB of fp32) with a credit of
+  16,000,000 values (ByteScheduler counts parameters, not bytes: frameworks.py).
 - *-PS: BytePS with 4,096,000-byte partitions, one server machine per worker machine; WFBP-PS
   pushes each tensor as it is ready. ByteScheduler-PS is the same BytePS run with the servers'
   priority scheduling switched on (BYTEPS_SERVER_ENABLE_SCHEDULE=1 in byteps/launch.sh): the
