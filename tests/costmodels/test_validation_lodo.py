@@ -80,3 +80,23 @@ def test_a_slowed_stream_by_hand() -> None:
     assert run.done_s == pytest.approx([1.7, 0.9])
     plain = serve_by_priority([0.0, 0.5], [[(1.0, 1.0)], [(1.0, 0.2)]])
     assert serve_slowed([0.0, 0.5], [[(1.0, 1.0)], [(1.0, 0.2)]], 1.0, 1.0) == plain
+
+
+def test_figure_points_by_hand() -> None:
+    """Scaling efficiency = throughput / (GPUs x one GPU's): a row measured at 800 samples/s on
+    4 GPUs of 250 is 0.8; predicted 900 in-sample and 700 held out: 0.9 and 0.7, errors +12.5%
+    and -12.5%. Each method starts with the 1-GPU point at 1."""
+    from costmodels.dp.validation_figure import figure_points, figure_spec
+
+    mine = [_checked("ResNet-50", 4, "WFBP-PS", 800.0, 900.0)]
+    theirs = [_checked("ResNet-50", 4, "WFBP-PS", 800.0, 700.0)]
+    start, point = figure_points(mine, theirs)
+    assert (start["gpus"], start["measured"], start["predicted"]) == (1, 1.0, 1.0)
+    assert point["measured"] == pytest.approx(0.8) and point["predicted"] == pytest.approx(0.9)
+    assert point["held_out"] == pytest.approx(0.7)
+    assert point["error_pct"] == pytest.approx(12.5)
+    assert point["held_out_error_pct"] == pytest.approx(-12.5)
+    spec = figure_spec([start, point])
+    assert spec["data"]["values"] == [start, point] and len(spec["vconcat"]) == 2
+    with pytest.raises(ValueError, match="same rows"):
+        figure_points(mine, [_checked("BERT-Base", 4, "WFBP-PS", 800.0, 700.0)])
