@@ -7,6 +7,12 @@ throughput_mean, throughput_std, single_gpu, scaling_eff; "#" lines are comments
 What each row ran and its prediction on the testbed: costmodels/dp/validation_testbed.py (its
 names are importable from here).
 
+:func:`fit_testbed` fits, per network, the links below and then two constants the BSP rows cannot
+show (issue 43): the single-node overlap (costmodels.dp.validation_overlap) and the cost of
+ByteScheduler's PyTorch plugin (costmodels.dp.validation_plugin), both from non-BSP rows; so
+:func:`validate`'s MAPE over the non-BSP rows is in-sample for those two, and the held-out check
+is costmodels.dp.validation_lodo (every constant fitted with one model left out).
+
 Calibration, per network and architecture, from that network's BSP rows only (BSP exposes all
 communication, so it identifies the link): for each BSP row the bandwidth at which the predicted
 iteration time equals the measured one (bisection; the prediction falls as the bandwidth grows),
