@@ -49,7 +49,7 @@ def show_paper_a() -> None:
         st.dataframe(
             [{"model": r.dnn, "GPUs": r.gpus, "measured best": r.measured_best,
               "predicted best (held out)": h.predicted_best,
-              "regret": f"{100 * h.regret:.1f}%"}
+              "regret": f"{100 * h.regret:.1f}%", "within the runs' noise": h.within_noise}
              for r, h in zip(regrets(checked), regrets(held_out), strict=True)],
             hide_index=True,
         )  # fmt: skip

@@ -44,6 +44,12 @@ def summary_json(in_sample: list[Checked], held_out: list[Checked] | None) -> di
     return result
 
 
+def _regret(r: Regret) -> str:
+    """'7.0%', and '(within noise)' when the runs' spread covers the gap."""
+    return f"{100 * r.regret:.1f}%" + (" (within noise)" if r.regret > 0 and r.within_noise
+                                       else "")  # fmt: skip
+
+
 def _by_model(checked: list[Checked]) -> dict[str, float]:
     return mape_by(checked, lambda c: c.row.dnn)  # every row counts: none was fitted
 
@@ -65,9 +71,9 @@ def summary_lines(
     lines.append("predicted-best method per model and GPU count, regret = 1 - measured(pick) / "
                  "measured(best), in-sample | leave-one-DNN-out:")  # fmt: skip
     for mine, theirs in picks:
-        held = "" if theirs is None else f" | {theirs.predicted_best} {100 * theirs.regret:.1f}%"
+        held = "" if theirs is None else f" | {theirs.predicted_best} {_regret(theirs)}"
         lines.append(f"  {mine.dnn:10s} {mine.gpus:3d} GPUs  best {mine.measured_best:17s} "
-                     f"pick {mine.predicted_best} {100 * mine.regret:.1f}%{held}")  # fmt: skip
+                     f"pick {mine.predicted_best} {_regret(mine)}{held}")  # fmt: skip
     worst = max(picks, key=lambda pair: (pair[1] or pair[0]).regret, default=None)
     if worst is not None:
         chosen = worst[1] or worst[0]

@@ -13,11 +13,14 @@ GPU count, not only the largest: per (model, network, GPU count) the method pred
 the pick, and its regret is what choosing it costs against the measured best,
 1 - measured(pick) / measured(best). Methods predicted alike (the same schedule and costs:
 WFBP-PS and ByteScheduler-PS here) tie, and the tie counts as the one measured slowest of them:
-the model gave no reason to prefer the better one.
+the model gave no reason to prefer the better one. ``noise`` puts the regret beside the runs' own
+spread (two standard deviations of the difference of the two means, as
+costmodels.dp.validation_report does for the best method at the largest scale).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -68,11 +71,18 @@ class Regret:
     measured_best: str
     predicted_best: str  # the pick; tied methods joined by " = "
     regret: float  # 1 - measured(pick) / measured(best), >= 0
+    noise: float = 0.0  # 2 sqrt(std_best^2 + std_pick^2) / measured(best): the runs' own spread
+
+    @property
+    def within_noise(self) -> bool:
+        """The measured gap is within two standard deviations of the difference of the means."""
+        return self.regret <= self.noise
 
     def as_json(self) -> dict[str, object]:
         return {"dnn": self.dnn, "network": self.network, "gpus": self.gpus,
                 "measured_best": self.measured_best, "predicted_best": self.predicted_best,
-                "regret": self.regret}  # fmt: skip
+                "regret": self.regret, "noise": self.noise,
+                "within_noise": self.within_noise}  # fmt: skip
 
 
 def regrets(checked: Iterable[Checked]) -> list[Regret]:
@@ -90,6 +100,7 @@ def regrets(checked: Iterable[Checked]) -> list[Regret]:
         tied = [c for c in group if c.predicted >= top * (1 - TIE)]
         pick = min(tied, key=lambda c: c.row.measured)
         label = " = ".join([pick.row.method] + sorted(c.row.method for c in tied if c is not pick))
-        result.append(Regret(dnn, network, gpus, best.row.method, label,
-                             max(0.0, 1 - pick.row.measured / best.row.measured)))  # fmt: skip
+        noise = 2 * math.hypot(best.row.measured_std, pick.row.measured_std) / best.row.measured
+        regret = max(0.0, 1 - pick.row.measured / best.row.measured)
+        result.append(Regret(dnn, network, gpus, best.row.method, label, regret, noise))
     return result

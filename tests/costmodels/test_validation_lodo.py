@@ -31,6 +31,11 @@ def test_regret_by_hand() -> None:
     (tied,) = regrets([*group, _checked("m", 8, "C", 80, 2.0)])
     assert tied.predicted_best == "C = B" and tied.regret == pytest.approx(0.20)
     assert regrets([_checked("m", 8, "A", 100, 1.0)]) == []  # one method: nothing to choose
+    assert only.noise == 0 and not only.within_noise  # no spread given
+    a, b = (Checked(Row("m", 64, "10GbE", m, 8, x, 250.0, 3.0), p, False)
+            for m, x, p in (("A", 100, 1.0), ("B", 90, 2.0)))  # fmt: skip
+    (noisy,) = regrets([a, b])  # 2 sqrt(3^2 + 3^2) / 100 = 8.5%: the 10% gap lies outside
+    assert noisy.noise == pytest.approx(0.0849, abs=1e-4) and not noisy.within_noise
 
 
 def test_mape_by_hand() -> None:

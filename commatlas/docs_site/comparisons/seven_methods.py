@@ -17,7 +17,7 @@ from commatlas.docs_site import Files
 from commatlas.docs_site.markdown import table
 from commatlas.docs_site.validation_dp import DATA, held_out, validated
 from costmodels.dp.validation_figure import figure_points, figure_spec
-from costmodels.dp.validation_lodo import mape, regrets
+from costmodels.dp.validation_lodo import Regret, mape, regrets
 
 PAGE = "generated/compare/seven-methods.md"
 PLOT = "seven-methods.svg"
@@ -56,17 +56,22 @@ def seven_methods_page(tax: object = None, data: Path = DATA) -> Files:
         "",
         "Per model and GPU count, the method predicted fastest and what choosing it costs",
         "against the measured best (regret = 1 - measured(pick) / measured(best); methods",
-        "predicted alike count as the slower of them).",
+        "predicted alike count as the slower of them; \"noise\": the gap is within two standard",
+        "deviations of the difference of the two runs' means).",
         "",
     ]
-    rows = [[r.dnn, str(r.gpus), r.measured_best, r.predicted_best, f"{100 * r.regret:.1f}%",
-             h.predicted_best, f"{100 * h.regret:.1f}%"]
+    rows = [[r.dnn, str(r.gpus), r.measured_best, r.predicted_best, _regret(r),
+             h.predicted_best, _regret(h)]
             for r, h in zip(regrets(checked), regrets(lodo), strict=True)]  # fmt: skip
     lines += table(["Model", "GPUs", "Measured best", "Pick (in-sample)", "Regret",
                     "Pick (held out)", "Regret"], rows)  # fmt: skip
     lines += ["", *_caveats(points)]
     return {PAGE: "\n".join(lines), f"generated/compare/plots/{PLOT}":
             vl_convert.vegalite_to_svg(figure_spec(points))}  # fmt: skip
+
+
+def _regret(r: Regret) -> str:
+    return f"{100 * r.regret:.1f}%" + (" (noise)" if r.regret > 0 and r.within_noise else "")
 
 
 def _caveats(points: list[dict]) -> list[str]:
