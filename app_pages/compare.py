@@ -134,6 +134,9 @@ def main() -> None:
     from app_pages.compare_results import show_results
 
     show_results(key, step_s, step_source, intra, inter, links, counts)
+    from app_pages.compare_paper_a import show_paper_a  # issue 43: the survey's own figure
+
+    show_paper_a()
 
 
 main()

@@ -3,7 +3,9 @@
 The work is costmodels.dp.validation (what each row ran, the BSP-only calibration) and
 costmodels.dp.validation_report (MAPE by method and model, the best-method check); this module
 parses the flags and prints. ``--json`` prints one object: rows, mape, mape_by_method,
-mape_by_model, best_method, calibration (never NaN or Infinity).
+mape_by_model, best_method, calibration, mape_all_rows, regret and lodo (leave-one-DNN-out: mape,
+mape_by_model, predicted per row, regret; null with fewer than two models) (never NaN or
+Infinity). commatlas.validate_models_lodo formats the leave-one-DNN-out part.
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ DEFAULT_DATA = Path(__file__).resolve().parents[1] / "costmodels" / "data"
 
 def validate_models_command(args: argparse.Namespace) -> int:
     """Calibrate on the BSP rows of ``--data``, predict the others; MAPE and best-method check."""
+    from commatlas.validate_models_lodo import held_out_checks, summary_json, summary_lines
     from costmodels.dp.validation import read_rows, validate
     from costmodels.dp.validation_report import best_methods, mape_by
 
     try:
-        calibrations, checked, mape = validate(read_rows(Path(args.data)))
+        measured = read_rows(Path(args.data))
+        calibrations, checked, mape = validate(measured)
+        held_out, why_not = held_out_checks(measured)
     except (OSError, ValueError) as exc:  # UnicodeDecodeError and NetworkNameError included
         print(f"commatlas validate-models: {exc}", file=sys.stderr)
         return 2
@@ -42,6 +47,7 @@ def validate_models_command(args: argparse.Namespace) -> int:
         print(json_text({
             "rows": rows, "mape": mape, "mape_by_method": by_method, "mape_by_model": by_model,
             "best_method": [b.as_json() for b in best], "calibration": fits,
+            **summary_json(checked, held_out),
         }))  # fmt: skip
         return 0
     for cal in calibrations:
@@ -51,6 +57,9 @@ def validate_models_command(args: argparse.Namespace) -> int:
             f"{cal.alpha * 1e6:.1f} us; intra "
             f"{1 / cal.beta_intra / 1e9:.3f} GB/s, {cal.alpha_intra * 1e6:.1f} us"
         )
+        plugin = (f", ByteScheduler plugin {cal.plugin_overhead_s * 1e3:.1f} ms per iteration"
+                  if cal.architecture == "allreduce" else "")  # fmt: skip
+        print(f"  fitted besides: single-node overlap {cal.intra_overlap:g}{plugin}")  # issue 43
         for note in cal.notes:  # a level the rows could not identify (issue 28)
             print(f"  note: {note}")
     print(
@@ -69,11 +78,14 @@ def validate_models_command(args: argparse.Namespace) -> int:
         print(f"best at {b.gpus} GPUs, {b.dnn}: measured {b.measured_best}, "
               f"predicted {b.predicted_best} ({verdict})")  # fmt: skip
     print(f"MAPE over rows not used for the fit: {mape:.1f}%")
+    for line in summary_lines(checked, held_out, why_not):  # issue 43
+        print(line)
     return 0
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    val = sub.add_parser("validate-models", help="calibrate on BSP rows, predict measured runs")
+    val = sub.add_parser("validate-models", help="calibrate on BSP rows, predict measured runs "
+                         "(also leaving each model out) and the regret of the pick")  # fmt: skip
     val.add_argument("--data", type=nonempty(),
                      default=str(DEFAULT_DATA / "paper-a-measured-10gbe.csv"),
                      help="measured table (CSV: dnn, method, gpus, measured iteration ms ...; "

@@ -112,7 +112,15 @@ def validation_files(tax: object = None) -> dict[str, str]:
         "generated/plots/validation-llm-vtrain.svg": _vtrain_plot(),
         **_nccl_files(),
         **_serving_files(),
+        **_seven_methods_files(),
     }
+
+
+def _seven_methods_files() -> dict[str, str]:
+    """The first survey's figure, predicted (issue 43): listed under Compare in mkdocs.yml."""
+    from commatlas.docs_site.comparisons.seven_methods import seven_methods_page
+
+    return seven_methods_page()
 
 
 def _serving_files() -> dict[str, str]:

@@ -64,6 +64,7 @@ class Method:
     forward_overlap: bool = True  # ByteScheduler overlaps the next forward; BytePS's own does not
     plan_alpha_s: float | None = None  # MG-WFBP plans with plan_alpha_s + plan_beta * n ...
     plan_beta_s_per_byte: float | None = None  # ... when both are given (its own fit)
+    plan_greedy: bool = False  # with the plan's alpha-beta: the authors' greedy merge rule
     ps_partition_bytes: float | None = None  # BytePS: partitioned, pipelined push/pull
     overlap: float = 1.0  # share of the stream's speed left while backward computes
 
@@ -143,6 +144,8 @@ class Method:
         if self.schedule == "mg-wfbp" and self.plan_alpha_s is not None:
             alpha, beta = self.plan_alpha_s, float(self.plan_beta_s_per_byte)  # type: ignore[arg-type]
             options = {"plan_comm": lambda nbytes: alpha + beta * nbytes if nbytes > 0 else 0.0}
+            if self.plan_greedy:  # costmodels.schedules.mg_wfbp_shi
+                options = {"greedy_alpha_beta": (alpha, beta)}
         return {**options, "costs": self.fixed_costs(cluster)}
 
     def _ps_pipelined(self, cluster: Cluster) -> bool:

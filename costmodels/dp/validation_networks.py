@@ -8,11 +8,10 @@ Names are matched to the links of costmodels.hardware (read-only here) by kind a
   400 = NDR (4x link data rates); or ``InfiniBand EDR|HDR|NDR`` by generation.
 - RoCE: ``RoCE NN``, ``NNGb RoCE``.
 
-"with RDMA", "TCP/IP", "IPoIB" and similar words only describe the transport; the link (and with
-it the latency preset) is chosen by the physical network. IP over InfiniBand thus gets the
-InfiniBand link's latency preset, which understates the kernel's TCP cost; the validation fits
-the effective bandwidth from the same network's BSP rows, so only the small per-message latency
-is affected.
+"with RDMA", "TCP/IP", "IPoIB" and similar words describe the transport, not the link: the link
+is chosen by the physical network, and costmodels.dp.tcp_regime reads the transport words (a
+TCP/IP run pays the kernel stack's per-step latency whatever its fabric; the validation fits the
+effective bandwidth from the same network's BSP rows).
 """
 
 from __future__ import annotations

@@ -21,14 +21,19 @@ from pathlib import Path
 from costmodels.dp.predict import Method
 from costmodels.dp.validation_networks import network_link
 from costmodels.limits import MAX_BATCH, MAX_NODES, MAX_STEP_S, MIN_STEP_S, read_text_bounded
-from costmodels.schedules.frameworks import BYTEPS, BYTESCHEDULER_SHI, HOROVOD_0_19
+from costmodels.schedules.frameworks import (
+    BYTEPS,
+    BYTESCHEDULER_SHI,
+    HOROVOD_0_19,
+    HOROVOD_UNFUSED,
+)
 
 GPUS_PER_NODE = 4  # Shi et al.'s testbed: 8 nodes x 4 GPUs, PCIe inside a node
 ALLREDUCE = "nccl-ring"  # NCCL's ring with its protocols (why not its tuner: validation.py)
 METHODS: dict[str, Method] = {
-    "BSP-A2A": Method("allreduce", "bsp", ALLREDUCE, **HOROVOD_0_19),
-    "WFBP-A2A": Method("allreduce", "wfbp", ALLREDUCE, **HOROVOD_0_19),
-    "MG-WFBP": Method("allreduce", "mg-wfbp", ALLREDUCE, **HOROVOD_0_19),
+    "BSP-A2A": Method("allreduce", "bsp", ALLREDUCE, **HOROVOD_UNFUSED),
+    "WFBP-A2A": Method("allreduce", "wfbp", ALLREDUCE, **HOROVOD_UNFUSED),
+    "MG-WFBP": Method("allreduce", "mg-wfbp", ALLREDUCE, plan_greedy=True, **HOROVOD_UNFUSED),
     "ByteScheduler-A2A": Method("allreduce", "bytescheduler", ALLREDUCE, **HOROVOD_0_19,
                                 **BYTESCHEDULER_SHI),
     "BSP-PS": Method("ps", "bsp", **BYTEPS),

@@ -6,22 +6,27 @@ costmodels.dp.validation (``link_ceilings``, ``link_priors``).
 
 What each row ran (HKBU-HPML/ddl-benchmarks, benchmarks.py and the scripts it calls) decides its
 :class:`~costmodels.dp.predict.Method`, with the frameworks' documented defaults
-(costmodels.schedules.frameworks), never with numbers fitted to these rows:
+(costmodels.schedules.frameworks) and the benchmark's own settings, never with numbers fitted
+to these rows:
 
-- *-A2A and MG-WFBP: Horovod 0.19 over NCCL (5 ms cycle, 64 MiB fusion buffer), priced with
-  the NCCL model (costmodels.nccl) on the testbed's nodes (4 RTX 2080 Ti on PCIe 3.0 through the
-  CPU, one NIC per node) with NCCL's ring algorithm, its protocol chosen per message
-  (``nccl-ring``). Why ring: the runs used the NCCL of 2020 (PyTorch 1.4, Horovod 0.19), whose
+- *-A2A and MG-WFBP: Horovod 0.19 over NCCL, priced with the NCCL model (costmodels.nccl) on
+  the testbed's nodes (4 RTX 2080 Ti on PCIe 3.0 through the CPU, one NIC per node) with NCCL's
+  ring algorithm, its protocol chosen per message (``nccl-ring``). BSP-A2A, WFBP-A2A and MG-WFBP
+  ran the benchmark's own optimizer with Horovod's fusion and cycle switched off
+  (frameworks.HOROVOD_UNFUSED); ByteScheduler-A2A ran Horovod's defaults (5 ms cycle, 64 MiB
+  fusion buffer). Why ring: the runs used the NCCL of 2020 (PyTorch 1.4, Horovod 0.19), whose
   tuner on PCIe systems used "trees on small sizes, then rings for larger sizes" (an NCCL
   maintainer, NVIDIA/nccl issue 226, 2019); the project's tuner follows NCCL 2.30, which picks the
   tree at two nodes for large messages (its two-node "double bandwidth" rule). With NCCL's own
-  choice (``nccl``) the non-BSP MAPE is 11.5 % instead of 9.4 % (measured when written, every
-  other input equal); the difference is the 8-GPU (two-node) rows, which the tree predicts up to
-  50 % too fast. BSP-A2A hands
-  Horovod one 512 MiB group after backward, WFBP-A2A every tensor as it is ready (Horovod then
-  fuses what each cycle finds), MG-WFBP its merged groups, planned by the MG-WFBP code with its
-  own alpha-beta table (costmodels/data/paper-a-alpha-beta.csv, the 10GbE or the 56 Gb IB rows);
-  ByteScheduler-A2A cuts 4,000,000-byte partitions with a 16,000,000-byte credit.
+  choice (``nccl``) the non-BSP MAPE was 11.5 % instead of 9.4 % (measured when written, every
+  other input equal; Horovod's cycle was priced then); the difference is the 8-GPU (two-node)
+  rows, which the tree predicts up to 50 % too fast. BSP-A2A hands Horovod the whole model as one
+  group after backward, WFBP-A2A every tensor alone as it is ready, MG-WFBP the groups of its
+  authors' greedy merge rule (costmodels.schedules.mg_wfbp_shi) on the code's own alpha-beta
+  table (costmodels/data/paper-a-alpha-beta.csv, the 10GbE or the 56 Gb IB rows: the launch
+  script passes --rdma to both InfiniBand runs, with and without RDMA);
+  ByteScheduler-A2A cuts partitions of 4,000,000 values (16 MB of fp32) with a credit of
+  16,000,000 values (ByteScheduler counts parameters, not bytes: frameworks.py).
 - *-PS: BytePS with 4,096,000-byte partitions, one server machine per worker machine; WFBP-PS
   pushes each tensor as it is ready. ByteScheduler-PS is the same BytePS run with the servers'
   priority scheduling switched on (BYTEPS_SERVER_ENABLE_SCHEDULE=1 in byteps/launch.sh): the
@@ -30,6 +35,11 @@ What each row ran (HKBU-HPML/ddl-benchmarks, benchmarks.py and the scripts it ca
   from the order the tensors were declared (sorted by name in ddl-benchmarks'
   byteps_distributed_optimizer.py), not from the layer order. So its worker side is WFBP-PS's
   and it is predicted as WFBP-PS; the measured pairs differ by 0-3%, within their spread.
+
+Fitted besides the links (costmodels.dp.validation_overlap): ``intra_overlap``, the share of its
+speed a single node's all-reduce or local reduction keeps while backward computes on the same
+GPUs (the 4-GPU rows run their NCCL kernels and PCIe copies beside the backward kernels); rows on
+several nodes wait for the network, which backward does not slow, and keep 1.
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from costmodels.dp.predict import Cluster, Method, predict
+from costmodels.dp.tcp_regime import nccl_transport
 from costmodels.dp.validation_networks import network_kind, network_link
 from costmodels.dp.validation_rows import ALLREDUCE, GPUS_PER_NODE, METHODS, WORKLOADS, Row, run_of
 from costmodels.hardware import get_link
@@ -84,12 +95,13 @@ def row_method(row: Row, allreduce: str = ALLREDUCE) -> Method:
     return method
 
 
-def cluster_of(gpus: int, link: dict[str, float]) -> Cluster:
+def cluster_of(gpus: int, link: dict[str, float], transport: str | None = None) -> Cluster:
     """Shi et al.'s testbed: nodes of 4 RTX 2080 Ti on PCIe 3.0, one NIC per node (so the
-    fitted inter-node bandwidth is one GPU's share of that NIC, costmodels.dp.cluster)."""
+    fitted inter-node bandwidth is one GPU's share of that NIC, costmodels.dp.cluster);
+    ``transport``: NCCL's (costmodels.dp.tcp_regime.nccl_transport of the row's network)."""
     nodes = max(1, math.ceil(gpus / GPUS_PER_NODE))
     return Cluster(nodes=nodes, gpus_per_node=min(gpus, GPUS_PER_NODE), gpu=TESTBED_GPU,
-                   nics_per_node=NICS_PER_NODE, **link)  # fmt: skip
+                   nics_per_node=NICS_PER_NODE, transport=transport, **link)  # fmt: skip
 
 
 def predicted_iteration_s(row: Row, link: dict[str, float], allreduce: str = ALLREDUCE) -> float:
@@ -105,9 +117,17 @@ def predicted_iteration_s(row: Row, link: dict[str, float], allreduce: str = ALL
 def predicted_run_s(row: Row, link: tuple[tuple[str, float], ...], allreduce: str) -> float:
     """The predicted iteration seconds of one distinct run on ``link`` (cached)."""
     workload = get_workload(WORKLOADS[row.dnn])
-    cluster = cluster_of(row.gpus, dict(link))
+    values = dict(link)
+    overlap = values.pop("intra_overlap", 1.0)  # module docstring
+    plugin = values.pop("plugin_overhead_s", 0.0)  # costmodels.dp.validation_plugin
+    cluster = cluster_of(row.gpus, values, nccl_transport(row.network))
     method = row_method(row, allreduce)
-    return predict(workload, row.batch, row.step_s, cluster, method).iteration_time_s
+    if cluster.nodes == 1 and overlap < 1:
+        method = replace(method, overlap=overlap)
+    seconds = predict(workload, row.batch, row.step_s, cluster, method).iteration_time_s
+    if method.schedule == "bytescheduler" and method.architecture == "allreduce" and row.gpus > 1:
+        seconds += plugin  # ByteScheduler's PyTorch plugin (validation_plugin)
+    return seconds
 
 
 def link_ceilings(network: str) -> dict[str, float]:

@@ -44,6 +44,9 @@ Model (one stream; comm(b) seconds for a message of b bytes):
    ``forward_overlap=False`` (BytePS's own priority scheduling: the optimizer step waits for
    every push-pull) gives T = max(backward_s, last arrival) + forward_s instead.
 
+6. ``costs.overlap`` < 1: the stream runs at that share of its speed while backward computes
+   (priority_stream.serve_slowed), as the FIFO schedules do.
+
 The timeline covers that period: backward at [0, backward_s], the comm intervals (a preempted
 partition shows as several), then the next forward; readiness is measured from time 0 there.
 """
@@ -56,7 +59,7 @@ from collections.abc import Sequence
 from costmodels.gradients import Gradient
 from costmodels.schedules.common import assemble, check_inputs, check_size_option, message_seconds
 from costmodels.schedules.fixed_costs import FixedCosts, check_costs
-from costmodels.schedules.priority_stream import serve_by_priority
+from costmodels.schedules.priority_stream import serve_slowed
 from costmodels.schedules.result import Comm, IterationResult, Segment
 
 MAX_PARTITIONS = 1_000_000  # a guard against partition_bytes far below the tensor sizes
@@ -132,7 +135,7 @@ def bytescheduler(
     pieces = [[(size, seconds(size)) for size in cut] for cut in cuts]
     first_wake = costs.cycle_s / 2  # the mean wait for the first wake-up of a cycle
     releases = [g.ready_s + first_wake for g in grads]
-    run = serve_by_priority(releases, pieces)
+    run = serve_slowed(releases, pieces, backward_s, costs.overlap)  # overlap: step 6
     # Credit rule (step 3): each tensor arrives later by the in-flight work it waited behind.
     wait = window(credit - largest / 2)  # the mean of a full window still to drain
     blocked = [min(wait, backlog) for backlog in run.pending_s]

@@ -18,7 +18,8 @@ as separate, named numbers and stay valid when ``comm`` changes:
   partitioned parameter-server push/pull; :mod:`costmodels.dp.ps_pipeline`). ``None``: none.
 - ``overlap``: the share of the stream's speed left while the backward pass computes (1: the
   network and the processor work independently, as on GPUs with a NIC; 0: communication waits
-  for compute, as when each rank has one CPU core for both). Only the FIFO schedules use it.
+  for compute, as when each rank has one CPU core for both). The FIFO schedules and
+  ByteScheduler's priority stream use it.
 
 Presets with their sources are in :mod:`costmodels.schedules.frameworks`.
 """

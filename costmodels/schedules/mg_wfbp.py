@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from costmodels.gradients import Gradient
 from costmodels.schedules.common import check_inputs, message_seconds, send_fifo
 from costmodels.schedules.fixed_costs import FixedCosts, check_costs
+from costmodels.schedules.mg_wfbp_shi import shi_merge_plan
 from costmodels.schedules.result import Comm, IterationResult
 
 
@@ -83,9 +84,12 @@ def mg_wfbp(
     *,
     plan_comm: Comm | None = None,
     costs: FixedCosts | None = None,
+    greedy_alpha_beta: tuple[float, float] | None = None,
 ) -> IterationResult:
     """WFBP with the merge plan of :func:`mg_wfbp_plan`, made with ``plan_comm`` (default:
     ``comm`` plus the per-message cost of ``costs``) and sent with ``comm`` and ``costs``.
+    ``greedy_alpha_beta`` (alpha s, beta s/byte) plans instead with the authors' greedy rule
+    (costmodels.schedules.mg_wfbp_shi) on that affine model.
 
     Example::
 
@@ -101,5 +105,8 @@ def mg_wfbp(
         plan_comm = comm if extra == 0 else (lambda size: comm(size) + extra)
     elif not callable(plan_comm):
         raise TypeError(f"plan_comm must be a callable bytes -> seconds, got {plan_comm!r}")
-    plan = mg_wfbp_plan(grads, forward_s, plan_comm)
+    if greedy_alpha_beta is not None:
+        plan = shi_merge_plan(grads, *greedy_alpha_beta)
+    else:
+        plan = mg_wfbp_plan(grads, forward_s, plan_comm)
     return send_fifo(plan, forward_s, backward_s, comm, costs=costs)

@@ -95,3 +95,39 @@ def serve_by_priority(
             left[job] -= spent
             clock = next_release
     return StreamRun(done, [max(p, 0.0) for p in pending], served)
+
+
+def serve_slowed(
+    releases: Sequence[float],
+    pieces: Sequence[Sequence[tuple[float, float]]],
+    slow_until_s: float,
+    speed: float,
+) -> StreamRun:
+    """:func:`serve_by_priority` on a stream that runs at ``speed`` (0 to 1) of its rate until
+    ``slow_until_s`` (while backward computes: FixedCosts.overlap) and at full rate after.
+
+    A work-conserving stream with a time-varying rate is the same stream in its own clock: work
+    clock w(t) = speed * t before ``slow_until_s`` and speed * slow_until_s + (t - slow_until_s)
+    after. Releases are mapped into that clock, the stream is served there, and every time is
+    mapped back (w is increasing, so the order of events and every preemption are unchanged; for
+    ``speed`` = 0 nothing is served before ``slow_until_s``). ``pending_s`` stays in work seconds.
+
+    >>> run = serve_slowed([0.0], [[(1.0, 1.0)]], 2.0, 0.25)  # 0.5 s of work by t = 2, 0.5 after
+    >>> run.done_s
+    [2.5]
+    """
+    if speed >= 1 or slow_until_s <= 0:
+        return serve_by_priority(releases, pieces)
+    knee = speed * slow_until_s  # work clock at slow_until_s
+
+    def to_work(t: float) -> float:
+        return speed * t if t < slow_until_s else knee + (t - slow_until_s)
+
+    def to_time(w: float) -> float:
+        return w / speed if w < knee and speed > 0 else slow_until_s + (w - knee)
+
+    run = serve_by_priority([to_work(r) for r in releases], pieces)
+    done = [max(r, to_time(d)) for r, d in zip(releases, run.done_s, strict=True)]
+    served = [Served(s.job, s.piece, max(releases[s.job], to_time(s.start_s)), to_time(s.end_s),
+                     s.bytes) for s in run.served]  # fmt: skip
+    return StreamRun(done, run.pending_s, served)

@@ -24,7 +24,12 @@ from costmodels.dp.validation import (
 )
 from costmodels.dp.validation_networks import network_link
 from costmodels.dp.validation_report import best_methods, mape_by
-from costmodels.schedules.frameworks import BYTEPS, BYTESCHEDULER_SHI, HOROVOD_0_19
+from costmodels.schedules.frameworks import (
+    BYTEPS,
+    BYTESCHEDULER_SHI,
+    HOROVOD_0_19,
+    HOROVOD_UNFUSED,
+)
 
 DATA = Path(__file__).parents[2] / "costmodels" / "data" / "paper-a-measured-10gbe.csv"
 HEADER = "dnn,batch_per_gpu,network,method,gpus,throughput_mean,throughput_std,single_gpu,x\n"
@@ -57,12 +62,12 @@ def test_every_row_is_predicted_and_only_bsp_rows_are_fitted(outcome) -> None:
     assert set(by_method) == {m for m in METHODS if not m.startswith("BSP-")}
 
 
-def test_the_best_method_at_32_gpus_is_right_for_every_model(outcome) -> None:
+@pytest.mark.parametrize("dnn", ["ResNet-50", "BERT-Large", "BERT-Base"])
+def test_the_best_method_at_32_gpus_is_right_for_every_model(outcome, dnn: str) -> None:
     _, checked, _ = outcome
-    best = best_methods(checked)
-    assert {b.dnn for b in best} == {"ResNet-50", "BERT-Base", "BERT-Large"}
-    for b in best:
-        assert b.gpus == 32 and b.exact and b.within_noise, b
+    best = {b.dnn: b for b in best_methods(checked)}
+    assert set(best) == {"ResNet-50", "BERT-Base", "BERT-Large"}
+    assert best[dnn].gpus == 32 and best[dnn].exact and best[dnn].within_noise, best[dnn]
 
 
 def test_non_bsp_rows_do_not_move_the_fit() -> None:
@@ -86,10 +91,13 @@ def test_the_ps_pipeline_explains_every_bsp_ps_row_with_one_bandwidth() -> None:
 
 
 def test_the_methods_use_documented_defaults_only() -> None:
+    """Horovod's defaults for ByteScheduler-A2A; fusion and cycle off for the runs of the
+    benchmark's own optimizer (ddl-benchmarks mgwfbp/*_benchmark.py set both to 0)."""
     for name, method in METHODS.items():
         if method.architecture == "allreduce":
-            assert method.cycle_time_s == HOROVOD_0_19["cycle_time_s"], name
-            assert method.fusion_threshold_bytes == HOROVOD_0_19["fusion_threshold_bytes"], name
+            horovod = HOROVOD_0_19 if name == "ByteScheduler-A2A" else HOROVOD_UNFUSED
+            assert method.cycle_time_s == horovod["cycle_time_s"], name
+            assert method.fusion_threshold_bytes == horovod["fusion_threshold_bytes"], name
         else:
             assert method.ps_partition_bytes == BYTEPS["ps_partition_bytes"], name
         assert method.message_overhead_s == 0 and method.overlap == 1, name
@@ -177,4 +185,10 @@ def test_cli_json(capsys) -> None:
     assert len(out["rows"]) == 84 and 0 < out["mape"] <= 10
     assert {"predicted", "measured", "error"} <= set(out["rows"][0])
     assert set(out["mape_by_model"]) == {"ResNet-50", "BERT-Base", "BERT-Large"}
-    assert all(b["exact"] for b in out["best_method"]) and len(out["calibration"]) == 2
+    assert all(b["exact"] for b in out["best_method"])
+    assert len(out["calibration"]) == 2
+    lodo = out["lodo"]  # issue 43: leave one DNN out, beside in-sample
+    assert 0 < lodo["mape"] <= 8 and len(lodo["predicted"]) == 84
+    assert set(lodo["mape_by_model"]) == {"ResNet-50", "BERT-Base", "BERT-Large"}
+    assert len(out["regret"]) == len(lodo["regret"]) == 12  # 3 models x 4 GPU counts
+    assert all(0 <= r["regret"] < 1 for r in out["regret"] + lodo["regret"])
