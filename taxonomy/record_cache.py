@@ -40,6 +40,8 @@ class RecordCache:
         self.entries: dict[str, list[Any]] = {}
         self.changed = False
         try:
+            if not self.file.is_file():  # absent, or a FIFO/device: never opened (it could block)
+                return
             data = json.loads(self.file.read_text(encoding="utf-8"))
             if data.get("version") == _VERSION and isinstance(data.get("files"), dict):
                 self.entries = data["files"]
@@ -73,6 +75,8 @@ class RecordCache:
             return
         files = {name: entry for name, entry in self.entries.items() if name in keep}
         try:
+            if self.file.is_symlink() or (self.file.exists() and not self.file.is_file()):
+                return  # never replace what is not a regular file we wrote (a FIFO, a link)
             self.file.parent.mkdir(parents=True, exist_ok=True)
             partial = self.file.with_suffix(f".{os.getpid()}.tmp")
             partial.write_text(json.dumps({"version": _VERSION, "files": files}), "utf-8")

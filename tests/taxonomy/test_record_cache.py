@@ -54,3 +54,17 @@ def test_the_shipped_records_load_the_same_from_the_cache(cache_home: Path) -> N
 def test_a_cache_that_cannot_be_written_is_skipped(cache_home: Path) -> None:
     cache_home.write_text("a file where the cache folder would go")
     assert collect(check_links=False).ok and cache_home.read_text().startswith("a file")
+
+
+def test_a_cache_path_that_is_not_a_regular_file_is_never_replaced(tmp_path: Path) -> None:
+    import os
+
+    record = tmp_path / "a.yaml"
+    record.write_text("id: a\n")
+    target = cache_file(tmp_path)
+    target.parent.mkdir(parents=True)
+    os.mkfifo(target)  # people run as root in containers: a FIFO there stays a FIFO
+    cache = RecordCache(tmp_path)
+    cache.put(record, {"id": "a"})
+    cache.save({str(record)})
+    assert target.is_fifo()
