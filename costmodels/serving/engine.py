@@ -21,6 +21,9 @@
   the request set) are computed once, kept, and reused (vLLM's automatic prefix caching,
   TensorRT-LLM's KV reuse); only whole blocks are shared. Cached blocks stay resident (no
   eviction is modelled).
+* ``prefill_first``: an iteration with prompt work carries no decode tokens (vLLM V0's
+  scheduler, SGLang without ``--enable-mixed-chunk``); off, decodes are scheduled first and
+  prefill chunks fill the rest of the budget (vLLM V1, TensorRT-LLM).
 * Speculative decoding is off: every decode iteration emits one token per sequence.
 
 ``kv_pool_tokens``: the cache one instance holds. On the busiest GPU, what is left after the
@@ -68,6 +71,7 @@ class EngineConfig:
     chunked_prefill: bool = True
     policy: str = "live"
     prefix_caching: bool = False
+    prefill_first: bool = False
 
     def __post_init__(self) -> None:
         try:

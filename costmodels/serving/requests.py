@@ -1,5 +1,8 @@
 """The requests a serving simulation replays: when each arrives, its prompt and output lengths.
 
+``concurrency=N`` (``mode="server"`` without a rate) is a closed loop: N clients each send a
+request, wait for its last token and send the next at once (AIPerf's concurrency mode, ``vllm
+bench serve --max-concurrency`` with every request queued); the engine sets the arrivals.
 ``mode="offline"`` sends every request at time 0 (trtllm-bench's and MLPerf Offline's
 "infinite rate": the engine always has work queued). ``mode="server"`` draws arrivals from a
 Poisson process of ``rate`` requests per second (independent exponential gaps, as vLLM's
@@ -38,6 +41,9 @@ class RequestSet:
     # the prompt arrives in the cache with its first token already out (a decode instance of
     # disaggregated serving receives the prefill instance's KV cache)
     cached_prompt: bool = False
+    # closed loop: this many requests in flight, the next sent when one finishes (0: open loop,
+    # the arrivals above); arrival_s is then 0 for the first ones and inf for the rest
+    concurrency: int = 0
 
     def __len__(self) -> int:
         return int(self.arrival_s.size)
@@ -84,13 +90,21 @@ def make_requests(
     output_dist: np.ndarray | None = None,
     prefix_len: int = 0,
     seed: int = 0,
+    concurrency: int | None = None,
 ) -> RequestSet:
     """``n`` requests (module docstring); every problem is one ValueError naming the flag."""
     check_count(n, "--requests", MAX_REQUESTS)
     if mode not in MODES:
         raise ValueError(f"--mode must be one of {list(MODES)}, got {mode!r}")
     rng = np.random.default_rng(seed)
-    if mode == "server":
+    closed = 0
+    if concurrency is not None:
+        closed = check_count(concurrency, "--concurrency", MAX_REQUESTS)
+        if mode != "server" or rate is not None:
+            raise ValueError("--concurrency is a server load of its own: not with --rate or "
+                             "--mode offline")  # fmt: skip
+        arrival = np.where(np.arange(n) < closed, 0.0, np.inf)
+    elif mode == "server":
         if rate is None or not (rate > 0 and rate != float("inf")):
             raise ValueError("--mode server needs --rate R > 0 (requests per second)")
         arrival = np.cumsum(rng.exponential(1.0 / rate, size=n))
@@ -107,4 +121,4 @@ def make_requests(
         )
     if int((prompt + output).max()) > MAX_SEQUENCE:
         raise ValueError(f"a prompt plus its output must be at most {MAX_SEQUENCE:,} tokens")
-    return RequestSet(arrival, prompt, output, prefix_len)
+    return RequestSet(arrival, prompt, output, prefix_len, concurrency=closed)

@@ -63,7 +63,7 @@ def summarize(
     block: int,
     engine: EngineConfig,
 ) -> SimulationResult:
-    arrival = requests.arrival_s
+    arrival = trace.arrival_s if trace.arrival_s is not None else requests.arrival_s
     ttft = trace.first_token_s - arrival
     e2e = trace.finish_s - arrival
     several = requests.output > 1

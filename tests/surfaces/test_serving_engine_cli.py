@@ -52,12 +52,14 @@ def test_server_mode_json_has_the_issue_keys_and_the_library_numbers(capsys) -> 
     direct = simulate_serving(preset_shape("Llama 3.1 8B", 640),
                               ServingLayout(1, precision="fp8", kv_precision="fp8"), cluster,
                               make_requests(200, mode="server", rate=5.0, prompt_len=512,
-                                            output_len=128, seed=3), EngineConfig())  # fmt: skip
+                                            output_len=128, seed=3),
+                              EngineConfig(1024, 8192, 16, True, "live"))  # vLLM 0.10, H100
     assert data["ttft_p90_s"] == direct.ttft_p90_s and data["tpot_p99_s"] == direct.tpot_p99_s
     assert data["simulation"]["engine"]["policy"] == "live"
     assert any("speculative decoding off" in a for a in data["simulation"]["assumptions"])
     code, text, _ = run(capsys, *argv)
-    assert code == 0 and "simulated (server, 200 requests)" in text
+    assert code == 0 and "simulated (server, 5 req/s, percentiles over 200 requests)" in text
+    assert "engine                     vllm 0.10: up to 1024 sequences, 8192-token" in text
 
 
 def test_offline_mode_with_length_files_and_engine_flags(tmp_path, capsys) -> None:  # noqa: ANN001
@@ -71,9 +73,10 @@ def test_offline_mode_with_length_files_and_engine_flags(tmp_path, capsys) -> No
     data = json.loads(out)
     assert data["max_concurrency_in_memory"] <= 64
     assert data["simulation"]["engine"] == {
-        "max_num_seqs": 64, "max_batched_tokens": 8192, "block_size": 32,
+        "max_num_seqs": 64, "max_batched_tokens": 16384, "block_size": 32,
         "chunked_prefill": False, "policy": "reserve", "prefix_caching": False,
-    }  # fmt: skip
+        "prefill_first": False,
+    }  # fmt: skip  (16,384: vLLM 0.10's offline budget on an H100)
     assert 100 <= data["request"]["prompt_len"] <= 700
 
 
