@@ -15,7 +15,7 @@ otherwise 2,048 / 8,192 tokens and 256 sequences. V1 always chunks prefills, sch
 (decoding) requests before waiting ones, preempts by recompute, uses 16-token blocks
 (``CacheConfig``), CUDA graphs (unless ``--enforce-eager``) and its custom all-reduce inside a
 node (``disable_custom_all_reduce=False``); ``--kv-cache-dtype auto`` keeps the model's 16-bit
-dtype.
+dtype; ``gpu_memory_utilization`` 0.9 of the whole GPU holds weights, activations and cache.
 
 vLLM 0.6 (V0 engine): 256 sequences, no chunked prefill (for models up to 32K context), a token
 budget of ``max(max_model_len, 2048)`` (SchedulerConfig; here the longest request, as if
@@ -27,14 +27,17 @@ SGLang 0.4: ``chunked_prefill_size`` 2,048 below 35 GiB, 8,192 below 160 GiB (H1
 KV pool's tokens // 2 (python/sglang/srt/managers/scheduler.py), capped here at the request pool
 of 4,096 (an ESTIMATE of ``req_to_token_pool``'s size); prefill batches run on their own unless
 ``--enable-mixed-chunk`` (off by default); one-token pages; CUDA graphs and custom all-reduce on;
-KV dtype ``auto``.
+KV dtype ``auto``; ``mem_fraction_static`` 0.88 / 0.87 / 0.85 / 0.81 of the whole GPU at TP 1 /
+2 / 4 / 8.
 
 TensorRT-LLM 0.20 (``trtllm-bench``/PyTorch backend): ``max_batch_size`` and ``max_num_tokens``
 from trtllm-bench's own heuristic (costmodels.serving.trtllm_data.bench_settings), capacity
 policy GUARANTEED_NO_EVICT (our ``reserve``; "Useful Runtime Options"), first-come-first-served
 context chunking, generation requests scheduled with context chunks in one batch, CUDA graphs,
 TensorRT-LLM's custom all-reduce, 32-token blocks (an ESTIMATE), and the FP8 KV cache of
-ModelOpt FP8 and NVFP4 checkpoints (their ``kv_cache_quant_algo``).
+ModelOpt FP8 and NVFP4 checkpoints (their ``kv_cache_quant_algo``). The cache takes 0.95 of the
+free memory offline (trtllm-bench, the v0.20 performance overview) and 0.9 when serving
+(``KvCacheConfig.free_gpu_memory_fraction``'s default, docs "How to Change KV Cache Behavior").
 """
 
 from __future__ import annotations
@@ -118,18 +121,22 @@ def kv_precision_for(engine: str, precision: str, given: str | None = None) -> s
 def _vllm(version: str, gpu: GPU, mode: str, longest: int) -> EngineConfig:
     if version == "0.6":
         budget = max(longest, 2048)
-        return EngineConfig(256, budget, 16, False, "live", prefill_first=True)
+        return EngineConfig(256, budget, 16, False, "live", prefill_first=True,
+                            kv_memory_fraction=0.9, memory_of_total=True)  # fmt: skip
     large = gpu.memory_bytes >= 70 * GIB and "a100" not in gpu.name.lower()
     offline = mode == "offline"
-    if large:
-        return EngineConfig(1024, 16384 if offline else 8192, 16, True, "live")
-    return EngineConfig(256, 8192 if offline else 2048, 16, True, "live")
+    seqs, budget = (1024, 16384 if offline else 8192) if large else (256, 8192 if offline else 2048)
+    return EngineConfig(seqs, budget, 16, True, "live", kv_memory_fraction=0.9,
+                        memory_of_total=True)  # fmt: skip
 
 
 def _sglang(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster) -> EngineConfig:
     memory = cluster.gpu.memory_bytes
     chunk = 2048 if memory < 35 * GIB else 8192 if memory < 160 * GIB else 16384
-    config = EngineConfig(SGLANG_MAX_REQUESTS, chunk, 1, True, "live", prefill_first=True)
+    tp = layout.tp
+    static = 0.81 if tp >= 8 else 0.85 if tp >= 4 else 0.87 if tp >= 2 else 0.88
+    config = EngineConfig(SGLANG_MAX_REQUESTS, chunk, 1, True, "live", prefill_first=True,
+                          kv_memory_fraction=static, memory_of_total=True)  # fmt: skip
     try:
         pool = kv_pool(shape, layout, cluster, config).tokens
     except EngineError:  # nothing fits: the simulation says so with the flags to change
@@ -137,12 +144,13 @@ def _sglang(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster)
     return replace(config, max_num_seqs=max(1, min(pool // 2, SGLANG_MAX_REQUESTS)))
 
 
-def _trtllm(shape: TransformerShape, layout: ServingLayout, gpu: GPU, isl: int,
-            osl: int) -> EngineConfig:  # fmt: skip
-    from costmodels.serving.trtllm_data import BLOCK, bench_settings
+def _trtllm(shape: TransformerShape, layout: ServingLayout, gpu: GPU, isl: int, osl: int,
+            mode: str) -> EngineConfig:  # fmt: skip
+    from costmodels.serving.trtllm_data import BLOCK, KV_FRACTION, bench_settings
 
     batch, tokens = bench_settings(shape, layout, gpu.memory_gib, isl, osl)
-    return EngineConfig(batch, tokens, BLOCK, True, "reserve")
+    fraction = KV_FRACTION if mode == "offline" else 0.9
+    return EngineConfig(batch, tokens, BLOCK, True, "reserve", kv_memory_fraction=fraction)
 
 
 def engine_settings(engine: str, version: str | None, *, shape: TransformerShape,
@@ -160,7 +168,7 @@ def engine_settings(engine: str, version: str | None, *, shape: TransformerShape
     elif engine == "sglang":
         config = _sglang(shape, layout, cluster)
     else:
-        config = _trtllm(shape, layout, gpu, max(1, prompt_len), max(1, output_len))
+        config = _trtllm(shape, layout, gpu, max(1, prompt_len), max(1, output_len), mode)
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     if given:
         config = replace(config, **given)
