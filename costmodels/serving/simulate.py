@@ -2,11 +2,13 @@
 latency percentiles and throughput that come out (``commatlas predict-serving --mode``).
 
 The cost of each iteration is costmodels.serving.iteration's, the scheduler
-costmodels.serving.scheduler's, the KV pool costmodels.serving.engine's. Per request (a closed loop's first wave, its warm-up, left out: :func:`warmup_requests`):
-TTFT = first token - arrival (queueing included), TPOT = (finish - first token) / (output - 1)
+costmodels.serving.scheduler's, the KV pool costmodels.serving.engine's. Per request: TTFT =
+first token - arrival (queueing included), TPOT = (finish - first token) / (output - 1)
 (requests of one output token have none), E2E = finish - arrival. Throughput is every output
 token over the time from the first arrival to the last finish (trtllm-bench's "total output
-throughput"); per GPU it is divided by the instance's GPUs. Percentiles are numpy's linear
+throughput"); per GPU it is divided by the instance's GPUs. A closed loop's first wave (its
+warm-up, :func:`warmup_requests`) is left out of every statistic, and its throughput is taken
+over its steady window (:func:`steady_tokens_per_s`). Percentiles are numpy's linear
 interpolation between order statistics.
 """
 
