@@ -31,7 +31,7 @@ KV dtype ``auto``; ``mem_fraction_static`` 0.88 / 0.87 / 0.85 / 0.81 of the whol
 2 / 4 / 8.
 
 TensorRT-LLM 0.20 (``trtllm-bench``/PyTorch backend): ``max_batch_size`` and ``max_num_tokens``
-from trtllm-bench's own heuristic (costmodels.serving.trtllm_data.bench_settings), capacity
+from trtllm-bench's own heuristic (costmodels.serving.trtllm_bench), capacity
 policy GUARANTEED_NO_EVICT (our ``reserve``; "Useful Runtime Options"), first-come-first-served
 context chunking, generation requests scheduled with context chunks in one batch, CUDA graphs,
 TensorRT-LLM's custom all-reduce, 32-token blocks (an ESTIMATE), and the FP8 KV cache of
@@ -49,6 +49,7 @@ from costmodels.hardware import GPU
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving.engine import EngineConfig, EngineError, kv_pool
 from costmodels.serving.layout import ServingLayout
+from costmodels.serving.trtllm_bench import BLOCK, KV_FRACTION, bench_settings
 
 ENGINES: tuple[str, ...] = ("vllm", "sglang", "trtllm")
 VERSIONS: dict[str, tuple[str, ...]] = {
@@ -146,8 +147,6 @@ def _sglang(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster)
 
 def _trtllm(shape: TransformerShape, layout: ServingLayout, gpu: GPU, isl: int, osl: int,
             mode: str) -> EngineConfig:  # fmt: skip
-    from costmodels.serving.trtllm_data import BLOCK, KV_FRACTION, bench_settings
-
     batch, tokens = bench_settings(shape, layout, gpu.memory_gib, isl, osl)
     fraction = KV_FRACTION if mode == "offline" else 0.9
     return EngineConfig(batch, tokens, BLOCK, True, "reserve", kv_memory_fraction=fraction)
