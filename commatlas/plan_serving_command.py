@@ -146,7 +146,7 @@ def _prices(items: list[str] | None) -> dict[str, float]:
 
 def _deployments(args: argparse.Namespace) -> list[Any]:
     from costmodels.hardware import get_gpu
-    from costmodels.serving.engine_presets import kv_precision_for
+    from costmodels.serving.engine_presets import custom_allreduce_for, kv_precision_for
     from costmodels.serving.layout import ServingLayout
     from costmodels.serving.plan import Deployment
 
@@ -172,7 +172,9 @@ def _deployments(args: argparse.Namespace) -> list[Any]:
                                 "--precision"
                             )
                         kv = kv_precision_for(args.engine, precision)
-                        out.append(Deployment(gpu, ServingLayout(tp, pp, ep, precision, kv)))
+                        custom = custom_allreduce_for(args.engine, args.disable_custom_all_reduce)
+                        layout = ServingLayout(tp, pp, ep, precision, kv, True, custom)
+                        out.append(Deployment(gpu, layout))
     return out
 
 

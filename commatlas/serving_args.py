@@ -104,6 +104,8 @@ def add_engine_flags(parser: argparse.ArgumentParser) -> None:
                        help="decode: decodes first, prompt chunks fill the budget (vLLM V1, "
                        "TensorRT-LLM); prefill: an iteration with prompt work runs no decodes "
                        "(vLLM V0, SGLang) (default: the engine's)")
+    group.add_argument("--disable-custom-all-reduce", action="store_true",
+                       help="TP all-reduces through NCCL/RCCL, not the engine's own kernel")
     group.add_argument(
         "--prefix-caching",
         action="store_true",

@@ -146,7 +146,7 @@ def predict_serving_command(args: argparse.Namespace) -> int:
     from commatlas.serving_args import engine_settings_for, mean_lengths, request_set
     from costmodels.llm.shape_inputs import SHAPE_FLAGS
     from costmodels.serving import ServingLayout, predict_serving
-    from costmodels.serving.engine_presets import kv_precision_for
+    from costmodels.serving.engine_presets import custom_allreduce_for, kv_precision_for
     from costmodels.serving.precision import check_gpu_supports
     from costmodels.serving.shape_inputs import resolve_serving_shape
 
@@ -165,8 +165,9 @@ def predict_serving_command(args: argparse.Namespace) -> int:
         cluster, intra_source = cluster_and_source(args)
         check_gpu_supports(cluster.gpu, args.precision)
         kv = kv_precision_for(args.engine, args.precision, args.kv_precision)
-        layout = ServingLayout(args.tp, args.pp, args.ep, args.precision, kv,
-                               not args.eager)  # fmt: skip
+        layout = ServingLayout(args.tp, args.pp, args.ep, args.precision, kv, not args.eager,
+                               custom_allreduce_for(args.engine,
+                                                    args.disable_custom_all_reduce))  # fmt: skip
         pools = _pools(args, layout.gpus, cluster.gpu)
         settings = engine_settings_for(args, resolved.shape, layout, cluster, requests
                                        or _one(prompt_len, output_len), args.mode or "server")

@@ -109,6 +109,13 @@ def check_engine(engine: str, version: str | None) -> str:
     return version
 
 
+def custom_allreduce_for(engine: str, disabled: bool = False) -> bool:
+    """Whether the engine runs TP all-reduces with its own kernel: all three do by default
+    (vLLM ``--disable-custom-all-reduce``, SGLang ``--disable-custom-all-reduce``, TensorRT-LLM's
+    AUTO all-reduce strategy)."""
+    return engine in ENGINES and not disabled
+
+
 def kv_precision_for(engine: str, precision: str, given: str | None = None) -> str:
     """THE KV-cache dtype rule of every command: what the user gave, else TensorRT-LLM's FP8
     cache for an FP8 or NVFP4 checkpoint, else the 16-bit dtype the engine's ``auto`` keeps."""
@@ -171,5 +178,5 @@ def engine_settings(engine: str, version: str | None, *, shape: TransformerShape
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     if given:
         config = replace(config, **given)
-    return EngineSettings(engine, version, config, layout.cuda_graphs, True, layout.kv_precision,
-                          SOURCES[engine], tuple(sorted(given)))  # fmt: skip
+    return EngineSettings(engine, version, config, layout.cuda_graphs, layout.custom_allreduce,
+                          layout.kv_precision, SOURCES[engine], tuple(sorted(given)))  # fmt: skip

@@ -169,3 +169,52 @@ def test_work_is_bounded_before_it_starts(capsys) -> None:  # noqa: ANN001
         with pytest.raises(SystemExit):
             main([*PLAN, flag, value])
         assert flag in capsys.readouterr().err
+
+
+def test_concurrency_engine_echo_and_kv_rule(capsys) -> None:  # noqa: ANN001
+    """Issue 38: --concurrency is a closed loop, --engine sets the knobs and the output says
+    which; the KV dtype of an fp8 checkpoint follows the engine (fp8 on trtllm, 16-bit on vllm)
+    and a flag given wins."""
+    argv = ["predict-serving", "--model", "llama-3.1-8b", "--gpu", "h100", "--tp", "1",
+            "--precision", "fp8", "--prompt-len", "512", "--output-len", "64", "--requests",
+            "160", "--concurrency", "16", "--json"]  # fmt: skip
+    code, out, _ = run(capsys, *argv, "--engine", "trtllm", "--max-num-seqs", "8")
+    assert code == 0
+    data = json.loads(out)
+    sim, engine = data["simulation"], data["engine"]
+    assert sim["concurrency"] == 16 and sim["mode"] == "server"
+    assert sim["warmup_requests"] == 16 and sim["percentiles_from_requests"] == 144
+    assert engine["engine"] == "trtllm" and engine["policy"] == "reserve"
+    assert engine["max_num_seqs"] == 8 and engine["set_by_flags"] == ["max_num_seqs"]
+    assert data["layout"]["kv_precision"] == engine["kv_precision"] == "fp8"
+    assert data["max_concurrency_in_memory"] <= 8
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and json.loads(out)["layout"]["kv_precision"] == "bf16"  # vllm: auto
+    code, _, err = run(capsys, *argv, "--rate", "3")
+    assert code == 2 and "--concurrency" in err and len(err.strip().splitlines()) == 1
+
+
+def test_predict_serving_reproduces_plan_serving(capsys) -> None:  # noqa: ANN001
+    """The plan's chosen deployment, run by predict-serving at the plan's rate with the same
+    flags, gives the same percentiles (the same seeded requests, engine, KV rule and
+    cluster), so it meets the targets the plan says it meets."""
+    plan = ["plan-serving", "--model", "llama-3.1-8b", "--gpus", "h100", "--tp", "1",
+            "--precision", "fp8", "--prompt-len", "512", "--output-len", "128",
+            "--slo-ttft-p90", "1 s", "--slo-tpot-p99", "30 ms", "--requests", "300",
+            "--top", "1", "--engine", "trtllm", "--json"]  # fmt: skip
+    code, out, _ = run(capsys, *plan)
+    assert code == 0
+    best = json.loads(out)["rows"][0]
+    assert best["simulated"] and best["feasible"] and best["kv_precision"] == "fp8"
+    code, out, _ = run(capsys, "predict-serving", "--model", "llama-3.1-8b", "--gpu", "h100",
+                       "--tp", "1", "--precision", "fp8", "--prompt-len", "512", "--output-len",
+                       "128", "--requests", "300", "--engine", "trtllm", "--mode", "server",
+                       "--rate", repr(best["requests_per_s"]), "--json")  # fmt: skip
+    assert code == 0
+    data = json.loads(out)
+    assert data["ttft_p90_s"] == pytest.approx(best["ttft_p90_s"], rel=1e-6)
+    assert data["tpot_p99_s"] == pytest.approx(best["tpot_p99_s"], rel=1e-6)
+    assert data["ttft_p90_s"] <= 1.0 and data["tpot_p99_s"] <= 0.030
+    code, out, _ = run(capsys, *plan[:-1], "--concurrency", "8", "--json")  # SLOs at 8 users
+    rows = json.loads(out)
+    assert code == 0 and rows["concurrency"] == 8 and rows["rows"][0]["engine"]["policy"]
