@@ -2,7 +2,8 @@
 resolve to (costmodels.serving.requests.RequestSet, costmodels.serving.engine_presets
 .EngineSettings).
 
-Request flags: ``--requests N``, ``--concurrency N`` (a closed loop), ``--prompt-len L`` or
+Request flags: ``--requests N``, ``--concurrency N`` (a closed loop), ``--dataset random
+[--random-range-ratio R]`` (vLLM's random lengths), ``--prompt-len L`` or
 ``--prompt-dist FILE``, ``--output-len L`` or ``--output-dist FILE`` (a file of lengths, drawn
 with replacement), ``--prefix-len N`` (a prompt prefix every request shares), ``--seed S`` (a
 private numpy Generator). Engine flags: ``--engine vllm|sglang|trtllm [--engine-version V]``
@@ -57,6 +58,20 @@ def add_request_flags(
         type=bounded_int(0, MAX_SEQUENCE),
         default=0,
         help="prompt tokens every request shares (a system prompt)",
+    )
+    group.add_argument(
+        "--dataset",
+        choices=("random",),
+        help="random: vllm bench serve's random dataset, lengths drawn uniformly within "
+        "--random-range-ratio of --prompt-len/--output-len (default 1024/128); ShareGPT's "
+        "lengths are not shipped (no verifiable public length statistics were found)",
+    )
+    group.add_argument(
+        "--random-range-ratio",
+        type=float,
+        default=0.0,
+        help="with --dataset random: lengths within L x (1 -/+ ratio), ratio in [0, 1) "
+        "(default 0, vLLM's)",
     )
     group.add_argument(
         "--concurrency",
@@ -155,6 +170,14 @@ def request_set(args: argparse.Namespace, mode: str, rate: float | None) -> Any:
     ``mode="server"``)."""
     from costmodels.serving.requests import make_requests
 
+    ratio = getattr(args, "random_range_ratio", 0.0)
+    if getattr(args, "dataset", None) == "random":
+        args.prompt_len = 1024 if args.prompt_len is None and args.prompt_dist is None else (
+            args.prompt_len)  # fmt: skip
+        args.output_len = 128 if args.output_len is None and args.output_dist is None else (
+            args.output_len)  # fmt: skip
+    elif ratio:
+        raise ValueError("--random-range-ratio needs --dataset random")
     prompt, prompt_dist = _lengths(args, "prompt")
     output, output_dist = _lengths(args, "output")
     return make_requests(
@@ -168,6 +191,7 @@ def request_set(args: argparse.Namespace, mode: str, rate: float | None) -> Any:
         prefix_len=args.prefix_len,
         seed=args.seed,
         concurrency=getattr(args, "concurrency", None),
+        range_ratio=ratio,
     )
 
 

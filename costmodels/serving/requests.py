@@ -12,12 +12,18 @@ global state. Lengths are fixed, or drawn with replacement from a measured list 
 positive integers, one per line or separated by commas/spaces; a line starting with ``#`` is a
 comment), e.g. the prompt lengths of a trace.
 
+``range_ratio`` r > 0 draws each fixed length L uniformly from the whole numbers in
+[floor(L (1 - r)), ceil(L (1 + r))], as ``vllm bench serve --dataset-name random
+--random-range-ratio r`` samples its input and output lengths (vLLM's benchmark docs: "a
+symmetric sampling range [length * (1 - range_ratio), length * (1 + range_ratio)]", default 0).
+
 ``prefix_len`` tokens at the start of every prompt are the same for all requests (a system
 prompt); with the engine's prefix caching they are computed and stored once.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,13 +76,23 @@ def read_lengths(path: str | Path, flag: str) -> np.ndarray:
 
 
 def _lengths(
-    fixed: int | None, dist: np.ndarray | None, n: int, rng: np.random.Generator, flag: str
+    fixed: int | None,
+    dist: np.ndarray | None,
+    n: int,
+    rng: np.random.Generator,
+    flag: str,
+    range_ratio: float = 0.0,
 ) -> np.ndarray:
     if dist is not None:
         return rng.choice(dist, size=n, replace=True).astype(np.int64)
     if fixed is None:
         raise ValueError(f"{flag} (or its --...-dist file) is required")
-    return np.full(n, check_count(fixed, flag, MAX_SEQUENCE), dtype=np.int64)
+    length = check_count(fixed, flag, MAX_SEQUENCE)
+    if range_ratio:  # vLLM's random dataset: uniform whole lengths around the mean
+        low = max(1, math.floor(length * (1 - range_ratio)))
+        high = min(MAX_SEQUENCE, math.ceil(length * (1 + range_ratio)))
+        return rng.integers(low, high + 1, size=n, dtype=np.int64)
+    return np.full(n, length, dtype=np.int64)
 
 
 def make_requests(
@@ -91,6 +107,7 @@ def make_requests(
     prefix_len: int = 0,
     seed: int = 0,
     concurrency: int | None = None,
+    range_ratio: float = 0.0,
 ) -> RequestSet:
     """``n`` requests (module docstring); every problem is one ValueError naming the flag."""
     check_count(n, "--requests", MAX_REQUESTS)
@@ -112,8 +129,10 @@ def make_requests(
         if rate is not None:
             raise ValueError("--rate needs --mode server (offline sends every request at once)")
         arrival = np.zeros(n)
-    prompt = _lengths(prompt_len, prompt_dist, n, rng, "--prompt-len")
-    output = _lengths(output_len, output_dist, n, rng, "--output-len")
+    if not 0.0 <= range_ratio < 1.0:
+        raise ValueError(f"--random-range-ratio must be in [0, 1), got {range_ratio}")
+    prompt = _lengths(prompt_len, prompt_dist, n, rng, "--prompt-len", range_ratio)
+    output = _lengths(output_len, output_dist, n, rng, "--output-len", range_ratio)
     if prefix_len < 0 or prefix_len > int(prompt.min()):
         raise ValueError(
             f"--prefix-len {prefix_len} must be between 0 and the shortest prompt "

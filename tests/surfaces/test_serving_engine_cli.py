@@ -218,3 +218,22 @@ def test_predict_serving_reproduces_plan_serving(capsys) -> None:  # noqa: ANN00
     code, out, _ = run(capsys, *plan[:-1], "--concurrency", "8", "--json")  # SLOs at 8 users
     rows = json.loads(out)
     assert code == 0 and rows["concurrency"] == 8 and rows["rows"][0]["engine"]["policy"]
+
+
+def test_random_dataset_draws_vllms_ranges(capsys) -> None:  # noqa: ANN001
+    """--dataset random: vllm bench serve's lengths, uniform in L x (1 -/+ ratio), defaults
+    1024/128; the ratio is refused outside [0, 1) or without the dataset."""
+    from costmodels.serving.requests import make_requests
+
+    r = make_requests(4000, prompt_len=1000, output_len=100, range_ratio=0.5, seed=2)
+    assert r.prompt.min() == 500 and r.prompt.max() == 1500 and r.output.min() == 50
+    assert abs(r.prompt.mean() - 1000) < 15
+    argv = ["predict-serving", "--model", "llama-3.1-8b", "--gpu", "h100", "--tp", "1",
+            "--dataset", "random", "--concurrency", "2", "--requests", "20", "--json"]  # fmt: skip
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and json.loads(out)["request"]["prompt_len"] == 1024
+    code, _, err = run(capsys, *argv, "--random-range-ratio", "1.5")
+    assert code == 2 and "--random-range-ratio" in err
+    code, _, err = run(capsys, *argv[:7], "--concurrency", "2", "--prompt-len", "9",
+                       "--output-len", "9", "--random-range-ratio", "0.2")  # fmt: skip
+    assert code == 2 and "needs --dataset random" in err
