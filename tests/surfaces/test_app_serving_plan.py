@@ -10,7 +10,7 @@ import pytest
 from app_helpers import app_test, assert_message, chart_datasets
 
 from app_pages.serving_compute import cluster_of
-from costmodels.serving.engine import EngineConfig
+from costmodels.serving.engine_presets import engine_settings
 from costmodels.serving.layout import ServingLayout
 from costmodels.serving.plan import SLO, Deployment, plan_serving
 from costmodels.serving.presets import serving_shape
@@ -32,16 +32,23 @@ SMALL = {
 def test_the_ranking_is_the_planners() -> None:
     at = run_page(**SMALL)
     assert not at.error, [e.value for e in at.error]
+    # the page's default engine is vLLM 0.10: its limits per GPU, its KV rule (16-bit "auto")
+    shape = serving_shape("Llama 3.1 8B", 640)
     deployments = [
-        Deployment(g, ServingLayout(tp, 1, 1, "fp8", "fp8"))
+        Deployment(g, ServingLayout(tp, 1, 1, "fp8", "bf16", True, True))
         for g in ("H100 SXM", "L40S")
         for tp in (1, 2)
     ]
+
+    def vllm(d: Deployment, cluster: object) -> object:
+        return engine_settings("vllm", None, shape=shape, layout=d.layout, cluster=cluster,
+                               prompt_len=512, output_len=128, longest=640).config  # fmt: skip
+
     rows = plan_serving(
-        serving_shape("Llama 3.1 8B", 640),
+        shape,
         deployments,
         cluster_of,
-        EngineConfig(),
+        vllm,
         make_requests(200, mode="server", rate=1.0, prompt_len=512, output_len=128),
         SLO(2.0, 0.05),
         top=5,
@@ -54,6 +61,7 @@ def test_the_ranking_is_the_planners() -> None:
     )
     assert "Best: H100 SXM" in at.info[0].value
     assert "speculative decoding off" in at.caption[0].value
+    assert "vllm's defaults" in at.caption[0].value
     bars = chart_datasets(at)[0]["plan"]
     assert set(bars["kind"]) <= {"simulated", "estimate"}
 
@@ -65,3 +73,11 @@ def test_prices_and_bad_input() -> None:
     assert_message(run_page(**SMALL, cp_price="h100:2"), "warning", "cp_price=")
     assert_message(run_page(**{**SMALL, "cp_gpus": "L40S,<script>"}), "warning", "cp_gpus=")
     assert_message(run_page(**{**SMALL, "cp_tpot": "0.5"}), "warning", "No deployment meets")
+
+
+def test_engine_and_concurrent_users() -> None:
+    at = run_page(**{**SMALL, "cp_gpus": "H100 SXM", "cp_tp": "1"}, cp_engine="trtllm",
+                  cp_users="8")  # fmt: skip
+    assert not at.error, [e.value for e in at.error]
+    assert "8 concurrent users (closed loop)" in at.caption[0].value
+    assert "trtllm's defaults" in at.caption[0].value
