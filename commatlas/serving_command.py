@@ -241,7 +241,8 @@ def _text(out: dict[str, Any]) -> str:
     ]
     regime = out["decode_tp_allreduce"]
     if regime["algorithm"] != "none":
-        lines.append(f"decode TP all-reduce       {regime['bytes'] / 1e3:.3g} kB, NCCL "
+        lines.append(f"decode TP all-reduce       {regime['bytes'] / 1e3:.3g} kB, "
+                     f"{'NCCL ' if regime['algorithm'] != 'custom' else ''}"
                      f"{regime['algorithm']}/{regime['protocol']}, "
                      f"{regime['seconds'] * 1e6:.3g} us ({regime['latency_s'] * 1e6:.3g} us "
                      "latency)")  # fmt: skip

@@ -21,7 +21,7 @@ from costmodels.llm.constants import default_constants
 from costmodels.llm.kernel_time import Seconds
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving.balance import RequestCost, pool_capacity, prefill_decode_ratio
-from costmodels.serving.comm import regime, spans
+from costmodels.serving.comm import regime, spans, tp_allreduce_seconds
 from costmodels.serving.engine import EngineConfig
 from costmodels.serving.gemm import serving_gemm_terms
 from costmodels.serving.iteration import IterationCost
@@ -156,6 +156,10 @@ def predict_serving(shape: TransformerShape, layout: ServingLayout, cluster: LLM
     s = spans(layout, cluster)
     seqs = math.ceil(batch / layout.groups)
     allreduce = regime("all-reduce", seqs * shape.hidden * 2.0, s.tp, cluster)
+    custom = tp_allreduce_seconds(allreduce["bytes"], s.tp, layout, cluster)
+    if s.tp.size > 1 and custom != allreduce["seconds"]:  # the engine's own kernel (ROCm)
+        allreduce = {**allreduce, "algorithm": "custom", "protocol": "vllm", "seconds": custom,
+                     "latency_s": custom, "bandwidth_s": 0.0}  # fmt: skip
     return ServingPrediction(
         ttft_s=prefill_s + exposed, tpot_s=tpot, tokens_per_s_per_gpu=per_gpu,
         kv_cache_bytes_per_token=kv_bytes_per_token(shape, layout.kv_bytes),
