@@ -114,3 +114,15 @@ def test_lone_request_has_one_answer() -> None:
         assert static.tpot_s == pytest.approx(alone.tpot_p50_s, rel=0.02)
         assert sum(v for k, v in static.decode_breakdown_s.items() if k != "total") == (
             pytest.approx(static.tpot_s))  # fmt: skip
+
+
+def test_prefill_priority_trades_tpot_for_ttft() -> None:
+    """Under the same load, running prompts first (vLLM V0, SGLang) gives earlier first tokens
+    and longer stalls between tokens than scheduling decodes first (vLLM V1, TensorRT-LLM)."""
+    requests = make_requests(300, mode="server", rate=12.0, prompt_len=2000, output_len=100,
+                             seed=3)  # fmt: skip
+    first = EngineConfig(max_batched_tokens=512, prefill_first=True)
+    decode = simulate_serving(SHAPE, FP8, cluster(), requests, EngineConfig(max_batched_tokens=512))
+    prefill = simulate_serving(SHAPE, FP8, cluster(), requests, first)
+    assert prefill.ttft_p50_s < decode.ttft_p50_s
+    assert prefill.tpot_p99_s > decode.tpot_p99_s
