@@ -26,7 +26,11 @@ SGLang 0.4: ``chunked_prefill_size`` 2,048 below 35 GiB, 8,192 below 160 GiB (H1
 16,384 above (B200, MI300X) (python/sglang/srt/server_args.py); ``max_running_requests`` is the
 KV pool's tokens // 2 (python/sglang/srt/managers/scheduler.py), capped here at the request pool
 of 4,096 (an ESTIMATE of ``req_to_token_pool``'s size); prefill batches run on their own unless
-``--enable-mixed-chunk`` (off by default); one-token pages; CUDA graphs and custom all-reduce on;
+``--enable-mixed-chunk`` (off by default); a request is admitted only when its prompt and a
+share of its output fit beside the running requests' (``new_token_ratio``, 0.7 x
+``schedule_conservativeness`` 1.0 at start: python/sglang/global_config.py), modelled as
+``reserve`` (its whole output; SGLang's rare retraction is not); one-token pages; CUDA graphs
+and custom all-reduce on;
 KV dtype ``auto``; ``mem_fraction_static`` 0.88 / 0.87 / 0.85 / 0.81 of the whole GPU at TP 1 /
 2 / 4 / 8.
 
@@ -143,7 +147,7 @@ def _sglang(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster)
     chunk = 2048 if memory < 35 * GIB else 8192 if memory < 160 * GIB else 16384
     tp = layout.tp
     static = 0.81 if tp >= 8 else 0.85 if tp >= 4 else 0.87 if tp >= 2 else 0.88
-    config = EngineConfig(SGLANG_MAX_REQUESTS, chunk, 1, True, "live", prefill_first=True,
+    config = EngineConfig(SGLANG_MAX_REQUESTS, chunk, 1, True, "reserve", prefill_first=True,
                           kv_memory_fraction=static, memory_of_total=True)  # fmt: skip
     try:
         pool = kv_pool(shape, layout, cluster, config).tokens

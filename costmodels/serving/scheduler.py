@@ -150,9 +150,10 @@ class _Engine(PagedBlocks):
         """(decode mask, [(index in run, chunk tokens)]) for this iteration."""
         e, run = self.e, self.run
         decoding = run.decoding()
-        if e.prefill_first:  # prompts first; decodes only when no prompt work is left
+        if e.prefill_first:  # prompts first; decodes when no prompt work is left or fits
             prompts = self._plan_prompts(np.zeros_like(decoding), e.max_batched_tokens, 0)
-            if prompts[1]:
+            fits = e.policy != "live" or self._pending(*prompts) <= self.free
+            if prompts[1] and fits:
                 return prompts
             decoding = run.decoding()
         budget = e.max_batched_tokens

@@ -126,3 +126,13 @@ def test_prefill_priority_trades_tpot_for_ttft() -> None:
     prefill = simulate_serving(SHAPE, FP8, cluster(), requests, first)
     assert prefill.ttft_p50_s < decode.ttft_p50_s
     assert prefill.tpot_p99_s > decode.tpot_p99_s
+
+
+def test_prefill_first_under_memory_pressure_keeps_decoding() -> None:
+    """Long prompts filling the cache: when a prompt's blocks are not free, a prefill-first
+    engine decodes (freeing memory) instead of stalling."""
+    shape = preset_shape("Llama 3.1 8B", 22000)
+    requests = make_requests(40, prompt_len=20000, output_len=500)
+    engine = EngineConfig(max_num_seqs=64, prefill_first=True, policy="live")
+    sim = simulate_serving(shape, FP8, cluster("l40s"), requests, engine)
+    assert sim.requests == 40 and sim.output_tokens_per_s > 0 and sim.preemptions > 0
