@@ -15,7 +15,8 @@ otherwise 2,048 / 8,192 tokens and 256 sequences. V1 always chunks prefills, sch
 (decoding) requests before waiting ones, preempts by recompute, uses 16-token blocks
 (``CacheConfig``), CUDA graphs (unless ``--enforce-eager``) and its custom all-reduce inside a
 node (``disable_custom_all_reduce=False``); ``--kv-cache-dtype auto`` keeps the model's 16-bit
-dtype; ``gpu_memory_utilization`` 0.9 of the whole GPU holds weights, activations and cache.
+dtype; ``gpu_memory_utilization`` 0.9 of the whole GPU holds weights, activations and cache
+(EngineArgs; later versions raised it to 0.92).
 
 vLLM 0.6 (V0 engine): 256 sequences, no chunked prefill (for models up to 32K context), a token
 budget of ``max(max_model_len, 2048)`` (SchedulerConfig; here the longest request, as if
@@ -38,8 +39,9 @@ TensorRT-LLM 0.20 (``trtllm-bench``/PyTorch backend): ``max_batch_size`` and ``m
 from trtllm-bench's own heuristic (costmodels.serving.trtllm_bench), capacity
 policy GUARANTEED_NO_EVICT (our ``reserve``; "Useful Runtime Options"), first-come-first-served
 context chunking, generation requests scheduled with context chunks in one batch, CUDA graphs,
-TensorRT-LLM's custom all-reduce, 32-token blocks (an ESTIMATE), and the FP8 KV cache of
-ModelOpt FP8 and NVFP4 checkpoints (their ``kv_cache_quant_algo``). The cache takes 0.95 of the
+TensorRT-LLM's custom all-reduce, 32-token blocks (``KvCacheConfig.tokens_per_block``), and the
+FP8 KV cache of ModelOpt FP8 and NVFP4 checkpoints (their ``kv_cache_quant_algo``). The cache
+takes 0.95 of the
 free memory offline (trtllm-bench, the v0.20 performance overview) and 0.9 when serving
 (``KvCacheConfig.free_gpu_memory_fraction``'s default, docs "How to Change KV Cache Behavior").
 """

@@ -18,7 +18,7 @@ from costmodels.serving.layout import ServingLayout
 
 BENCH_BYTES = {"fp8": 1.0, "fp4": 0.5}  # trtllm-bench's BYTES_PER_ELEM for its estimate
 KV_FRACTION = 0.95  # kv_cache_free_gpu_mem_fraction of the v0.20 runs
-BLOCK = 32  # tokens per KV block (ESTIMATE: not stated by the document)
+BLOCK = 32  # tokens per KV block: KvCacheConfig.tokens_per_block's default (LLM API reference)
 
 
 def bench_settings(
