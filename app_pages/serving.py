@@ -33,6 +33,7 @@ from app_pages.serving_compute import (
     breakdown_spec,
     cluster_of,
     curve_spec,
+    engine_layout,
     pools_of,
     shape_of,
     sweep,
@@ -57,7 +58,8 @@ FIELDS = [
     Field("sv_pp", 1, int_between(1, 64)),
     Field("sv_ep", 1, int_between(1, 1024)),
     Field("sv_prec", "bf16", choice(WEIGHT_PRECISIONS)),
-    Field("sv_kv", "bf16", choice(PRECISIONS)),
+    Field("sv_kv", "engine", choice(["engine", *PRECISIONS])),
+    Field("sv_engine", "vllm", choice(["vllm", "sglang", "trtllm"])),
     Field("sv_batch", 16, int_between(1, 4096)),
     Field("sv_prompt", 1024, int_between(1, MAX_TOKENS)),
     Field("sv_output", 256, int_between(1, MAX_TOKENS)),
@@ -108,7 +110,12 @@ def sidebar() -> list[str]:
         help="MoE only; a multiple of TP: EP/TP attention groups share the experts",
     )
     bar.selectbox("Weights", WEIGHT_PRECISIONS, key="sv_prec")
-    bar.selectbox("KV cache", PRECISIONS, key="sv_kv")
+    bar.selectbox("Engine", ["vllm", "sglang", "trtllm"], key="sv_engine",
+                  help="its defaults price the first token and each token (predict-serving "
+                  "--engine)")  # fmt: skip
+    bar.selectbox("KV cache", ["engine", *PRECISIONS], key="sv_kv",
+                  help="engine: the engine's rule (fp8 for fp8/fp4 checkpoints on trtllm, "
+                  "else 16-bit)")  # fmt: skip
     bar.number_input("Decode batch (sequences)", 1, 4096, step=1, key="sv_batch")
     bar.number_input("Prompt tokens", 1, MAX_TOKENS, step=1, key="sv_prompt")
     bar.number_input("Output tokens", 1, MAX_TOKENS, step=1, key="sv_output")
@@ -130,13 +137,12 @@ def main() -> None:
     prompt, output = int(s["sv_prompt"]), int(s["sv_output"])
     try:
         shape = shape_of(s["sv_model"], prompt, output)
-        layout = ServingLayout(int(s["sv_tp"]), int(s["sv_pp"]), int(s["sv_ep"]), s["sv_prec"],
-                               s["sv_kv"])  # fmt: skip
+        layout, engine = engine_layout(s, shape, prompt, output)
         cluster = cluster_of(s["sv_gpu"])
         pools = pools_of(s, layout, s["sv_gpu"])
         p = predict_serving(shape, layout, cluster, batch=int(s["sv_batch"]), prompt_len=prompt,
-                            output_len=output, pools=pools)  # fmt: skip
-        frame = sweep(shape, layout, cluster, prompt, output, pools)
+                            output_len=output, pools=pools, engine=engine)  # fmt: skip
+        frame = sweep(shape, layout, cluster, prompt, output, pools, engine)
     except ValueError as exc:
         st.error(str(exc).replace("--", ""))
         return
@@ -160,13 +166,15 @@ def main() -> None:
 def _caption(s, layout: ServingLayout, cluster) -> None:  # noqa: ANN001 - session state
     st.caption(
         f"{s['sv_model']} on {layout.gpus} x {cluster.gpu.name} per instance (TP {layout.tp}, "
-        f"PP {layout.pp}, EP {layout.ep}); {s['sv_prec']} weights, {s['sv_kv']} KV cache, CUDA "
-        f"graphs. Inside a node: {format_number(cluster.intra_bandwidth_Bps / 1e9)} GB/s per "
-        "GPU (the GPU's own fabric, as NCCL counts it); between nodes 25 GB/s per GPU. "
+        f"PP {layout.pp}, EP {layout.ep}); {s['sv_prec']} weights, {layout.kv_precision} KV "
+        f"cache, {s['sv_engine']}'s defaults, CUDA graphs. Inside a node: "
+        f"{format_number(cluster.intra_bandwidth_Bps / 1e9)} GB/s per GPU (the GPU's own "
+        "fabric, as NCCL counts it); between nodes 25 GB/s per GPU. "
         "Collectives priced with the NCCL model (algorithm and protocol per message); kernels "
-        "with the training model's operator model and its fitted constants (GEMM efficiency, "
-        "HBM share, launch gap: fitted on training steps, not on serving). TPOT at the mean "
-        "context (prompt + output/2); TTFT = one prompt's prefill, no queueing."
+        "with the training model's operator model; TTFT and TPOT are one engine iteration each "
+        "as the request simulation prices it (the engine constants fitted on TensorRT-LLM "
+        "runs). TPOT at the mean context (prompt + output/2); TTFT = one prompt's prefill in "
+        "the engine's chunks, no queueing."
     )
 
 

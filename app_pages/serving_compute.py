@@ -48,13 +48,34 @@ def pools_of(state: Any, layout: ServingLayout, gpu_name: str) -> Pools | None:
                  state["sv_mode"])  # fmt: skip
 
 
+def engine_layout(state: Any, shape: TransformerShape, prompt_len: int,
+                  output_len: int) -> tuple[ServingLayout, Any]:  # fmt: skip
+    """The layout (KV dtype by the engine's rule unless chosen) and the engine's EngineConfig,
+    as ``predict-serving --engine`` resolves them."""
+    from costmodels.serving.engine_presets import (
+        custom_allreduce_for,
+        engine_settings,
+        kv_precision_for,
+    )
+
+    engine = state["sv_engine"]
+    kv = kv_precision_for(engine, state["sv_prec"],
+                          None if state["sv_kv"] == "engine" else state["sv_kv"])  # fmt: skip
+    layout = ServingLayout(int(state["sv_tp"]), int(state["sv_pp"]), int(state["sv_ep"]),
+                           state["sv_prec"], kv, True, custom_allreduce_for(engine))  # fmt: skip
+    settings = engine_settings(engine, None, shape=shape, layout=layout,
+                               cluster=cluster_of(state["sv_gpu"]), prompt_len=prompt_len,
+                               output_len=output_len, longest=prompt_len + output_len)  # fmt: skip
+    return layout, settings.config
+
+
 def sweep(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster, prompt_len: int,
-          output_len: int, pools: Pools | None) -> pd.DataFrame:  # fmt: skip
+          output_len: int, pools: Pools | None, engine: Any = None) -> pd.DataFrame:  # fmt: skip
     """One row per decode batch of SWEEP: latency, throughput, memory and whether it fits."""
     rows = []
     for batch in SWEEP:
         p = predict_serving(shape, layout, cluster, batch=batch, prompt_len=prompt_len,
-                            output_len=output_len, pools=pools)  # fmt: skip
+                            output_len=output_len, pools=pools, engine=engine)  # fmt: skip
         rows.append({
             "batch": batch, "tpot_ms": p.tpot_s * 1e3, "ttft_ms": p.ttft_s * 1e3,
             "tokens_per_s_per_gpu": p.tokens_per_s_per_gpu,

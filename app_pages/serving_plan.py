@@ -47,7 +47,9 @@ FIELDS = [
     Field("cp_ttft", 2000.0, float_between(1.0, 600_000.0)),
     Field("cp_tpot", 50.0, float_between(0.1, 10_000.0)),
     Field("cp_requests", 300, int_between(50, 3000)),
-    Field("cp_policy", "live", choice(["live", "reserve"])),
+    Field("cp_policy", "engine", choice(["engine", "live", "reserve"])),
+    Field("cp_engine", "vllm", choice(["vllm", "sglang", "trtllm"])),
+    Field("cp_users", 0, int_between(0, 3000)),
     Field("cp_price", "", lambda raw: _prices_text(raw)),
     Field("cp_target", 0.0, float_between(0.0, 1e6)),
 ]
@@ -86,7 +88,8 @@ def sidebar() -> list[str]:
         "Precisions",
         PRECISIONS,
         key="cp_prec",
-        help="weights and GEMMs; the KV cache is fp8 for fp8/fp4, else 16-bit",
+        help="weights and GEMMs; the KV cache follows the engine (fp8 for fp8/fp4 "
+        "checkpoints on trtllm, else 16-bit)",
     )
     bar.number_input("Prompt tokens", 1, 131_072, step=1, key="cp_prompt")
     bar.number_input("Output tokens", 1, 32_768, step=1, key="cp_output")
@@ -100,12 +103,17 @@ def sidebar() -> list[str]:
         key="cp_requests",
         help="more: steadier percentiles, slower page",
     )
+    bar.selectbox("Engine", ["vllm", "sglang", "trtllm"], key="cp_engine",
+                  help="its documented defaults: scheduling limits, chunking, priority, KV "
+                  "memory and KV dtype (commatlas plan-serving --engine)")  # fmt: skip
+    bar.number_input("Concurrent users (0: Poisson rate search)", 0, 3000, step=1,
+                     key="cp_users", help="a closed loop: targets judged at this many users")
     bar.selectbox(
         "KV policy",
-        ["live", "reserve"],
+        ["engine", "live", "reserve"],
         key="cp_policy",
-        help="live: vLLM's paged blocks with preemption; reserve: TensorRT-LLM's "
-        "GUARANTEED_NO_EVICT",
+        help="engine: the engine's own; live: vLLM's paged blocks with preemption; reserve: "
+        "TensorRT-LLM's GUARANTEED_NO_EVICT",
     )
     bar.text_input(
         "Prices ($ per GPU-hour)",
@@ -140,15 +148,19 @@ def main() -> None:
             prices,
             float(s["cp_target"]),
             5,
+            s["cp_engine"],
+            int(s["cp_users"]),
         )
     except ValueError as exc:
         st.error(str(exc).replace("--", ""))
         return
     st.caption(
         f"{s['cp_model']}, {s['cp_prompt']} prompt and {s['cp_output']} output tokens per "
-        f"request, Poisson arrivals, {s['cp_requests']} requests per simulation. Engine: "
-        "continuous batching with chunked prefill (256 sequences, 8,192 tokens per iteration), "
-        "paged KV cache; speculative decoding off. Iteration costs from the operator model with "
+        "request, "
+        + (f"{s['cp_users']} concurrent users (closed loop)" if s["cp_users"] else
+           "Poisson arrivals") + f", {s['cp_requests']} requests per simulation. Engine: "
+        f"{s['cp_engine']}'s defaults (continuous batching, paged KV cache; speculative "
+        "decoding off). Iteration costs from the operator model with "
         "the engine constants fitted on TensorRT-LLM v0.20 max-throughput runs; the five most "
         "promising deployments are simulated, the rest are closed-form estimates."
     )

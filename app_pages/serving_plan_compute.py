@@ -2,8 +2,9 @@
 precisions (the model behind ``commatlas plan-serving``), as a frame, and its chart's spec.
 
 The cluster of each GPU is built as the commands build it (the GPU's own NVLink or PCIe inside
-an 8-GPU node, 25 GB/s per GPU between nodes); the engine is vLLM-like (live paged blocks,
-chunked prefill, 256 sequences, 8,192 tokens per iteration) unless the page says otherwise.
+an 8-GPU node, 25 GB/s per GPU between nodes); the engine is a preset of
+costmodels.serving.engine_presets (its limits per deployment, its KV-dtype rule, as
+``plan-serving --engine``), the load Poisson arrivals or a closed loop of ``users``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import streamlit as st
 
 from app_pages.serving_compute import cluster_of
 
-KV = {"bf16": "bf16", "fp8": "fp8", "fp4": "fp8"}
 COLUMNS = {
     "deployment": "deployment",
     "requests_per_s_per_gpu": "requests/s per GPU",
@@ -71,27 +71,47 @@ def plan_frame(
     prices: tuple[tuple[str, float], ...],
     target_rate: float,
     top: int,
+    engine: str = "vllm",
+    users: int = 0,
 ) -> pd.DataFrame:
-    """One row per deployment, best first (costmodels.serving.plan)."""
-    from costmodels.serving.engine import EngineConfig
+    """One row per deployment, best first (costmodels.serving.plan); ``policy`` "engine" keeps
+    the engine's, ``users`` > 0 is a closed loop of that many users instead of a rate search."""
+    from costmodels.serving.engine_presets import (
+        custom_allreduce_for,
+        engine_settings,
+        kv_precision_for,
+    )
     from costmodels.serving.layout import ServingLayout
     from costmodels.serving.plan import SLO, Deployment, plan_serving
     from costmodels.serving.presets import serving_shape
     from costmodels.serving.requests import make_requests
 
     shape = serving_shape(model, prompt + output)
+    custom = custom_allreduce_for(engine)
     deployments = [
-        Deployment(g, ServingLayout(tp, 1, 1, p, KV[p]))
+        Deployment(g, ServingLayout(tp, 1, 1, p, kv_precision_for(engine, p), True, custom))
         for g in gpus
         for tp in tps
         for p in precisions
     ]
-    reqs = make_requests(requests, mode="server", rate=1.0, prompt_len=prompt, output_len=output)
+    if users:
+        reqs = make_requests(requests, mode="server", concurrency=users, prompt_len=prompt,
+                             output_len=output)  # fmt: skip
+    else:
+        reqs = make_requests(requests, mode="server", rate=1.0, prompt_len=prompt,
+                             output_len=output)  # fmt: skip
+    flags = {"policy": None if policy == "engine" else policy}
+
+    def engine_of(d: Any, cluster: Any) -> Any:
+        return engine_settings(engine, None, shape=shape, layout=d.layout, cluster=cluster,
+                               prompt_len=prompt, output_len=output, longest=prompt + output,
+                               overrides=flags).config  # fmt: skip
+
     rows = plan_serving(
         shape,
         deployments,
         cluster_of,
-        EngineConfig(policy=policy),
+        engine_of,
         reqs,
         SLO(ttft_ms / 1e3, tpot_ms / 1e3),
         dict(prices),

@@ -23,11 +23,11 @@ from typing import Any
 from commatlas.cli_types import choice_list, int_list, nonempty, positive_float
 from commatlas.llm_args import add_model_flags
 from commatlas.serving_args import add_engine_flags, add_request_flags
+from commatlas.serving_command import DEFAULT_REQUESTS
 from costmodels.limits import MAX_GPUS
 from costmodels.safe_output import json_text
 
 PRECISIONS = ("bf16", "fp16", "fp8", "fp4")
-KV = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "fp4": "fp8"}  # the cache of each precision
 MAX_TOP = 50  # deployments simulated at least (each ~10 simulations)
 MAX_PLAN_REQUESTS = 5000  # requests per simulation of a plan
 MAX_DEPLOYMENTS = 2000
@@ -75,8 +75,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "--precision",
         type=choice_list(PRECISIONS),
         default=("bf16", "fp8"),
-        help="weights/GEMMs to try (default bf16,fp8; fp4 on Blackwell); the KV "
-        "cache is 16-bit for bf16/fp16 and fp8 otherwise",
+        help="weights/GEMMs to try (default bf16,fp8; fp4 on Blackwell); the KV cache "
+        "follows the engine's rule (fp8 for fp8/fp4 checkpoints on trtllm, else 16-bit; "
+        "costmodels.serving.engine_presets.kv_precision_for)",
     )
     search.add_argument(
         "--gpus-per-node", type=int_list(1, 1024), default=(8,), help="GPUs per node (one value)"
@@ -118,7 +119,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         default=(10,),
         help="deployments simulated and shown (default 10)",
     )
-    add_request_flags(parser, default_requests=1000, max_requests=MAX_PLAN_REQUESTS)
+    add_request_flags(parser, default_requests=DEFAULT_REQUESTS, max_requests=MAX_PLAN_REQUESTS)
     add_engine_flags(parser)
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=plan_serving_command)
@@ -145,6 +146,7 @@ def _prices(items: list[str] | None) -> dict[str, float]:
 
 def _deployments(args: argparse.Namespace) -> list[Any]:
     from costmodels.hardware import get_gpu
+    from costmodels.serving.engine_presets import custom_allreduce_for, kv_precision_for
     from costmodels.serving.layout import ServingLayout
     from costmodels.serving.plan import Deployment
 
@@ -169,17 +171,19 @@ def _deployments(args: argparse.Namespace) -> list[Any]:
                                 "try: narrow --gpus, --tp, --pp, --ep or "
                                 "--precision"
                             )
-                        out.append(
-                            Deployment(gpu, ServingLayout(tp, pp, ep, precision, KV[precision]))
-                        )
+                        kv = kv_precision_for(args.engine, precision)
+                        custom = custom_allreduce_for(args.engine, args.disable_custom_all_reduce)
+                        layout = ServingLayout(tp, pp, ep, precision, kv, True, custom)
+                        out.append(Deployment(gpu, layout))
     return out
 
 
 def plan_serving_command(args: argparse.Namespace) -> int:
-    from commatlas.serving_args import engine_config, request_set
+    from commatlas.serving_args import engine_settings_for, request_set
     from costmodels.llm.intra_link import gpu_intra_link
     from costmodels.llm.shape_inputs import SHAPE_FLAGS
     from costmodels.llm.shapes import LLMCluster
+    from costmodels.serving.engine_presets import check_engine as engine_default_version
     from costmodels.serving.plan import SLO, plan_serving
     from costmodels.serving.shape_inputs import resolve_serving_shape
     from costmodels.units import parse_time
@@ -194,7 +198,8 @@ def plan_serving_command(args: argparse.Namespace) -> int:
         prices = _prices(args.price)
         if args.rank == "dollar" and not prices:
             raise ValueError("--rank dollar needs --price")
-        requests = request_set(args, "server", 1.0)  # unit rate: scaled to each candidate
+        closed = args.concurrency is not None  # else unit rate: scaled to each candidate
+        requests = request_set(args, "server", None if closed else 1.0)
         overrides = {key: getattr(args, key) for key in SHAPE_KEYS}
         overrides["seq_len"] = int((requests.prompt + requests.output).max())
         names = {**SHAPE_FLAGS, "seq_len": "--prompt-len + --output-len"}
@@ -214,11 +219,15 @@ def plan_serving_command(args: argparse.Namespace) -> int:
         deployments = _deployments(args)
         if not deployments:
             raise ValueError("no deployment to try (--ep values must be multiples of --tp)")
+        def engine_of(d: Any, cluster: LLMCluster) -> Any:
+            return engine_settings_for(args, shape.shape, d.layout, cluster, requests,
+                                       "server").config  # fmt: skip
+
         rows = plan_serving(
             shape.shape,
             deployments,
             cluster_of,
-            engine_config(args),
+            engine_of,
             requests,
             slo,
             prices,
@@ -234,6 +243,9 @@ def plan_serving_command(args: argparse.Namespace) -> int:
         "slo": asdict(slo),
         "deployments": len(deployments),
         "requests": len(requests),
+        "concurrency": args.concurrency,
+        "engine": {"engine": args.engine,
+                   "version": engine_default_version(args.engine, args.engine_version)},
         "rows": [asdict(r) for r in rows],
     }
     print(json_text(out) if args.json else _text(out, rows, args.top[0]))
@@ -245,7 +257,9 @@ def _text(out: dict[str, Any], rows: list[Any], top: int) -> str:
     lines = [
         f"{out['model']}: {out['deployments']} deployments, targets TTFT p90 <= "
         f"{slo['ttft_p90_s'] * 1e3:.4g} ms, TPOT p99 <= {slo['tpot_p99_s'] * 1e3:.4g} ms "
-        f"({out['requests']} requests per simulation)",
+        f"({out['requests']} requests per simulation"
+        + (f", closed loop of {out['concurrency']} users" if out["concurrency"] else "")
+        + f"; {out['engine']['engine']} {out['engine']['version']} defaults)",
         f"{'gpu':13} {'tp':>3} {'pp':>3} {'ep':>3} {'prec':5} {'req/s/GPU':>10} "
         f"{'tok/s/GPU':>10} {'tok/$':>9} {'TTFT p90':>9} {'TPOT p99':>9}  note",
     ]

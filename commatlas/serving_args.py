@@ -1,12 +1,17 @@
 """The request and engine flags of ``predict-serving --mode`` and ``plan-serving``, and what they
-resolve to (costmodels.serving.requests.RequestSet, costmodels.serving.engine.EngineConfig).
+resolve to (costmodels.serving.requests.RequestSet, costmodels.serving.engine_presets
+.EngineSettings).
 
-Request flags: ``--requests N``, ``--prompt-len L`` or ``--prompt-dist FILE``, ``--output-len L``
-or ``--output-dist FILE`` (a file of lengths, drawn with replacement), ``--prefix-len N`` (a
-prompt prefix every request shares), ``--seed S`` (a private numpy Generator). Engine flags:
+Request flags: ``--requests N``, ``--concurrency N`` (a closed loop), ``--dataset random
+[--random-range-ratio R]`` (vLLM's random lengths), ``--prompt-len L`` or
+``--prompt-dist FILE``, ``--output-len L`` or ``--output-dist FILE`` (a file of lengths, drawn
+with replacement), ``--prefix-len N`` (a prompt prefix every request shares), ``--seed S`` (a
+private numpy Generator). Engine flags: ``--engine vllm|sglang|trtllm [--engine-version V]``
+(costmodels.serving.engine_presets: every knob at that engine's default, a knob given wins),
 ``--max-num-seqs``, ``--max-batched-tokens``, ``--block-size``, ``--policy live|reserve``,
-``--no-chunked-prefill``, ``--prefix-caching``. Every count is bounded by argparse (one line
-naming the flag, exit 2); the rules between flags raise ValueError naming them.
+``--no-chunked-prefill``, ``--priority decode|prefill``, ``--prefix-caching``. Every count is
+bounded by argparse (one line naming the flag, exit 2); the rules between flags raise ValueError
+naming them.
 """
 
 from __future__ import annotations
@@ -55,6 +60,26 @@ def add_request_flags(
         help="prompt tokens every request shares (a system prompt)",
     )
     group.add_argument(
+        "--dataset",
+        choices=("random",),
+        help="random: vllm bench serve's random dataset, lengths drawn uniformly within "
+        "--random-range-ratio of --prompt-len/--output-len (default 1024/128); ShareGPT's "
+        "lengths are not shipped (no verifiable public length statistics were found)",
+    )
+    group.add_argument(
+        "--random-range-ratio",
+        type=float,
+        default=0.0,
+        help="with --dataset random: lengths within L x (1 -/+ ratio), ratio in [0, 1) "
+        "(default 0, vLLM's)",
+    )
+    group.add_argument(
+        "--concurrency",
+        type=bounded_int(1, max_requests),
+        help="closed loop: N users, each sending its next request when the last one "
+        "finishes (AIPerf, vllm bench serve --max-concurrency); instead of --rate",
+    )
+    group.add_argument(
         "--seed",
         type=bounded_int(0, 2**32 - 1),
         default=0,
@@ -63,36 +88,39 @@ def add_request_flags(
 
 
 def add_engine_flags(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("engine (continuous batching, paged KV cache)")
-    group.add_argument(
-        "--max-num-seqs",
-        type=bounded_int(1, MAX_BATCH),
-        default=256,
-        help="sequences scheduled together at most (default 256, vLLM's)",
+    from costmodels.serving.engine_presets import DEFAULT_ENGINE, ENGINES, VERSIONS
+
+    group = parser.add_argument_group(
+        "engine (continuous batching, paged KV cache; --engine sets every knob below to that "
+        "engine's defaults, a flag given wins)"
     )
-    group.add_argument(
-        "--max-batched-tokens",
-        type=bounded_int(1, MAX_TOKEN_BUDGET),
-        default=8192,
-        help="token budget of one iteration (default 8192)",
-    )
-    group.add_argument(
-        "--block-size",
-        type=bounded_int(1, 4096),
-        default=16,
-        help="tokens per KV block (default 16, vLLM's)",
-    )
+    group.add_argument("--engine", choices=ENGINES, default=DEFAULT_ENGINE,
+                       help=f"serving engine whose defaults to use (default {DEFAULT_ENGINE})")
+    group.add_argument("--engine-version", choices=sorted({v for vs in VERSIONS.values()
+                                                           for v in vs}),
+                       help="engine version where its defaults changed (default the newest: "
+                       + ", ".join(f"{k} {v[0]}" for k, v in VERSIONS.items()) + ")")
+    group.add_argument("--max-num-seqs", type=bounded_int(1, MAX_BATCH),
+                       help="sequences scheduled together at most (default: the engine's)")
+    group.add_argument("--max-batched-tokens", type=bounded_int(1, MAX_TOKEN_BUDGET),
+                       help="token budget of one iteration (default: the engine's)")
+    group.add_argument("--block-size", type=bounded_int(1, 4096),
+                       help="tokens per KV block (default: the engine's)")
     group.add_argument(
         "--policy",
         choices=("live", "reserve"),
-        default="live",
-        help="live: blocks as the context grows, preempt when out (vLLM); "
+        help="live: blocks as the context grows, preempt when out (vLLM, SGLang); "
         "reserve: a request starts only when its whole output fits "
-        "(TensorRT-LLM's GUARANTEED_NO_EVICT)",
+        "(TensorRT-LLM's GUARANTEED_NO_EVICT) (default: the engine's)",
     )
-    group.add_argument(
-        "--no-chunked-prefill", action="store_true", help="run every prompt whole in one iteration"
-    )
+    group.add_argument("--no-chunked-prefill", action="store_true",
+                       help="run every prompt whole in one iteration")
+    group.add_argument("--priority", choices=("decode", "prefill"),
+                       help="decode: decodes first, prompt chunks fill the budget (vLLM V1, "
+                       "TensorRT-LLM); prefill: an iteration with prompt work runs no decodes "
+                       "(vLLM V0, SGLang) (default: the engine's)")
+    group.add_argument("--disable-custom-all-reduce", action="store_true",
+                       help="TP all-reduces through NCCL/RCCL, not the engine's own kernel")
     group.add_argument(
         "--prefix-caching",
         action="store_true",
@@ -100,17 +128,29 @@ def add_engine_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def engine_config(args: argparse.Namespace) -> Any:
-    from costmodels.serving.engine import EngineConfig
+def engine_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The EngineConfig fields the user's flags set (None: the engine's default)."""
+    return {
+        "max_num_seqs": args.max_num_seqs,
+        "max_batched_tokens": args.max_batched_tokens,
+        "block_size": args.block_size,
+        "policy": args.policy,
+        "chunked_prefill": False if args.no_chunked_prefill else None,
+        "prefill_first": None if args.priority is None else args.priority == "prefill",
+        "prefix_caching": True if args.prefix_caching else None,
+    }
 
-    return EngineConfig(
-        args.max_num_seqs,
-        args.max_batched_tokens,
-        args.block_size,
-        not args.no_chunked_prefill,
-        args.policy,
-        args.prefix_caching,
-    )
+
+def engine_settings_for(args: argparse.Namespace, shape: Any, layout: Any, cluster: Any,
+                        requests: Any, mode: str) -> Any:  # fmt: skip
+    """The engine preset of ``--engine`` for this deployment and request set, flags on top."""
+    from costmodels.serving.engine_presets import engine_settings
+
+    prompt, output = mean_lengths(requests)
+    longest = int((requests.prompt + requests.output).max())
+    return engine_settings(args.engine, args.engine_version, shape=shape, layout=layout,
+                           cluster=cluster, mode=mode, prompt_len=prompt, output_len=output,
+                           longest=longest, overrides=engine_overrides(args))  # fmt: skip
 
 
 def _lengths(args: argparse.Namespace, name: str) -> tuple[int | None, Any]:
@@ -126,9 +166,18 @@ def _lengths(args: argparse.Namespace, name: str) -> tuple[int | None, Any]:
 
 
 def request_set(args: argparse.Namespace, mode: str, rate: float | None) -> Any:
-    """The RequestSet the flags describe (``rate`` for ``mode="server"``)."""
+    """The RequestSet the flags describe (``rate`` or ``--concurrency`` for
+    ``mode="server"``)."""
     from costmodels.serving.requests import make_requests
 
+    ratio = getattr(args, "random_range_ratio", 0.0)
+    if getattr(args, "dataset", None) == "random":
+        args.prompt_len = 1024 if args.prompt_len is None and args.prompt_dist is None else (
+            args.prompt_len)  # fmt: skip
+        args.output_len = 128 if args.output_len is None and args.output_dist is None else (
+            args.output_len)  # fmt: skip
+    elif ratio:
+        raise ValueError("--random-range-ratio needs --dataset random")
     prompt, prompt_dist = _lengths(args, "prompt")
     output, output_dist = _lengths(args, "output")
     return make_requests(
@@ -141,6 +190,8 @@ def request_set(args: argparse.Namespace, mode: str, rate: float | None) -> Any:
         output_dist=output_dist,
         prefix_len=args.prefix_len,
         seed=args.seed,
+        concurrency=getattr(args, "concurrency", None),
+        range_ratio=ratio,
     )
 
 

@@ -41,6 +41,9 @@ SHAPE_KEYS = ("layers", "hidden", "heads", "ffn", "vocab", "kv_heads", "gated_ml
               "tied_embeddings", "experts", "top_k")  # fmt: skip
 KV_PRECISIONS = ("bf16", "fp16", "fp8")
 DEFAULT_TRANSFER = "InfiniBand NDR"
+# requests per simulation: p99 then rests on the 20 slowest (its sampling error a few %; the
+# verdict of a plan-serving row no longer flips between 300 and 500 requests)
+DEFAULT_REQUESTS = 2000
 
 
 def add_serving_flags(parser: argparse.ArgumentParser) -> None:
@@ -57,8 +60,9 @@ def add_serving_flags(parser: argparse.ArgumentParser) -> None:
     cluster.add_argument(
         "--kv-precision",
         choices=KV_PRECISIONS,
-        default="bf16",
-        help="bytes per cached key/value element (fp8 halves the cache)",
+        help="bytes per cached key/value element (fp8 halves the cache; default: the engine's "
+        "rule, costmodels.serving.engine_presets.kv_precision_for: fp8 for an fp8/fp4 "
+        "checkpoint on trtllm, else 16-bit)",
     )
     cluster.add_argument(
         "--eager", action="store_true", help="no CUDA graphs: every kernel pays the eager host cost"
@@ -74,10 +78,10 @@ def add_serving_flags(parser: argparse.ArgumentParser) -> None:
                         "the static answers' batch, default 1)")  # fmt: skip
     sim = parser.add_argument_group("request simulation (continuous batching)")
     sim.add_argument("--mode", choices=("offline", "server"),
-                     help="simulate requests: all at once (offline) or Poisson arrivals at "
-                     "--rate (server)")  # fmt: skip
+                     help="simulate requests: all at once (offline), or Poisson arrivals at "
+                     "--rate or a closed loop of --concurrency users (server)")  # fmt: skip
     sim.add_argument("--rate", type=positive_float, help="requests per second (--mode server)")
-    add_request_flags(parser, default_requests=1000)
+    add_request_flags(parser, default_requests=DEFAULT_REQUESTS)
     add_engine_flags(parser)
     pools = parser.add_argument_group("disaggregated prefill and decode")
     pools.add_argument(
@@ -117,6 +121,13 @@ def _pools(args: argparse.Namespace, gpus: int, gpu: Any) -> Any:
 
 
 def _check_request_flags(args: argparse.Namespace) -> None:
+    if args.concurrency is not None:
+        if args.mode == "offline" or args.rate is not None:
+            raise ValueError("--concurrency is a server load of its own: not with --rate or "
+                             "--mode offline")  # fmt: skip
+        if args.disaggregated:
+            raise ValueError("--concurrency is not simulated with --disaggregated (use --rate)")
+        args.mode = "server"
     if args.mode is None:
         extra = [flag for flag, value in (("--rate", args.rate),
                  ("--prompt-dist", args.prompt_dist), ("--output-dist", args.output_dist))
@@ -127,14 +138,15 @@ def _check_request_flags(args: argparse.Namespace) -> None:
                             ("--output-len", args.output_len)):  # fmt: skip
             if value is None:
                 raise ValueError(f"{flag} is required (or give --mode to simulate requests)")
-    elif args.mode == "server" and args.rate is None:
-        raise ValueError("--mode server needs --rate R (requests per second)")
+    elif args.mode == "server" and args.rate is None and args.concurrency is None:
+        raise ValueError("--mode server needs --rate R (requests per second) or --concurrency N")
 
 
 def predict_serving_command(args: argparse.Namespace) -> int:
-    from commatlas.serving_args import mean_lengths, request_set
+    from commatlas.serving_args import engine_settings_for, mean_lengths, request_set
     from costmodels.llm.shape_inputs import SHAPE_FLAGS
     from costmodels.serving import ServingLayout, predict_serving
+    from costmodels.serving.engine_presets import custom_allreduce_for, kv_precision_for
     from costmodels.serving.precision import check_gpu_supports
     from costmodels.serving.shape_inputs import resolve_serving_shape
 
@@ -152,15 +164,19 @@ def predict_serving_command(args: argparse.Namespace) -> int:
                                          overrides=overrides, names=names)  # fmt: skip
         cluster, intra_source = cluster_and_source(args)
         check_gpu_supports(cluster.gpu, args.precision)
-        layout = ServingLayout(args.tp, args.pp, args.ep, args.precision, args.kv_precision,
-                               not args.eager)  # fmt: skip
+        kv = kv_precision_for(args.engine, args.precision, args.kv_precision)
+        layout = ServingLayout(args.tp, args.pp, args.ep, args.precision, kv, not args.eager,
+                               custom_allreduce_for(args.engine,
+                                                    args.disable_custom_all_reduce))  # fmt: skip
         pools = _pools(args, layout.gpus, cluster.gpu)
+        settings = engine_settings_for(args, resolved.shape, layout, cluster, requests
+                                       or _one(prompt_len, output_len), args.mode or "server")
         prediction = predict_serving(
             resolved.shape, layout, cluster, batch=args.batch or 1, prompt_len=prompt_len,
-            output_len=output_len, pools=pools,
+            output_len=output_len, pools=pools, engine=settings.config,
         )  # fmt: skip
-        simulated = (_simulate(args, resolved.shape, layout, cluster, requests, pools)
-                     if requests is not None else {})  # fmt: skip
+        simulated = (_simulate(args, resolved.shape, layout, cluster, requests, pools,
+                               settings.config) if requests is not None else {})  # fmt: skip
     except ValueError as exc:  # ShapeError, ServingLayoutError, UnitParseError, ConfigError ...
         print(f"commatlas predict-serving: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
@@ -169,6 +185,7 @@ def predict_serving_command(args: argparse.Namespace) -> int:
            "gpu": {"name": cluster.gpu.name, "memory_bandwidth_Bps":
                    cluster.gpu.memory_bandwidth_Bps, "memory_bytes": cluster.gpu.memory_bytes},
            "layout": asdict(layout) | {"gpus": layout.gpus},
+           "engine": settings.echo(),
            "request": {"batch": args.batch or 1, "prompt_len": prompt_len,
                        "output_len": output_len, "mode": args.mode},
            "cluster": {"gpus_per_node": cluster.gpus_per_node,
@@ -179,19 +196,25 @@ def predict_serving_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _one(prompt_len: int, output_len: int) -> Any:
+    from costmodels.serving.requests import make_requests
+
+    return make_requests(1, prompt_len=prompt_len, output_len=output_len)
+
+
 def _simulate(args: argparse.Namespace, shape: Any, layout: Any, cluster: Any, requests: Any,
-              pools: Any) -> dict[str, Any]:  # fmt: skip
+              pools: Any, engine: Any) -> dict[str, Any]:  # fmt: skip
     """The simulation's JSON keys (module docstring)."""
-    from commatlas.serving_args import engine_config
     from costmodels.serving.simulate import simulate_serving
 
-    engine = engine_config(args)
     result = asdict(simulate_serving(shape, layout, cluster, requests, engine))
     keys = ("output_tokens_per_s", "output_tokens_per_s_per_gpu", "ttft_p50_s", "ttft_p90_s",
             "ttft_p99_s", "tpot_p50_s", "tpot_p99_s", "e2e_p50_s", "e2e_p99_s",
             "max_concurrency_in_memory")  # fmt: skip
     out: dict[str, Any] = {key: result.pop(key) for key in keys}
-    out["simulation"] = {**result, "mode": args.mode, "rate": args.rate, "seed": args.seed}
+    out["simulation"] = {**result, "mode": args.mode, "rate": args.rate,
+                         "concurrency": args.concurrency, "seed": args.seed,
+                         "percentiles_from_requests": result["requests"]}  # fmt: skip
     if pools is not None:
         from costmodels.serving.disaggregated import simulate_pools
 
@@ -214,16 +237,21 @@ def _text(out: dict[str, Any]) -> str:
         f"memory per GPU             {out['memory_per_gpu_bytes'] / 2**30:.4g} GiB"
         + ("" if out["fits"] else " (does NOT fit)"),
         f"prefill:decode GPU ratio   {out['prefill_decode_gpu_ratio']:.3g}",
+        _engine_line(out["engine"]),
     ]
     regime = out["decode_tp_allreduce"]
     if regime["algorithm"] != "none":
-        lines.append(f"decode TP all-reduce       {regime['bytes'] / 1e3:.3g} kB, NCCL "
+        lines.append(f"decode TP all-reduce       {regime['bytes'] / 1e3:.3g} kB, "
+                     f"{'NCCL ' if regime['algorithm'] != 'custom' else ''}"
                      f"{regime['algorithm']}/{regime['protocol']}, "
                      f"{regime['seconds'] * 1e6:.3g} us ({regime['latency_s'] * 1e6:.3g} us "
                      "latency)")  # fmt: skip
     if "output_tokens_per_s" in out:
         sim = out["simulation"]
-        lines.append(f"simulated ({out['request']['mode']}, {sim['requests']:,} requests): "
+        load = (f"{sim['concurrency']} concurrent users" if sim["concurrency"] else
+                f"{sim['rate']:g} req/s" if sim["rate"] else "all at once")  # fmt: skip
+        lines.append(f"simulated ({out['request']['mode']}, {load}, percentiles over "
+                     f"{sim['requests']:,} requests): "
                      f"{out['output_tokens_per_s']:.4g} output tokens/s "
                      f"({out['output_tokens_per_s_per_gpu']:.4g} per GPU), TTFT p50/p90/p99 "
                      f"{out['ttft_p50_s'] * ms:.4g}/{out['ttft_p90_s'] * ms:.4g}/"
@@ -236,6 +264,16 @@ def _text(out: dict[str, Any]) -> str:
                      f"{out['pools']['requests_per_s']:.4g} requests/s, "
                      f"{out['pools']['bottleneck']} bound")  # fmt: skip
     return "\n".join(lines)
+
+
+def _engine_line(e: dict[str, Any]) -> str:
+    flags = f" (set by flags: {', '.join(e['set_by_flags'])})" if e["set_by_flags"] else ""
+    return (f"engine                     {e['engine']} {e['version']}: up to {e['max_num_seqs']} "
+            f"sequences, {e['max_batched_tokens']}-token budget, "
+            f"{'chunked' if e['chunked_prefill'] else 'whole'} prefill, "
+            f"{'prefill' if e['prefill_first'] else 'decode'} first, {e['policy']} KV blocks of "
+            f"{e['block_size']}, {'CUDA graphs' if e['cuda_graphs'] else 'eager'}, "
+            f"{e['kv_precision']} KV{flags}")  # fmt: skip
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:

@@ -22,6 +22,9 @@ Requests through a continuous-batching engine with a paged KV cache (issue 29)::
     True
 
 ``plan_serving`` ranks deployments by request rate per GPU under TTFT/TPOT targets.
+``engine_presets.engine_settings`` fills EngineConfig with vLLM's, SGLang's or TensorRT-LLM's
+documented defaults (and ``kv_precision_for`` is the one KV-dtype rule); ``make_requests(...,
+concurrency=N)`` is a closed loop of N users (issue 38).
 """
 
 from costmodels.serving.balance import RequestCost, prefill_decode_ratio

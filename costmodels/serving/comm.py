@@ -2,7 +2,8 @@
 
 Per layer and pass, with T tokens on an attention group (2-byte activations):
 
-* TP (Shoeybi et al. 2019): one all-reduce of T x h x 2 bytes after the attention output GEMM
+* TP (Shoeybi et al. 2019; on ROCm with the engine's custom all-reduce, costmodels.serving.rocm):
+  one all-reduce of T x h x 2 bytes after the attention output GEMM
   and one after the MLP-out GEMM. In decode T is the batch, so each is a few KB (8 KB for one
   Llama 70B token): NCCL's tuner picks the low-latency LL protocol and the time is its latency
   term, microseconds per call, not bytes over bandwidth (:func:`regime` shows both terms).
@@ -30,6 +31,7 @@ from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.nccl import collective_time
 from costmodels.nccl.tuner import plan
 from costmodels.serving.layout import ServingLayout
+from costmodels.serving.rocm import custom_allreduce_seconds, is_rocm
 
 ACT = 2.0
 TOKEN_ID_BYTES = 8.0
@@ -65,13 +67,24 @@ def layer_comm(shape: TransformerShape, layout: ServingLayout, cluster: LLMClust
     ``moe``: an expert layer (default: whenever the model has experts)."""
     s = spans(layout, cluster)
     act = group_tokens * shape.hidden * ACT
-    attention = group_seconds("all-reduce", act, s.tp, cluster)
+    attention = tp_allreduce_seconds(act, s.tp, layout, cluster)
     moe = shape.experts > 1 if moe is None else moe
     if moe and layout.ep > 1:
         sent = act / layout.tp * shape.top_k
         ep = 2 * group_seconds("all-to-all", sent, s.ep, cluster)
         return LayerComm(attention + group_seconds("all-gather", act, s.tp, cluster), ep)
-    return LayerComm(attention + group_seconds("all-reduce", act, s.tp, cluster), 0.0)
+    return LayerComm(attention + tp_allreduce_seconds(act, s.tp, layout, cluster), 0.0)
+
+
+def tp_allreduce_seconds(n_bytes: float, span: GroupSpan, layout: ServingLayout,
+                         cluster: LLMCluster) -> float:  # fmt: skip
+    """One TP all-reduce: the engine's custom all-reduce inside a node on ROCm
+    (costmodels.serving.rocm), else NCCL's (RCCL's) as the NCCL model prices it."""
+    if layout.custom_allreduce and span.nodes == 1 and is_rocm(cluster.gpu):
+        custom = custom_allreduce_seconds(n_bytes, span.size, cluster.intra_bandwidth_Bps)
+        if custom is not None:
+            return custom
+    return group_seconds("all-reduce", n_bytes, span, cluster)
 
 
 def pass_edges_comm(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster,

@@ -21,12 +21,17 @@
   the request set) are computed once, kept, and reused (vLLM's automatic prefix caching,
   TensorRT-LLM's KV reuse); only whole blocks are shared. Cached blocks stay resident (no
   eviction is modelled).
+* ``prefill_first``: an iteration with prompt work carries no decode tokens (vLLM V0's
+  scheduler, SGLang without ``--enable-mixed-chunk``); off, decodes are scheduled first and
+  prefill chunks fill the rest of the budget (vLLM V1, TensorRT-LLM).
 * Speculative decoding is off: every decode iteration emits one token per sequence.
 
 ``kv_pool_tokens``: the cache one instance holds. On the busiest GPU, what is left after the
 weights, the activations of a full iteration (``max_batched_tokens`` tokens) and a runtime
-reserve, times ``kv_memory_fraction`` (costmodels.serving.constants), over the bytes one token
-adds on that GPU, rounded down to whole blocks.
+reserve, times the engine's free-memory fraction (``kv_memory_fraction``; default the engine
+model's 0.95, costmodels.serving.constants), over the bytes one token adds on that GPU, rounded
+down to whole blocks; or, for engines that size by the whole GPU (``memory_of_total``: vLLM,
+SGLang), the fraction of the whole memory less weights, activations and the reserve.
 """
 
 from __future__ import annotations
@@ -68,6 +73,14 @@ class EngineConfig:
     chunked_prefill: bool = True
     policy: str = "live"
     prefix_caching: bool = False
+    prefill_first: bool = False
+    # the share of memory the KV cache gets: None is the engine model's 0.95 of what is free
+    # after weights and activations; ``memory_of_total`` makes it a share of the whole GPU that
+    # weights, activations and the cache share (vLLM's gpu_memory_utilization, SGLang's
+    # mem_fraction_static) instead of a share of the free memory (TensorRT-LLM's
+    # free_gpu_memory_fraction)
+    kv_memory_fraction: float | None = None
+    memory_of_total: bool = False
 
     def __post_init__(self) -> None:
         try:
@@ -76,6 +89,9 @@ class EngineConfig:
             check_count(self.block_size, "--block-size", 4096)
         except ValueError as exc:
             raise EngineError(str(exc)) from None
+        fraction = self.kv_memory_fraction
+        if fraction is not None and not 0 < fraction <= 1:
+            raise EngineError(f"--gpu-memory-fraction must be in (0, 1], got {fraction}")
         if self.policy not in POLICIES:
             raise EngineError(f"--policy must be one of {list(POLICIES)}, got {self.policy!r}")
 
@@ -104,8 +120,10 @@ def kv_pool(
     weights = weight_bytes_per_gpu(shape, layout)
     budget = engine.max_batched_tokens
     activations = activation_bytes(shape, layout, budget, min(budget, engine.max_num_seqs))
-    free = cluster.gpu.memory_bytes - weights - activations - c.runtime_reserve_bytes
-    free *= c.kv_memory_fraction
+    memory, used = cluster.gpu.memory_bytes, weights + activations + c.runtime_reserve_bytes
+    fraction = c.kv_memory_fraction if engine.kv_memory_fraction is None else (
+        engine.kv_memory_fraction)  # fmt: skip
+    free = memory * fraction - used if engine.memory_of_total else (memory - used) * fraction
     per_token = kv_bytes_per_token_per_gpu(shape, layout)
     blocks = int(max(0.0, free) // (per_token * engine.block_size))
     if blocks < 1:

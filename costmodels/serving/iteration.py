@@ -47,6 +47,7 @@ from costmodels.serving.kernels import (
 )
 from costmodels.serving.layers import model_layers, stage_layers
 from costmodels.serving.layout import ServingLayout
+from costmodels.serving.rocm import is_rocm, rocm_constants
 from costmodels.serving.step import kernels_time
 
 GROWTH = 1.25  # grid step above 16 tokens
@@ -146,6 +147,10 @@ class IterationCost:
     ) -> None:
         self.shape, self.layout, self.cluster = shape, layout, cluster
         self.engine = constants or serving_constants()
+        # ROCm: decode attention costs a fitted time per sequence and query head on a GPU
+        # beyond its HBM traffic (costmodels.serving.rocm)
+        rocm = rocm_constants() if is_rocm(cluster.gpu) else None
+        self.decode_head_s = rocm.decode_head_s * shape.heads / layout.tp if rocm else 0.0
         self.step = (step or default_constants()).with_values(kernel_launch_s=0.0)
         self.groups, self.pp = layout.groups, layout.pp
         self.layers = model_layers(shape)
@@ -208,7 +213,7 @@ class IterationCost:
         time, launches = 0.0, 0
         if b.decode_seqs:
             seqs = b.decode_seqs / split
-            time += r.decode_s(seqs, context / split)
+            time += r.decode_s(seqs, context / split) + seqs * self.decode_head_s
             launches += 2 if context / b.decode_seqs > DECODE_PARTITION else 1
         if b.prefill_tokens:
             time += r.prefill_s(

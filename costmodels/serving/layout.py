@@ -20,6 +20,9 @@ Ranks are numbered TP-innermost, then attention data-parallel groups, then pipel
 * ``cuda_graphs``: the decode (and prefill) kernels are replayed from a captured graph or a C++
   runtime (vLLM, TensorRT-LLM), so the host adds no time per kernel; ``False`` prices every
   launch at the training model's fitted eager host cost (costmodels/llm/constants.py).
+* ``custom_allreduce``: the engine runs TP all-reduces inside a node with its own kernel instead
+  of NCCL/RCCL (vLLM, SGLang, TensorRT-LLM all do by default; priced on ROCm only,
+  costmodels.serving.rocm).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ class ServingLayout:
     precision: str = "bf16"
     kv_precision: str = "bf16"
     cuda_graphs: bool = True
+    custom_allreduce: bool = False  # the engine's own TP all-reduce (costmodels.serving.rocm)
 
     def __post_init__(self) -> None:
         for name in ("tp", "pp", "ep"):

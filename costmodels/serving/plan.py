@@ -16,7 +16,9 @@ settings. For each one:
    x1.5 up or x0.6 down) and narrowed by geometric bisection to within about 5 %. The search
    stops once ``top`` deployments are simulated and no unvisited estimate, scaled by the
    largest simulated/estimated ratio seen so far (x1.1), could beat the worst of them; the rest
-   keep their estimate (``simulated=False``).
+   keep their estimate (``simulated=False``). With a closed loop of N users
+   (``requests.concurrency``) each deployment is simulated once at N: it meets the targets there
+   or not, and its rate is the requests per second the N users get through.
 
 Rates are per instance; per GPU they divide by its GPUs. Replicas scale linearly (each gets
 1/R of the traffic, as a load balancer sends it); with a target rate the plan says how many are
@@ -27,13 +29,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving.capacity import concurrency_for_tpot
 from costmodels.serving.engine import EngineConfig, kv_pool
-from costmodels.serving.iteration import Batch
 from costmodels.serving.layout import ServingLayout, check_layout
+from costmodels.serving.lone import decode_step_s, first_token_s
 from costmodels.serving.precision import check_gpu_supports
 from costmodels.serving.requests import RequestSet
 from costmodels.serving.simulate import iteration_cost, simulate_serving
@@ -74,6 +76,7 @@ class PlanRow:
     tpot_p99_s: float | None = None
     simulated: bool = False
     replicas: int | None = None
+    engine: dict[str, object] | None = None  # the scheduler limits this deployment ran with
 
 
 def _row(d: Deployment, gpus: int, feasible: bool, reason: str, **values: object) -> PlanRow:
@@ -97,26 +100,6 @@ def _scaled(requests: RequestSet, rate: float) -> RequestSet:
     return replace(requests, arrival_s=requests.arrival_s / rate)
 
 
-def _zero_load(cost, engine: EngineConfig, prompt: float) -> tuple[float, float]:  # noqa: ANN001
-    """(first-token seconds, seconds per further token) of one request alone."""
-    ttft, left, done = 0.0, prompt, 0.0
-    while left > 0:
-        q = min(left, engine.max_batched_tokens) if engine.chunked_prefill else left
-        b = Batch(
-            tokens=int(q),
-            sampled=1,
-            seqs=1,
-            prefill_tokens=int(q),
-            prefill_pairs=q * (done + (q + 1) / 2),
-            prefill_keys=done + q,
-            prefill_blocks=math.ceil(q / 128),
-        )
-        ttft += cost.seconds(b)
-        left, done = left - q, done + q
-    step = Batch(tokens=1, sampled=1, seqs=1, decode_seqs=1, decode_context=prompt + 1)
-    return ttft, cost.seconds(step)
-
-
 @dataclass
 class _Candidate:
     deployment: Deployment
@@ -124,13 +107,17 @@ class _Candidate:
     cost: object
     estimate: float  # requests per second per instance
     gpus: int
+    engine: EngineConfig
+
+
+EngineOf = Callable[[Deployment, LLMCluster], EngineConfig]
 
 
 def _screen(
     shape: TransformerShape,
     d: Deployment,
     cluster: LLMCluster,
-    engine: EngineConfig,
+    engine_of: EngineOf,
     requests: RequestSet,
     slo: SLO,
 ) -> _Candidate | PlanRow:
@@ -138,46 +125,51 @@ def _screen(
     try:
         check_layout(shape, d.layout, cluster.gpus_per_node)
         check_gpu_supports(cluster.gpu, d.layout.precision)
+        engine = engine_of(d, cluster)
         pool = kv_pool(shape, d.layout, cluster, engine)
     except ValueError as exc:
         return _row(d, gpus, False, " ".join(str(exc).split()))
     cost = iteration_cost(shape, d.layout, cluster, engine, requests)
     prompt, output = float(requests.prompt.mean()), float(requests.output.mean())
-    ttft0, tpot0 = _zero_load(cost, engine, prompt)
+    ttft0 = first_token_s(cost, engine, prompt)
+    tpot0 = decode_step_s(cost, 1, prompt)
     if ttft0 > slo.ttft_p90_s:
         return _row(d, gpus, False, f"one prompt's prefill alone takes {ttft0 * 1e3:.4g} ms")
     if tpot0 > slo.tpot_p99_s:
         return _row(d, gpus, False, f"one decode step alone takes {tpot0 * 1e3:.4g} ms")
     state = concurrency_for_tpot(cost, engine, pool, prompt, output, slo.tpot_p99_s)
     estimate = state.requests_per_s if state is not None else 0.0
-    return _Candidate(d, cluster, cost, estimate, gpus)
+    return _Candidate(d, cluster, cost, estimate, gpus, engine)
 
 
 def _meets(
     shape: TransformerShape,
     c: _Candidate,
-    engine: EngineConfig,
     requests: RequestSet,
-    rate: float,
+    rate: float | None,
     slo: SLO,
 ):  # noqa: ANN202 - (bool, SimulationResult)
-    sim = simulate_serving(
-        shape, c.deployment.layout, c.cluster, _scaled(requests, rate), engine, cost=c.cost
-    )
+    load = requests if rate is None else _scaled(requests, rate)
+    sim = simulate_serving(shape, c.deployment.layout, c.cluster, load, c.engine, cost=c.cost)
     return sim.ttft_p90_s <= slo.ttft_p90_s and sim.tpot_p99_s <= slo.tpot_p99_s, sim
 
 
 def _search(
-    shape: TransformerShape, c: _Candidate, engine: EngineConfig, requests: RequestSet, slo: SLO
+    shape: TransformerShape, c: _Candidate, requests: RequestSet, slo: SLO
 ):  # noqa: ANN202 - (rate, SimulationResult | None)
     """The largest rate meeting the targets: from the estimate, x1.5 up or x0.6 down until the
-    answer changes (a few times at most), then geometric bisection of the bracket."""
+    answer changes (a few times at most), then geometric bisection of the bracket. A closed
+    loop (``requests.concurrency``) is simulated once at its concurrency: the rate is what the
+    users get through when the targets are met there, 0 otherwise."""
+    if requests.concurrency:
+        ok, sim = _meets(shape, c, requests, None, slo)
+        return (sim.requests_per_s if ok else 0.0), sim
     if c.estimate <= 0:
         return 0.0, None
     low, high, best = 0.0, None, None
     rate = c.estimate
     for _ in range(GROWTHS):
-        ok, sim = _meets(shape, c, engine, requests, rate, slo)
+        ok, sim = _meets(shape, c, requests, rate, slo)
         if ok:
             low, best = rate, sim
             if high is not None:
@@ -192,7 +184,7 @@ def _search(
         return low, best
     for _ in range(BISECTIONS):
         mid = math.sqrt(low * high)
-        ok, sim = _meets(shape, c, engine, requests, mid, slo)
+        ok, sim = _meets(shape, c, requests, mid, slo)
         if ok:
             low, best = mid, sim
         else:
@@ -204,7 +196,7 @@ def plan_serving(
     shape: TransformerShape,
     deployments: Sequence[Deployment],
     cluster_of: Callable[[str], LLMCluster],
-    engine: EngineConfig,
+    engine: EngineConfig | EngineOf,
     requests: RequestSet,
     slo: SLO,
     prices: dict[str, float] | None = None,
@@ -213,14 +205,17 @@ def plan_serving(
     rank_by: str = "gpu",
 ) -> list[PlanRow]:
     """Every deployment ranked (module docstring); ``requests`` arrive at unit rate (their
-    ``arrival_s`` are scaled to each candidate rate), ``prices`` are $ per GPU-hour by GPU
+    ``arrival_s`` are scaled to each candidate rate) or in a closed loop (simulated as they
+    are); ``engine``: one EngineConfig or a function of the deployment and its cluster (an
+    engine preset's limits depend on both), ``prices`` are $ per GPU-hour by GPU
     name, ``rank_by`` "gpu" (output tokens/s per GPU) or "dollar" (per dollar)."""
     prices = prices or {}
+    engine_of = engine if callable(engine) else (lambda d, cluster: engine)
     output = float(requests.output.mean())
     rows: list[PlanRow] = []
     candidates: list[_Candidate] = []
     for d in deployments:
-        screened = _screen(shape, d, cluster_of(d.gpu), engine, requests, slo)
+        screened = _screen(shape, d, cluster_of(d.gpu), engine_of, requests, slo)
         (rows if isinstance(screened, PlanRow) else candidates).append(screened)
 
     def value(rate: float, c: _Candidate) -> float:
@@ -234,7 +229,7 @@ def plan_serving(
     for c in candidates:
         margin = MARGIN * max(ratios, default=1.0)
         simulate = len(found) < top or value(margin * c.estimate, c) > sorted(found)[-top]
-        rate, sim = _search(shape, c, engine, requests, slo) if simulate else (c.estimate, None)
+        rate, sim = _search(shape, c, requests, slo) if simulate else (c.estimate, None)
         if simulate:
             found.append(value(rate, c))
             if c.estimate > 0:
@@ -276,4 +271,5 @@ def _result(
         tpot_p99_s=sim.tpot_p99_s if sim else None,
         simulated=simulated,
         replicas=replicas,
+        engine=asdict(c.engine),
     )

@@ -21,11 +21,14 @@ from costmodels.llm.constants import default_constants
 from costmodels.llm.kernel_time import Seconds
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving.balance import RequestCost, pool_capacity, prefill_decode_ratio
-from costmodels.serving.comm import regime, spans
+from costmodels.serving.comm import regime, spans, tp_allreduce_seconds
+from costmodels.serving.engine import EngineConfig
 from costmodels.serving.gemm import serving_gemm_terms
+from costmodels.serving.iteration import IterationCost
 from costmodels.serving.kernels import Work, layer_kernels
 from costmodels.serving.kv_cache import kv_bytes_per_request, kv_bytes_per_token
 from costmodels.serving.layout import ServingLayout, check_layout
+from costmodels.serving.lone import decode_step_s, first_token_s
 from costmodels.serving.memory import serving_memory
 from costmodels.serving.step import PassTime, pass_time
 from costmodels.serving.transfer import TransferLink, kv_transfer
@@ -106,50 +109,70 @@ def _gemms_memory_bound(shape: TransformerShape, layout: ServingLayout, cluster:
     return all(compute <= memory for compute, memory in terms)
 
 
+def _scaled(parts: dict[str, float], total: float) -> dict[str, float]:
+    """A pass's buckets in proportion, summing to ``total`` (the engine's time)."""
+    scale = total / parts["total"] if parts["total"] > 0 else 0.0
+    return {key: value * scale for key, value in parts.items()}
+
+
 def predict_serving(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster, *,
-                    batch: int, prompt_len: int, output_len: int,
-                    pools: Pools | None = None) -> ServingPrediction:  # fmt: skip
-    """Everything ``commatlas predict-serving`` prints (module docstring)."""
+                    batch: int, prompt_len: int, output_len: int, pools: Pools | None = None,
+                    engine: EngineConfig | None = None) -> ServingPrediction:  # fmt: skip
+    """Everything ``commatlas predict-serving`` prints (module docstring). With ``engine`` the
+    first-token and per-token times are the engine model's (costmodels.serving.lone: what the
+    request simulation gives a lone request), and the breakdowns are the kernel-level pass's
+    shares of them."""
     _check_request(batch, prompt_len, output_len)
     check_layout(shape, layout, cluster.gpus_per_node)
     g = layout.gpus
     context = prompt_len + max(1, output_len // 2)
     prefill, decode = prefill_pass(shape, layout, cluster, prompt_len), None
     decode = decode_pass(shape, layout, cluster, batch, context)
-    tpot = decode.seconds
-    cost = RequestCost(1.0, prefill.seconds, output_len, tpot, batch)
+    tpot, prefill_s = decode.seconds, prefill.seconds
+    prefill_parts, decode_parts = _breakdown(prefill), _breakdown(decode)
+    if engine is not None:
+        top = max(engine.max_batched_tokens, prompt_len) + max(batch, engine.max_num_seqs)
+        cost = IterationCost(shape, layout, cluster, top)
+        prefill_s = first_token_s(cost, engine, prompt_len)
+        tpot = decode_step_s(cost, batch, prompt_len + max(0, output_len - 2) / 2)
+        prefill_parts, decode_parts = _scaled(prefill_parts, prefill_s), _scaled(decode_parts, tpot)
+    cost = RequestCost(1.0, prefill_s, output_len, tpot, batch)
     ratio = prefill_decode_ratio([cost], g, g)
     memory = serving_memory(shape, layout, math.ceil(batch / layout.groups),
                             prompt_len + output_len, prompt_len)  # fmt: skip
     transfer_s = exposed = 0.0
-    stalls: float | None = tpot + batch / output_len * prefill.seconds
+    stalls: float | None = tpot + batch / output_len * prefill_s
     if pools is None:
         rate = batch / output_len / stalls  # requests per second of one instance
         per_gpu = batch / stalls / g
         pools_json = None
     else:
         stalls = None
-        moved = kv_transfer(shape, layout, prompt_len, pools.link, prefill.seconds, pools.mode)
+        moved = kv_transfer(shape, layout, prompt_len, pools.link, prefill_s, pools.mode)
         transfer_s, exposed = moved.seconds, moved.exposed_s
-        pools_json = _pools(pools, g, prefill.seconds, tpot, batch, output_len, ratio)
+        pools_json = _pools(pools, g, prefill_s, tpot, batch, output_len, ratio)
         rate = pools_json["requests_per_s"]
         per_gpu = rate * output_len / (pools.prefill_gpus + pools.decode_gpus)
     s = spans(layout, cluster)
     seqs = math.ceil(batch / layout.groups)
     allreduce = regime("all-reduce", seqs * shape.hidden * 2.0, s.tp, cluster)
+    custom = tp_allreduce_seconds(allreduce["bytes"], s.tp, layout, cluster)
+    if s.tp.size > 1 and custom != allreduce["seconds"]:  # the engine's own kernel (ROCm)
+        allreduce = {**allreduce, "algorithm": "custom", "protocol": "vllm", "seconds": custom,
+                     "latency_s": custom, "bandwidth_s": 0.0}  # fmt: skip
     return ServingPrediction(
-        ttft_s=prefill.seconds + exposed, tpot_s=tpot, tokens_per_s_per_gpu=per_gpu,
+        ttft_s=prefill_s + exposed, tpot_s=tpot, tokens_per_s_per_gpu=per_gpu,
         kv_cache_bytes_per_token=kv_bytes_per_token(shape, layout.kv_bytes),
         kv_cache_bytes_per_request=kv_bytes_per_request(shape, prompt_len + output_len,
                                                         layout.kv_bytes),
         kv_transfer_s=transfer_s, kv_transfer_exposed_s=exposed,
         memory_per_gpu_bytes=memory.total, fits=memory.total <= cluster.gpu.memory_bytes,
-        prefill_s=prefill.seconds, decode_tokens_per_s_per_gpu=batch / tpot / g,
+        prefill_s=prefill_s, decode_tokens_per_s_per_gpu=batch / tpot / g,
         tpot_with_prefill_stalls_s=stalls, prefill_decode_gpu_ratio=ratio,
         requests_per_s=rate, gpus_per_instance=g,
         memory_breakdown_bytes={"weights": memory.weights, "kv_cache": memory.kv_cache,
                                 "activations": memory.activations},
-        decode_breakdown_s=_breakdown(decode), prefill_breakdown_s=_breakdown(prefill),
+        decode_breakdown_s=decode_parts, prefill_breakdown_s=prefill_parts,
         decode_tp_allreduce=allreduce,
         decode_gemm_memory_bound=_gemms_memory_bound(shape, layout, cluster, batch, context),
         pools=pools_json,

@@ -17,6 +17,10 @@ Every iteration (vLLM V1's and TensorRT-LLM's order; costmodels.serving.engine h
    emits its first token at the iteration's end (TTFT), decodes emit one token each, and a
    sequence with all its output tokens leaves and frees its blocks.
 
+A closed loop (``RequestSet.concurrency`` N, as AIPerf and ``vllm bench serve
+--max-concurrency`` drive an engine) sends N requests at time 0 and each further one when an
+earlier one finishes.
+
 Decode-only stretches in which nothing can change (no prompt in flight, no request that could be
 admitted) are advanced in one step up to the next completion, arrival or block boundary that
 would preempt, with each iteration's time from the same cost model. The shared prefix of every
@@ -54,6 +58,7 @@ class Trace:
     launches: float = 0.0  # kernel launches on the critical path, summed
     seq_iterations: int = 0  # scheduled sequences summed over iterations
     moe_token_layers: float = 0.0  # tokens x MoE layers on one GPU, summed
+    arrival_s: np.ndarray | None = None  # when each request arrived (a closed loop sets them)
 
 
 class _Engine(PagedBlocks):
@@ -62,6 +67,9 @@ class _Engine(PagedBlocks):
     ) -> None:
         self.r, self.cost, self.e, self.pool = requests, cost, engine, pool
         n = len(requests)
+        # a closed loop releases its next request when one finishes (make_requests)
+        self.arrival = requests.arrival_s.copy()
+        self.released = min(n, requests.concurrency) if requests.concurrency else n
         self.first = np.full(n, np.nan)
         self.finish = np.full(n, np.nan)
         self.generated = np.zeros(n, dtype=np.int64)
@@ -83,7 +91,7 @@ class _Engine(PagedBlocks):
 
     # -- admission ---------------------------------------------------------------------------
     def _arrive(self) -> None:
-        arrival, n = self.r.arrival_s, len(self.r)
+        arrival, n = self.arrival, len(self.r)
         while self.next_arrival < n and arrival[self.next_arrival] <= self.t:
             if self.r.cached_prompt:  # its first token came out before it arrived
                 self.first[self.next_arrival] = arrival[self.next_arrival]
@@ -143,6 +151,12 @@ class _Engine(PagedBlocks):
         """(decode mask, [(index in run, chunk tokens)]) for this iteration."""
         e, run = self.e, self.run
         decoding = run.decoding()
+        if e.prefill_first:  # prompts first; decodes when no prompt work is left or fits
+            prompts = self._plan_prompts(np.zeros_like(decoding), e.max_batched_tokens, 0)
+            fits = e.policy != "live" or self._pending(*prompts) <= self.free
+            if prompts[1] and fits:
+                return prompts
+            decoding = run.decoding()
         budget = e.max_batched_tokens
         n_dec = int(np.count_nonzero(decoding))
         if n_dec > budget:  # more decodes than the budget: the oldest run
@@ -150,6 +164,13 @@ class _Engine(PagedBlocks):
             decoding[over] = False
             n_dec = budget
         budget -= n_dec
+        return self._plan_prompts(decoding, budget, n_dec)
+
+    def _plan_prompts(
+        self, decoding: np.ndarray, budget: int, n_dec: int
+    ) -> tuple[np.ndarray, list]:
+        """Prefill chunks of running prompts and newly admitted requests within ``budget``."""
+        e, run = self.e, self.run
         chunks: list = []
         for i in np.flatnonzero(run.done < run.target):
             if budget <= 0:
@@ -205,13 +226,17 @@ class _Engine(PagedBlocks):
         ended = run.gen >= run.out
         if ended.any():
             self.finish[run.ids[ended]] = t
+            if self.released < len(self.r):  # closed loop: each finish sends the next request
+                release = min(int(ended.sum()), len(self.r) - self.released)
+                self.arrival[self.released : self.released + release] = t
+                self.released += release
             self.free += int(run.blocks[ended].sum())
             run.keep(~ended)
 
     def step(self) -> None:
         self._arrive()
         if not len(self.run) and not self.waiting:
-            self.t = max(self.t, float(self.r.arrival_s[self.next_arrival]))
+            self.t = max(self.t, float(self.arrival[self.next_arrival]))
             return
         decoding, chunks = self._plan()
         if self.e.policy == "live":
@@ -231,7 +256,7 @@ class _Engine(PagedBlocks):
             times = busy + launches * c.kernel_gap_s + self.cost.overhead_s(batch)
             if self.next_arrival < len(self.r) and len(self.run) < self.e.max_num_seqs:
                 ends = self.t + np.cumsum(times)
-                cut = int(np.searchsorted(ends, self.r.arrival_s[self.next_arrival]))
+                cut = int(np.searchsorted(ends, self.arrival[self.next_arrival]))
                 steps = min(steps, cut + 1)
                 busy, launches, times = busy[:steps], launches[:steps], times[:steps]
             if self.e.policy == "live":  # the window's blocks, taken as the contexts grow
@@ -272,6 +297,7 @@ def simulate_engine(
         sim.launches,
         sim.seq_iterations,
         sim.moe_token_layers,
+        sim.arrival,
     )
 
 

@@ -2,11 +2,13 @@
 latency percentiles and throughput that come out (``commatlas predict-serving --mode``).
 
 The cost of each iteration is costmodels.serving.iteration's, the scheduler
-costmodels.serving.scheduler's, the KV pool costmodels.serving.engine's. Per request:
-TTFT = first token - arrival (queueing included), TPOT = (finish - first token) / (output - 1)
+costmodels.serving.scheduler's, the KV pool costmodels.serving.engine's. Per request: TTFT =
+first token - arrival (queueing included), TPOT = (finish - first token) / (output - 1)
 (requests of one output token have none), E2E = finish - arrival. Throughput is every output
 token over the time from the first arrival to the last finish (trtllm-bench's "total output
-throughput"); per GPU it is divided by the instance's GPUs. Percentiles are numpy's linear
+throughput"); per GPU it is divided by the instance's GPUs. A closed loop's first wave (its
+warm-up, :func:`warmup_requests`) is left out of every statistic, and its throughput is taken
+over its steady window (:func:`steady_tokens_per_s`). Percentiles are numpy's linear
 interpolation between order statistics.
 """
 
@@ -46,9 +48,34 @@ class SimulationResult:
     preemptions: int
     kv_pool_tokens: int
     peak_kv_tokens: int
-    requests: int
+    requests: int  # what the percentiles and throughput rest on
     engine: dict[str, Any] = field(default_factory=dict)
+    warmup_requests: int = 0  # a closed loop's first wave, left out of the statistics
     assumptions: tuple[str, ...] = ASSUMPTIONS
+
+
+def warmup_requests(requests: RequestSet) -> int:
+    """A closed loop's first wave (all N sent at once at time 0) is its warm-up: it is left out
+    of the statistics when at least as many requests follow (AIPerf's and genai-perf's
+    ``--warmup-request-count``), so they describe the steady state."""
+    n, c = len(requests), requests.concurrency
+    return c if c and n >= 2 * c else 0
+
+
+def steady_tokens_per_s(trace: Trace, requests: RequestSet, warm: int) -> float:
+    """Output tokens per second of a closed loop between the warm-up wave's first finish and
+    the last request's send (after it the loop drains with fewer users): each request's tokens
+    counted as spread evenly from its first token to its last (0.0 if the window is empty)."""
+    arrival = trace.arrival_s if trace.arrival_s is not None else requests.arrival_s
+    start, end = float(trace.finish_s[:warm].min()), float(arrival.max())
+    if not end > start:
+        return 0.0
+    first, finish = trace.first_token_s, trace.finish_s
+    span = np.maximum(finish - first, 1e-12)
+    overlap = np.clip(np.minimum(finish, end) - np.maximum(first, start), 0.0, None)
+    later = (requests.output - 1) * np.where(finish > first, overlap / span, 0.0)
+    firsts = ((first >= start) & (first <= end)).sum()
+    return float(later.sum() + firsts) / (end - start)
 
 
 def _pct(values: np.ndarray, q: float) -> float:
@@ -63,14 +90,20 @@ def summarize(
     block: int,
     engine: EngineConfig,
 ) -> SimulationResult:
-    arrival = requests.arrival_s
-    ttft = trace.first_token_s - arrival
-    e2e = trace.finish_s - arrival
-    several = requests.output > 1
-    tpot = (trace.finish_s - trace.first_token_s)[several] / (requests.output[several] - 1)
-    duration = float(trace.finish_s.max() - arrival.min())
-    tokens = float(requests.output.sum())
+    arrival = trace.arrival_s if trace.arrival_s is not None else requests.arrival_s
+    first, finish, output = trace.first_token_s, trace.finish_s, requests.output
+    warm = warmup_requests(requests)
+    if warm:
+        arrival, first, finish, output = arrival[warm:], first[warm:], finish[warm:], output[warm:]
+    ttft = first - arrival
+    e2e = finish - arrival
+    several = output > 1
+    tpot = (finish - first)[several] / (output[several] - 1)
+    duration = float(finish.max() - arrival.min())
+    tokens = float(output.sum())
     rate = tokens / duration if duration > 0 else 0.0
+    if warm:  # a closed loop's throughput in its steady window
+        rate = steady_tokens_per_s(trace, requests, warm) or rate
     return SimulationResult(
         output_tokens_per_s=rate,
         output_tokens_per_s_per_gpu=rate / gpus,
@@ -82,7 +115,7 @@ def summarize(
         e2e_p50_s=_pct(e2e, 50),
         e2e_p99_s=_pct(e2e, 99),
         max_concurrency_in_memory=trace.peak_running,
-        requests_per_s=len(requests) / duration if duration > 0 else 0.0,
+        requests_per_s=(len(requests) - warm) / duration if duration > 0 else 0.0,
         mean_ttft_s=float(ttft.mean()),
         mean_tpot_s=float(tpot.mean()) if tpot.size else 0.0,
         duration_s=duration,
@@ -90,8 +123,9 @@ def summarize(
         preemptions=trace.preemptions,
         kv_pool_tokens=pool_tokens,
         peak_kv_tokens=trace.peak_blocks * block,
-        requests=len(requests),
+        requests=len(requests) - warm,
         engine=asdict(engine),
+        warmup_requests=warm,
     )
 
 

@@ -27,8 +27,18 @@ def test_closed_forms() -> None:
     assert md1_mean_wait(1.0, 1.0) == float("inf")
 
 
-@pytest.mark.parametrize("rho", [0.2, 0.5])
-def test_prefill_only_engine_is_an_md1_queue(rho: float) -> None:
+@pytest.mark.parametrize(
+    ("rho", "engine"),
+    [
+        (0.2, EngineConfig(max_num_seqs=1, max_batched_tokens=PROMPT)),
+        (0.5, EngineConfig(max_num_seqs=1, max_batched_tokens=PROMPT)),
+        # issue 38: prompts first (vLLM V0, SGLang), many sequences, whole prompts: still one
+        # prompt per iteration, so still M/D/1
+        (0.5, EngineConfig(max_num_seqs=256, max_batched_tokens=PROMPT, chunked_prefill=False,
+                           prefill_first=True)),
+    ],
+)  # fmt: skip
+def test_prefill_only_engine_is_an_md1_queue(rho: float, engine: EngineConfig) -> None:
     """Llama 3.1 8B on one H100, 512-token prompts, one output token, one sequence at a time:
     the service time D is one prefill iteration of the cost model. Mean TTFT over 4,000
     Poisson arrivals = D + rho D / (2 (1 - rho)) within 5 % (the sampling error of the mean at
@@ -37,7 +47,6 @@ def test_prefill_only_engine_is_an_md1_queue(rho: float) -> None:
     link = gpu_intra_link(gpu)
     cluster = LLMCluster(gpu, 8, link.bandwidth_Bps, 25e9, intra_latency_s=link.latency_s)
     shape, layout = preset_shape("Llama 3.1 8B", PROMPT + 1), ServingLayout(tp=1)
-    engine = EngineConfig(max_num_seqs=1, max_batched_tokens=PROMPT)
     probe = make_requests(1, prompt_len=PROMPT, output_len=1)
     cost = iteration_cost(shape, layout, cluster, engine, probe)
     service = cost.seconds(

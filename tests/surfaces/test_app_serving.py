@@ -14,6 +14,7 @@ from app_pages.serving_compute import SWEEP, cluster_of
 from costmodels.formatting import format_number
 from costmodels.llm.presets import preset_shape
 from costmodels.serving import ServingLayout, predict_serving
+from costmodels.serving.engine import EngineConfig
 from costmodels.serving.presets import SERVING_MODEL_NAMES
 
 PAGE = str(Path(__file__).parents[2] / "app_pages" / "serving.py")
@@ -25,10 +26,13 @@ def test_default_view_matches_the_model() -> None:
     assert not at.error, [e.value for e in at.error]
     caption = at.caption[0].value
     assert "8 x H100 SXM per instance" in caption and "NCCL model" in caption
-    assert "not on serving" in caption  # constants fitted on training, stated
+    assert "engine constants fitted on TensorRT-LLM" in caption  # where the times come from
+    assert "vllm's defaults" in caption and "bf16 KV" in caption
     shape, cluster = preset_shape("Llama 3.1 70B", 1280), cluster_of("H100 SXM")
-    p = predict_serving(shape, ServingLayout(tp=8), cluster, batch=16, prompt_len=1024,
-                        output_len=256)  # fmt: skip
+    vllm = EngineConfig(1024, 8192, 16, True, "live", kv_memory_fraction=0.9,
+                        memory_of_total=True)  # the default engine: vLLM 0.10 on an H100
+    p = predict_serving(shape, ServingLayout(tp=8, custom_allreduce=True), cluster, batch=16,
+                        prompt_len=1024, output_len=256, engine=vllm)  # fmt: skip
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Time per output token"] == f"{format_number(p.tpot_s * 1e3)} ms"
     assert metrics["Time to first token"] == f"{format_number(p.ttft_s * 1e3)} ms"

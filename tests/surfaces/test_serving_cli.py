@@ -14,6 +14,7 @@ from costmodels.llm.intra_link import gpu_intra_link
 from costmodels.llm.presets import preset_shape
 from costmodels.llm.shapes import LLMCluster
 from costmodels.serving import ServingLayout, predict_serving
+from costmodels.serving.engine import EngineConfig
 
 KEYS = ("ttft_s", "tpot_s", "tokens_per_s_per_gpu", "kv_cache_bytes_per_token", "kv_transfer_s",
         "memory_per_gpu_bytes")  # fmt: skip
@@ -35,8 +36,9 @@ def test_json_has_the_issue_keys_and_the_model_numbers(capsys) -> None:
     gpu = get_gpu("h100")
     link = gpu_intra_link(gpu)
     cluster = LLMCluster(gpu, 8, link.bandwidth_Bps, 25e9, intra_latency_s=link.latency_s)
+    vllm = EngineConfig(1024, 8192, 16, True, "live")  # the default engine, vLLM 0.10 on an H100
     direct = predict_serving(preset_shape("Llama 3.1 70B", 1200), ServingLayout(tp=8), cluster,
-                             batch=4, prompt_len=1000, output_len=200)  # fmt: skip
+                             batch=4, prompt_len=1000, output_len=200, engine=vllm)  # fmt: skip
     for key in KEYS:
         assert data[key] == getattr(direct, key)
     assert data["kv_transfer_s"] == 0.0 and data["pools"] is None

@@ -52,12 +52,14 @@ def test_server_mode_json_has_the_issue_keys_and_the_library_numbers(capsys) -> 
     direct = simulate_serving(preset_shape("Llama 3.1 8B", 640),
                               ServingLayout(1, precision="fp8", kv_precision="fp8"), cluster,
                               make_requests(200, mode="server", rate=5.0, prompt_len=512,
-                                            output_len=128, seed=3), EngineConfig())  # fmt: skip
+                                            output_len=128, seed=3),
+                              EngineConfig(1024, 8192, 16, True, "live"))  # vLLM 0.10, H100
     assert data["ttft_p90_s"] == direct.ttft_p90_s and data["tpot_p99_s"] == direct.tpot_p99_s
     assert data["simulation"]["engine"]["policy"] == "live"
     assert any("speculative decoding off" in a for a in data["simulation"]["assumptions"])
     code, text, _ = run(capsys, *argv)
-    assert code == 0 and "simulated (server, 200 requests)" in text
+    assert code == 0 and "simulated (server, 5 req/s, percentiles over 200 requests)" in text
+    assert "engine                     vllm 0.10: up to 1024 sequences, 8192-token" in text
 
 
 def test_offline_mode_with_length_files_and_engine_flags(tmp_path, capsys) -> None:  # noqa: ANN001
@@ -71,9 +73,10 @@ def test_offline_mode_with_length_files_and_engine_flags(tmp_path, capsys) -> No
     data = json.loads(out)
     assert data["max_concurrency_in_memory"] <= 64
     assert data["simulation"]["engine"] == {
-        "max_num_seqs": 64, "max_batched_tokens": 8192, "block_size": 32,
+        "max_num_seqs": 64, "max_batched_tokens": 16384, "block_size": 32,
         "chunked_prefill": False, "policy": "reserve", "prefix_caching": False,
-    }  # fmt: skip
+        "prefill_first": False, "kv_memory_fraction": 0.9, "memory_of_total": True,
+    }  # fmt: skip  (16,384 and 0.9 of the GPU: vLLM 0.10's offline defaults on an H100)
     assert 100 <= data["request"]["prompt_len"] <= 700
 
 
@@ -166,3 +169,71 @@ def test_work_is_bounded_before_it_starts(capsys) -> None:  # noqa: ANN001
         with pytest.raises(SystemExit):
             main([*PLAN, flag, value])
         assert flag in capsys.readouterr().err
+
+
+def test_concurrency_engine_echo_and_kv_rule(capsys) -> None:  # noqa: ANN001
+    """Issue 38: --concurrency is a closed loop, --engine sets the knobs and the output says
+    which; the KV dtype of an fp8 checkpoint follows the engine (fp8 on trtllm, 16-bit on vllm)
+    and a flag given wins."""
+    argv = ["predict-serving", "--model", "llama-3.1-8b", "--gpu", "h100", "--tp", "1",
+            "--precision", "fp8", "--prompt-len", "512", "--output-len", "64", "--requests",
+            "160", "--concurrency", "16", "--json"]  # fmt: skip
+    code, out, _ = run(capsys, *argv, "--engine", "trtllm", "--max-num-seqs", "8")
+    assert code == 0
+    data = json.loads(out)
+    sim, engine = data["simulation"], data["engine"]
+    assert sim["concurrency"] == 16 and sim["mode"] == "server"
+    assert sim["warmup_requests"] == 16 and sim["percentiles_from_requests"] == 144
+    assert engine["engine"] == "trtllm" and engine["policy"] == "reserve"
+    assert engine["max_num_seqs"] == 8 and engine["set_by_flags"] == ["max_num_seqs"]
+    assert data["layout"]["kv_precision"] == engine["kv_precision"] == "fp8"
+    assert data["max_concurrency_in_memory"] <= 8
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and json.loads(out)["layout"]["kv_precision"] == "bf16"  # vllm: auto
+    code, _, err = run(capsys, *argv, "--rate", "3")
+    assert code == 2 and "--concurrency" in err and len(err.strip().splitlines()) == 1
+
+
+def test_predict_serving_reproduces_plan_serving(capsys) -> None:  # noqa: ANN001
+    """The plan's chosen deployment, run by predict-serving at the plan's rate with the same
+    flags, gives the same percentiles (the same seeded requests, engine, KV rule and
+    cluster), so it meets the targets the plan says it meets."""
+    plan = ["plan-serving", "--model", "llama-3.1-8b", "--gpus", "h100", "--tp", "1",
+            "--precision", "fp8", "--prompt-len", "512", "--output-len", "128",
+            "--slo-ttft-p90", "1 s", "--slo-tpot-p99", "30 ms", "--requests", "300",
+            "--top", "1", "--engine", "trtllm", "--json"]  # fmt: skip
+    code, out, _ = run(capsys, *plan)
+    assert code == 0
+    best = json.loads(out)["rows"][0]
+    assert best["simulated"] and best["feasible"] and best["kv_precision"] == "fp8"
+    code, out, _ = run(capsys, "predict-serving", "--model", "llama-3.1-8b", "--gpu", "h100",
+                       "--tp", "1", "--precision", "fp8", "--prompt-len", "512", "--output-len",
+                       "128", "--requests", "300", "--engine", "trtllm", "--mode", "server",
+                       "--rate", repr(best["requests_per_s"]), "--json")  # fmt: skip
+    assert code == 0
+    data = json.loads(out)
+    assert data["ttft_p90_s"] == pytest.approx(best["ttft_p90_s"], rel=1e-6)
+    assert data["tpot_p99_s"] == pytest.approx(best["tpot_p99_s"], rel=1e-6)
+    assert data["ttft_p90_s"] <= 1.0 and data["tpot_p99_s"] <= 0.030
+    code, out, _ = run(capsys, *plan[:-1], "--concurrency", "8", "--json")  # SLOs at 8 users
+    rows = json.loads(out)
+    assert code == 0 and rows["concurrency"] == 8 and rows["rows"][0]["engine"]["policy"]
+
+
+def test_random_dataset_draws_vllms_ranges(capsys) -> None:  # noqa: ANN001
+    """--dataset random: vllm bench serve's lengths, uniform in L x (1 -/+ ratio), defaults
+    1024/128; the ratio is refused outside [0, 1) or without the dataset."""
+    from costmodels.serving.requests import make_requests
+
+    r = make_requests(4000, prompt_len=1000, output_len=100, range_ratio=0.5, seed=2)
+    assert r.prompt.min() == 500 and r.prompt.max() == 1500 and r.output.min() == 50
+    assert abs(r.prompt.mean() - 1000) < 15
+    argv = ["predict-serving", "--model", "llama-3.1-8b", "--gpu", "h100", "--tp", "1",
+            "--dataset", "random", "--concurrency", "2", "--requests", "20", "--json"]  # fmt: skip
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and json.loads(out)["request"]["prompt_len"] == 1024
+    code, _, err = run(capsys, *argv, "--random-range-ratio", "1.5")
+    assert code == 2 and "--random-range-ratio" in err
+    code, _, err = run(capsys, *argv[:7], "--concurrency", "2", "--prompt-len", "9",
+                       "--output-len", "9", "--random-range-ratio", "0.2")  # fmt: skip
+    assert code == 2 and "needs --dataset random" in err

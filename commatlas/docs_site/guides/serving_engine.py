@@ -98,15 +98,17 @@ def memory_rows() -> list[list[str]]:
 
 
 def plan_rows() -> tuple[list[list[str]], int]:
-    from costmodels.serving.engine import EngineConfig
+    """The plan as ``PLAN_COMMAND`` runs it: the default engine (vLLM 0.10's limits per
+    deployment, its KV-dtype rule; costmodels.serving.engine_presets)."""
+    from costmodels.serving.engine_presets import engine_settings, kv_precision_for
     from costmodels.serving.layout import ServingLayout
     from costmodels.serving.plan import SLO, Deployment, plan_serving
     from costmodels.serving.presets import serving_shape
     from costmodels.serving.requests import make_requests
 
-    kv = {"bf16": "bf16", "fp8": "fp8", "fp4": "fp8"}
+    shape = serving_shape(MODEL, PROMPT + OUTPUT)
     deployments = [
-        Deployment(g, ServingLayout(tp, 1, 1, p, kv[p]))
+        Deployment(g, ServingLayout(tp, 1, 1, p, kv_precision_for("vllm", p), True, True))
         for g in ("H100 SXM", "H200 SXM", "B200")
         for tp in (1, 2, 4, 8)
         for p in ("bf16", "fp8", "fp4")
@@ -114,11 +116,17 @@ def plan_rows() -> tuple[list[list[str]], int]:
     requests = make_requests(
         PLAN_REQUESTS, mode="server", rate=1.0, prompt_len=PROMPT, output_len=OUTPUT
     )
+
+    def vllm(d: Deployment, cluster: object) -> object:
+        return engine_settings("vllm", None, shape=shape, layout=d.layout, cluster=cluster,
+                               prompt_len=PROMPT, output_len=OUTPUT,
+                               longest=PROMPT + OUTPUT).config  # fmt: skip
+
     rows = plan_serving(
-        serving_shape(MODEL, PROMPT + OUTPUT),
+        shape,
         deployments,
         _cluster,
-        EngineConfig(),
+        vllm,
         requests,
         SLO(TTFT_S, TPOT_S),
         PRICES,
