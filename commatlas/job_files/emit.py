@@ -95,10 +95,9 @@ def torchtitan_text(args: argparse.Namespace, shape: Any, lay: Any) -> str:
     if lay.pp > 1:
         schedule = "Interleaved1F1B" if lay.interleave > 1 else "1F1B"
         lines += [f'pipeline_parallel_schedule = "{schedule}"',
-                  f"pipeline_parallel_microbatch_size = {lay.micro_batch}"]
-        if lay.interleave not in (1, 2):
-            raise ValueError("--emit torchtitan: torchtitan's interleaved schedules are read as "
-                             "2 stages per GPU; plan with --max-interleave 2")
+                  f"pipeline_parallel_microbatch_size = {lay.micro_batch}",
+                  f"pipeline_parallel_layers_per_stage = "
+                  f"{shape.layers // (lay.pp * lay.interleave)}"]
     mode = {"none": '"none"', "full": '"full"', "op": '"selective"'}[lay.recompute]
     if lay.recompute == "full" and lay.recompute_every > 1:
         mode = '"selective"'

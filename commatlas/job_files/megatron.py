@@ -55,6 +55,7 @@ _NOT_PRICED = {
     "--overlap-param-gather": "parameter gathers are priced overlapped",
     "--group-query-attention": "read through --num-query-groups",
 }  # fmt: skip
+_CONTEXT = ("nodes", "moe_ffn", "layers_per_virtual_stage")  # values that are not flags
 _OLD = {"--model-parallel-size": "--tensor-model-parallel-size",
         "--checkpoint-activations": "--recompute-granularity full"}  # fmt: skip
 _LAYOUT_WORDS = re.compile(r"parallel|pipeline|recompute|fp8|expert|moe|zero|offload|shard")
@@ -122,8 +123,11 @@ def _take(job: JobFile, flag: str, value: str, dest: str, kind: Any) -> None:
         if not value.isdigit() or int(value) < 1:
             why = "an unset shell variable" if value.startswith("$") else "not a positive integer"
             job.ignore(flag, f"{value!r}: {why}")
-            return
-        job.set(flag, dest, int(value))
+        elif dest in _CONTEXT:  # read here, turned into flags in _finish
+            job.context[dest] = int(value)
+            job.context[f"{dest}_key"] = flag
+        else:
+            job.set(flag, dest, int(value))
     elif kind is str:
         _text(job, flag, dest, value)
     else:
@@ -153,14 +157,14 @@ def _finish(job: JobFile, values: dict[str, Any]) -> None:
     virtual stage; an MoE FFN width; untied only when said."""
     if job.context.get("fp8"):  # --bf16 beside --fp8-format is the precision of the rest
         job.set("--fp8-format", "precision", "fp8")
-    if "moe_ffn" in job.values and job.values.get("experts", 1) > 1:
-        job.set("--moe-ffn-hidden-size", "ffn", job.values["moe_ffn"])
+    if "moe_ffn" in job.context and job.values.get("experts", 1) > 1:
+        job.set("--moe-ffn-hidden-size", "ffn", job.context["moe_ffn"])
     job.assume("tied_embeddings", True, "Megatron ties the output head unless "
                "--untie-embeddings-and-output-weights")
     tp, pp, cp = (values.get(d) or job.values.get(d) or 1 for d in ("tp", "pp", "cp"))
     job.assume("tp", tp, "Megatron's default 1")
     job.assume("pp", pp, "Megatron's default 1")
-    per_stage = job.values.get("layers_per_virtual_stage")
+    per_stage = job.context.get("layers_per_virtual_stage")
     layers = values.get("layers") or job.values.get("layers")
     if per_stage and layers and pp > 1:
         if layers % (pp * per_stage):
@@ -168,7 +172,7 @@ def _finish(job: JobFile, values: dict[str, Any]) -> None:
                            f"does not divide --num-layers {layers}")
         job.set("--num-layers-per-virtual-pipeline-stage", "interleave",
                 layers // (pp * per_stage))  # fmt: skip
-    nodes, per_node = job.values.get("nodes"), job.values.get("gpus_per_node")
+    nodes, per_node = job.context.get("nodes"), job.values.get("gpus_per_node")
     if values.get("dp") is None and nodes and per_node:
         world = nodes * per_node
         if world % (tp * pp * cp):
@@ -179,5 +183,3 @@ def _finish(job: JobFile, values: dict[str, Any]) -> None:
     elif values.get("dp") is None:
         raise job.fail("", "the command does not say how many GPUs run it (torchrun --nnodes "
                        "and --nproc_per_node); give --dp")
-    for private in ("nodes", "moe_ffn", "layers_per_virtual_stage"):
-        job.values.pop(private, None)

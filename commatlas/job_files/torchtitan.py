@@ -124,6 +124,9 @@ def _parallelism(job: JobFile, par: dict[str, Any]) -> None:
     if pp > 1:
         interleave = 2 if schedule in _INTERLEAVED else 1
         job.set("parallelism.pipeline_parallel_schedule", "interleave", interleave)
+        job.context["pp_microbatch"] = par.get("pipeline_parallel_microbatch_size", 1)
+        if "pipeline_parallel_layers_per_stage" in par:
+            job.context["layers_per_stage"] = par["pipeline_parallel_layers_per_stage"]
         if schedule == "GPipe":
             job.ignore("parallelism.pipeline_parallel_schedule", "GPipe priced as 1F1B")
     reduce = par.get("mixed_precision_reduce")
@@ -134,7 +137,8 @@ def _parallelism(job: JobFile, par: dict[str, Any]) -> None:
              "data_parallel_replicate_degree", "data_parallel_shard_degree",
              "expert_parallel_degree", "enable_async_tensor_parallel",
              "fsdp_reshard_after_forward", "pipeline_parallel_schedule",
-             "mixed_precision_reduce", "pipeline_parallel_microbatch_size"}  # fmt: skip
+             "mixed_precision_reduce", "pipeline_parallel_microbatch_size",
+             "pipeline_parallel_layers_per_stage"}  # fmt: skip
     for key in par:
         if key == "expert_tensor_parallel_degree" and par[key] not in (1, None):
             job.ignore(f"parallelism.{key}", "expert tensor parallelism is not priced (ETP 1)")
@@ -154,7 +158,7 @@ def _training(job: JobFile, training: dict[str, Any]) -> None:
     if "seq_len" in training:
         job.set("training.seq_len", "seq_len", training["seq_len"])
     if job.values.get("pp", 1) > 1:
-        micro = training.get("pipeline_parallel_microbatch_size", 1)
+        micro = job.context.get("pp_microbatch", 1)
         job.set("parallelism.pipeline_parallel_microbatch_size", "micro_batch", micro)
     elif local is not None:
         job.set("training.local_batch_size", "micro_batch", local)
@@ -224,7 +228,25 @@ def _finish(job: JobFile, values: dict[str, Any]) -> None:
                "after forward), else replicates (DDP)")
     if replicate > 1 and shard > 1:
         job.assume("dp_shard", shard, "HSDP: shard within data_parallel_shard_degree ranks")
+    _stages_per_rank(job, values)
     local = job.context.get("local_batch")
     if local is not None:
         job.assume("global_batch", local * dp, "training.local_batch_size x data-parallel "
                    "degree (training.global_batch_size unset: no gradient accumulation)")
+
+
+def _stages_per_rank(job: JobFile, values: dict[str, Any]) -> None:
+    """Virtual stages per GPU from ``pipeline_parallel_layers_per_stage``: the model's layers
+    over PP x layers per stage (torchtitan builds that many stages, round-robin over ranks)."""
+    per_stage, pp = job.context.get("layers_per_stage"), values.get("pp") or 1
+    if per_stage is None or pp == 1:
+        return
+    layers = values.get("layers")
+    if layers is None and values.get("model"):
+        from costmodels.llm.presets import get_preset
+
+        layers = get_preset(values["model"]).shape.layers
+    key = "parallelism.pipeline_parallel_layers_per_stage"
+    if not isinstance(per_stage, int) or per_stage < 1 or not layers or layers % (pp * per_stage):
+        raise job.fail(key, f"{per_stage!r} x PP {pp} does not split {layers} layers evenly")
+    job.set(key, "interleave", layers // (pp * per_stage))

@@ -120,3 +120,36 @@ def test_plan_llm_takes_the_gpu_count_and_batch_from_the_file(capsys) -> None:
     lay = row["layout"]
     assert lay["tp"] * lay["pp"] * lay["dp"] * lay["cp"] == 8 and lay["global_batch"] == 128
     assert "plan-llm searches the layout" in captured.err  # the report goes to stderr with --json
+
+
+def test_torchtitan_pipeline_stages_and_microbatches(tmp_path, capsys) -> None:
+    """PP 4 with 4 layers per stage over Llama 3.1 8B's 32 layers: 32 / (4 x 4) = 2 virtual
+    stages per GPU; weights kept gathered after forward (never reshard) is ZeRO 2;
+    the PP microbatch is the micro-batch and local_batch_size x dp the global batch."""
+    path = tmp_path / "pp.toml"
+    path.write_text("[model]\nname = 'llama3'\nflavor = '8B'\n[training]\nlocal_batch_size = 8\n"
+                    "seq_len = 4096\n[parallelism]\npipeline_parallel_degree = 4\n"
+                    "pipeline_parallel_schedule = 'Interleaved1F1B'\n"
+                    "pipeline_parallel_layers_per_stage = 4\n"
+                    "pipeline_parallel_microbatch_size = 2\n"
+                    "fsdp_reshard_after_forward = 'never'\n")  # fmt: skip
+    from_file = predict(capsys, ["--from", str(path), "--dp", "2", *H100])
+    by_hand = predict(capsys, ["--model", "llama-3.1-8b", "--seq-len", "4096", "--tp", "1",
+                               "--pp", "4", "--dp", "2", "--interleave", "2", "--micro-batch",
+                               "2", "--global-batch", "16", "--zero", "2", "--recompute", "none",
+                               "--no-reshard-after-forward",
+                               "--framework", "pytorch", *H100])  # fmt: skip
+    assert {k: from_file[k] for k in COMPARED} == {k: by_hand[k] for k in COMPARED}
+
+
+def test_the_model_comes_from_a_config_json_beside_the_file(tmp_path, capsys) -> None:
+    config = {"model_type": "llama", "num_hidden_layers": 4, "hidden_size": 512,
+              "num_attention_heads": 8, "num_key_value_heads": 8, "intermediate_size": 1376,
+              "vocab_size": 32000, "max_position_embeddings": 2048}  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    (tmp_path / "ds.json").write_text('{"train_batch_size": 16, "zero_optimization": '
+                                      '{"stage": 2}, "bf16": {"enabled": true}}')  # fmt: skip
+    out = predict(capsys, ["--from", str(tmp_path / "ds.json"), "--dp", "4", *H100])
+    assert out["shape"]["layers"] == 4 and out["shape"]["hidden"] == 512
+    assert {"key": "config.json beside the file", "flag": "--hf-config",
+            "value": str(tmp_path / "config.json")} in out["job_file"]["read"]  # fmt: skip
