@@ -150,8 +150,6 @@ def _training(job: JobFile, training: dict[str, Any]) -> None:
     local = training.get("local_batch_size", training.get("batch_size"))
     if local is not None:
         job.context["local_batch"] = local
-        job.read.append({"key": "training.local_batch_size", "flag": "(x dp = --global-batch)",
-                         "value": local})  # fmt: skip
     total = training.get("global_batch_size", -1)
     if isinstance(total, int) and total > 0:
         job.set("training.global_batch_size", "global_batch", total)
