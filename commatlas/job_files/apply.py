@@ -43,7 +43,8 @@ def add_from_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from", dest="from_file", type=nonempty(), metavar="FILE",
                         help="your job's own config: a torchtitan .toml, a DeepSpeed .json, an "
                         "Accelerate FSDP .yaml or a Megatron-LM command line / script (.sh, "
-                        ".txt); flags given beside it win")  # fmt: skip
+                        ".txt), or for predict-serving a vLLM / SGLang serve command; flags "
+                        "given beside it win")  # fmt: skip
     fillable = []
     for action in parser._actions:
         if action.dest != "help":
@@ -57,11 +58,15 @@ def add_from_flag(parser: argparse.ArgumentParser) -> None:
 def apply_job_file(args: argparse.Namespace, command: str) -> None:
     """Fill ``args`` from ``--from`` (if given) and check that the formerly required flags are
     set; ValueError (one line naming the file and key, or the flag) otherwise."""
-    from commatlas.job_files.readers import read_job_file
+    from commatlas.job_files.readers import SERVING_FORMATS, read_job_file
 
     given: set[str] = getattr(args, "given_flags", set())
     if args.from_file is not None:
         job = read_job_file(args.from_file)
+        serving = command == "predict-serving"
+        if (job.format in SERVING_FORMATS) != serving:
+            wanted = "a vLLM / SGLang serve command" if serving else "a training config"
+            raise job.fail("", f"is a {job.format} file; {command} reads {wanted}")
         if job.finish is not None:
             view = {**job.values, **{d: getattr(args, d) for d in given if hasattr(args, d)}}
             if command == "plan-llm" and "dp" not in view and getattr(args, "gpus", None):

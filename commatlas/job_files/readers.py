@@ -1,5 +1,6 @@
 """Which reader reads a ``--from`` file: by its suffix (.toml torchtitan, .json DeepSpeed,
-.yaml/.yml Accelerate, anything else a Megatron-LM command line or launch script), each file
+.yaml/.yml Accelerate, anything else a Megatron-LM command line or launch script, or a vLLM / SGLang
+serve command when it launches one), each file
 read through costmodels.limits.read_text_bounded (size, FIFOs, binary files refused)."""
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from pathlib import Path
 from commatlas.job_files.report import JobFile
 from costmodels.limits import read_text_bounded
 
-FORMATS = ("torchtitan", "deepspeed", "accelerate", "megatron")
+FORMATS = ("torchtitan", "deepspeed", "accelerate", "megatron", "vllm", "sglang")
+SERVING_FORMATS = ("vllm", "sglang")
 
 
 def format_of(path: str) -> str:
@@ -22,6 +24,11 @@ def format_of(path: str) -> str:
 def read_job_text(text: str, path: str, fmt: str | None = None) -> JobFile:
     """The JobFile of ``text`` read as ``fmt`` (default: by the suffix of ``path``)."""
     fmt = fmt or format_of(path)
+    if fmt == "megatron":
+        from commatlas.job_files.serve_command import is_serve_command, read_serve_command
+
+        if is_serve_command(text):
+            return read_serve_command(text, path)
     if fmt == "torchtitan":
         from commatlas.job_files.torchtitan import read_torchtitan as reader
     elif fmt == "deepspeed":
