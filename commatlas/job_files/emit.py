@@ -23,11 +23,12 @@ EMIT_FORMATS = ("torchtitan", "megatron", "deepspeed")
 _PYTORCH = ("pytorch", "pytorch-compile")
 
 
-def add_emit_flags(parser: argparse.ArgumentParser) -> None:
+def add_emit_flags(parser: argparse.ArgumentParser, formats: tuple[str, ...] = EMIT_FORMATS,
+                   what: str = "the fastest layout as a torchtitan TOML, a Megatron-LM "
+                   "command line or a DeepSpeed config JSON") -> None:  # fmt: skip
     """``--emit FORMAT`` and ``--emit-file FILE``."""
-    parser.add_argument("--emit", choices=EMIT_FORMATS,
-                        help="write the fastest layout as a torchtitan TOML, a Megatron-LM "
-                        "command line or a DeepSpeed config JSON (read back with --from)")
+    parser.add_argument("--emit", choices=formats,
+                        help=f"write {what} (read back with --from)")
     parser.add_argument("--emit-file", type=nonempty(), default="-", metavar="FILE",
                         help="where --emit writes (default: standard output, instead of the "
                         "table)")  # fmt: skip

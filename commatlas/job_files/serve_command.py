@@ -52,7 +52,7 @@ def read_serve_command(text: str, path: str) -> JobFile:
         at = words.index("serve") if "serve" in words else -1
         if 0 <= at < len(words) - 1 and not words[at + 1].startswith("-"):
             _model(job, "vllm serve MODEL", words[at + 1], path)
-    dp, expert = 1, False
+    dp, expert, dp_attention = 1, False, "--enable-dp-attention" in words
     for i, word in enumerate(words):
         if not word.startswith("-"):
             continue
@@ -68,9 +68,12 @@ def read_serve_command(text: str, path: str) -> JobFile:
                 job.set(flag, dest, kind)
         elif flag == "--enable-expert-parallel":
             expert = True
+        elif flag == "--enable-dp-attention":
+            continue
         elif flag in ("--data-parallel-size", "-dp", "--dp-size", "--dp"):
             dp = int(value) if value.isdigit() else 1
-            job.ignore(flag, "data-parallel replicas are priced one at a time")
+            if not (dp_attention or expert or "--enable-expert-parallel" in words):
+                job.ignore(flag, "data-parallel replicas are priced one at a time")
         elif flag in ("--model", "--model-path"):
             _model(job, flag, value, path)
         elif flag == "--kv-cache-dtype":
@@ -90,6 +93,11 @@ def read_serve_command(text: str, path: str) -> JobFile:
             job.ignore(flag, "server, logging or memory setting: not priced")
     if expert:
         job.set("--enable-expert-parallel", "ep", job.values.get("tp", 1) * dp)
+    if dp_attention and dp > 1:  # SGLang: --tp counts every GPU, attention runs TP / DP wide
+        tp = job.values.get("tp", 1)
+        if tp % dp:
+            raise job.fail("--dp", f"{dp} does not divide --tp {tp} (DP attention)")
+        job.set("--tp / --dp (--enable-dp-attention)", "tp", tp // dp)
     return job
 
 

@@ -77,3 +77,34 @@ def test_each_command_reads_its_own_kind_of_file(tmp_path, capsys) -> None:
     assert main(["predict-serving", "--from", str(train), "--model", "llama-3.1-8b",
                  *REQUEST]) == 2  # fmt: skip
     assert "predict-serving reads a vLLM / SGLang serve command" in capsys.readouterr().err
+
+
+PLAN = ["plan-serving", "--gpus", "h100", "--tp", "1,2", "--precision", "bf16,fp8",
+        "--slo-ttft-p90", "2 s", "--slo-tpot-p99", "50 ms", "--prompt-len", "1024",
+        "--output-len", "128", "--requests", "100", "--top", "2",
+        "--max-num-seqs", "64"]  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+@pytest.mark.parametrize("model", ["llama-3.1-8b", "mixtral-8x7b"])
+def test_plan_serving_emit_round_trips(tmp_path, capsys, engine, model) -> None:
+    """The first deployment meeting the targets, written as a serve command and read back,
+    is the same deployment (GPUs, TP/PP/EP, precisions) with the same scheduler caps."""
+    path = tmp_path / "serve.sh"
+    extra = ["--ep", "1,2"] if model.startswith("mixtral") else []
+    argv = [*PLAN, "--model", model, *extra, "--json", "--emit", engine, "--emit-file", str(path)]
+    assert main(argv) == 0, capsys.readouterr().err
+    row = next(r for r in json.loads(capsys.readouterr().out)["rows"] if r["feasible"])
+    out = serving(capsys, ["--from", str(path), "--gpu", "h100"])
+    lay = out["layout"]
+    assert (lay["tp"], lay["pp"], lay["ep"], lay["precision"], lay["kv_precision"]) == (
+        row["tp"], row["pp"], row["ep"], row["precision"], row["kv_precision"])
+    read = {r["flag"]: r["value"] for r in out["job_file"]["read"]}
+    assert read["--max-num-seqs"] == 64 and read["--block-size"] == 16
+
+
+def test_plan_serving_emit_without_a_feasible_deployment_is_one_line(capsys) -> None:
+    argv = [*PLAN, "--model", "llama-3.1-70b", "--slo-tpot-p99", "1 us", "--emit", "vllm"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "no deployment meets the targets" in err and len(err.strip().splitlines()) == 1
