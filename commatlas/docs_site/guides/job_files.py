@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shlex
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,9 @@ EXAMPLES = [
      _AC + "examples/config_yaml_templates/fsdp.yaml",
      ["--model", "llama-3.2-3b", "--global-batch", "8", "--gpu", "h100"]),
 ]  # fmt: skip
+SERVE_PLAN = ["plan-serving", "--model", "llama-3.1-8b", "--gpus", "h100", "--tp", "1,2",
+              "--slo-ttft-p90", "2 s", "--slo-tpot-p99", "50 ms", "--prompt-len", "1024",
+              "--output-len", "128", "--requests", "100", "--top", "2"]  # fmt: skip
 PLAN = ["plan-llm", "--model", "llama-3.1-8b", "--gpus", "16", "--global-batch", "64",
         "--gpu", "h100", "--framework", "pytorch", "--top", "1"]  # fmt: skip
 
@@ -100,6 +104,12 @@ def _example_lines(framework: str, name: str, source: str, beside: list[str]) ->
     ]
 
 
+@cache
+def serve_text() -> str:
+    """The vLLM command plan-serving writes for Llama 3.1 8B on H100s."""
+    return run(SERVE_PLAN + ["--emit", "vllm"]).strip()
+
+
 def page_text() -> str:
     text, row, again = emitted()
     lines = [
@@ -157,12 +167,27 @@ def page_text() -> str:
         "price them.",
         "- A Megatron launch script's flags are read wherever they stand (both branches of an "
         "`if`); only literal `NAME=value` variables are filled in.",
-        "- Megatron-Bridge recipes (Python) and serving-engine commands are not read yet.",
+        "- Megatron-Bridge recipes (Python), TensorRT-LLM's `trtllm-serve` options and "
+        "Megatron-Bridge / NeMo YAML are not read yet.",
+        "",
+        "## Serving: vLLM and SGLang commands",
+        "",
+        "`predict-serving --from serve.sh` reads a `vllm serve MODEL ...` or `python -m "
+        "sglang.launch_server ...` command (tensor, pipeline and expert parallelism, weight "
+        "quantization, KV-cache dtype, CUDA graphs off, the scheduler's sequence cap, token "
+        "budget and block size; a Hugging Face id becomes a preset, a local folder its "
+        "config.json), and `plan-serving --emit vllm|sglang --emit-file serve.sh` writes the "
+        "first deployment that meets the targets back as such a command. For example:",
+        "",
+        "```",
+        serve_text(),
+        "```",
         "",
         *c.reproduce(
             [f"- `commatlas predict-llm --from {DATA}/{name} {' '.join(beside)} --json`"
              for _, name, _, beside in EXAMPLES]
-            + ["- `commatlas " + " ".join(PLAN) + " --emit torchtitan --emit-file plan.toml`"]
+            + ["- `commatlas " + " ".join(PLAN) + " --emit torchtitan --emit-file plan.toml`",
+               "- `commatlas " + shlex.join([*SERVE_PLAN, "--emit", "vllm"]) + "`"]
         ),  # fmt: skip
     ]
     return "\n".join(lines)
