@@ -37,12 +37,13 @@ _SUFFIXES = ("-Instruct", "-instruct", "-Chat", "-chat", "-hf", "-Base", "-FP8",
 
 def is_serve_command(text: str) -> bool:
     """True when the text launches vLLM or SGLang."""
-    return "vllm serve" in text or "sglang.launch_server" in text
+    return any(word in text for word in ("vllm serve", "vllm.entrypoints.openai.api_server",
+                                         "sglang.launch_server", "sglang serve"))
 
 
 def read_serve_command(text: str, path: str) -> JobFile:
     """The predict-serving flags of a vLLM / SGLang serve command."""
-    engine = "sglang" if "sglang.launch_server" in text else "vllm"
+    engine = "sglang" if "sglang" in text else "vllm"
     job = JobFile(path, engine)
     try:
         words = shlex.split(text, comments=True)
@@ -89,6 +90,10 @@ def read_serve_command(text: str, path: str) -> JobFile:
         elif flag == "--dtype":
             if value in _DTYPE and "precision" not in job.values:
                 job.set(flag, "precision", _DTYPE[value])
+            elif value not in _DTYPE:
+                job.ignore(flag, f"{value!r}: the model's own dtype, priced as bf16")
+        elif flag == "--enable-chunked-prefill":
+            job.ignore(flag, "chunked prefill is on by default here too")
         else:
             job.ignore(flag, "server, logging or memory setting: not priced")
     if expert:
@@ -105,7 +110,7 @@ def _model(job: JobFile, key: str, name: str, path: str) -> None:
     """A preset from a Hugging Face id (org/Name-Instruct), else a local folder's config.json."""
     from costmodels.llm.presets import get_preset
 
-    candidates = [name.rstrip("/").split("/")[-1]]
+    candidates = [name.rstrip("/").split("/")[-1].removeprefix("Meta-")]  # Meta-Llama-3.1
     while any(candidates[-1].endswith(s) for s in _SUFFIXES):  # -Instruct-v0.1 -> -Instruct
         last = candidates[-1]
         candidates.append(next(last.removesuffix(s) for s in _SUFFIXES if last.endswith(s)))

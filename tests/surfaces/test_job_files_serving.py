@@ -20,6 +20,11 @@ CASES = [
     ("vllm serve mistralai/Mixtral-8x7B-Instruct-v0.1 -tp 2 --data-parallel-size 4 "
      "--enable-expert-parallel --dtype bfloat16",
      ["--model", "Mixtral 8x7B", "--tp", "2", "--ep", "8"]),
+    ("VLLM_USE_V1=1 python3 -m vllm.entrypoints.openai.api_server \\\n --model "
+     "meta-llama/Meta-Llama-3.1-8B-Instruct --tensor-parallel-size 8 \\\n "
+     "--pipeline-parallel-size 2 --dtype auto --max-num-seqs 40 --enable-prefix-caching",
+     ["--model", "Llama 3.1 8B", "--tp", "8", "--pp", "2", "--max-num-seqs", "40",
+      "--prefix-caching"]),
     ("python -m sglang.launch_server --model-path Qwen/Qwen2.5-72B-Instruct --tp 8 "
      "--page-size 32 --chunked-prefill-size 4096 --disable-cuda-graph --host 0.0.0.0",
      ["--model", "Qwen 2.5 72B", "--tp", "8", "--block-size", "32", "--max-batched-tokens",
@@ -34,7 +39,8 @@ def serving(capsys, argv: list[str]) -> dict:
     return json.loads(captured.out)
 
 
-@pytest.mark.parametrize(("command", "flags"), CASES, ids=["vllm-tp", "vllm-ep", "sglang"])
+@pytest.mark.parametrize(("command", "flags"), CASES,
+                         ids=["vllm-tp", "vllm-ep", "vllm-api-server", "sglang"])
 def test_serve_command_prices_the_same_deployment_as_its_flags(tmp_path, capsys, command, flags):
     path = tmp_path / "serve.sh"
     path.write_text(command + "\n")
