@@ -16,13 +16,13 @@ from typing import Any
 from commatlas.job_files.emit import add_emit_flags
 from costmodels.safe_output import OutputTarget, write_output
 
-SERVING_FORMATS = ("vllm", "sglang")
+SERVING_FORMATS = ("vllm", "sglang", "trtllm")
 
 
 def add_serving_emit_flags(parser: argparse.ArgumentParser) -> None:
     """``--emit vllm|sglang`` and ``--emit-file FILE`` on plan-serving."""
     add_emit_flags(parser, SERVING_FORMATS, "the best deployment that meets the targets as a "
-                   "vLLM or SGLang serve command")  # fmt: skip
+                   "vLLM or SGLang serve command or TensorRT-LLM LLM-API options YAML")  # fmt: skip
 
 
 def serve_text(args: argparse.Namespace, rows: list[Any]) -> str:
@@ -41,6 +41,8 @@ def serve_text(args: argparse.Namespace, rows: list[Any]) -> str:
                          "--hf-config so the command names a checkpoint")
     quant = {"fp8": "fp8", "fp4": "modelopt_fp4"}.get(row.precision)
     dtype = {"bf16": "bfloat16", "fp16": "float16"}.get(row.precision)
+    if args.emit == "trtllm":
+        return _trtllm_yaml(args, row, model)
     if args.emit == "vllm":
         words = ["vllm", "serve", model, "--tensor-parallel-size", row.tp,
                  "--pipeline-parallel-size", row.pp]  # fmt: skip
@@ -73,3 +75,25 @@ def emit_deployment(args: argparse.Namespace, target: OutputTarget, rows: list[A
     """Write the serve command; True when it went to standard output."""
     write_output(target, serve_text(args, rows))
     return target.to_stdout
+
+
+def _trtllm_yaml(args: argparse.Namespace, row: Any, model: str) -> str:
+    """TensorRT-LLM's options YAML: EP wider than TP is attention DP (attention TP 1)."""
+    if row.ep > row.tp > 1:
+        raise ValueError(f"--emit trtllm: TP {row.tp} with EP {row.ep} has no TensorRT-LLM "
+                         "spelling (attention DP runs attention TP 1); plan with --tp 1 or "
+                         "--ep 1")
+    lines = [f"# commatlas plan-serving --emit trtllm: {row.gpu}, {row.gpus} GPUs per instance, "
+             f"{row.precision} weights (the checkpoint's); run: trtllm-serve {model} "
+             "--extra_llm_api_options THIS_FILE",
+             f"tensor_parallel_size: {max(row.tp, row.ep)}",
+             f"pipeline_parallel_size: {row.pp}",
+             f"moe_expert_parallel_size: {row.ep}",
+             f"enable_attention_dp: {str(row.ep > row.tp).lower()}",
+             f"max_batch_size: {args.max_num_seqs}",
+             f"max_num_tokens: {args.max_batched_tokens}",
+             "kv_cache_config:",
+             f"  dtype: {'fp8' if row.kv_precision == 'fp8' else 'auto'}",
+             f"  tokens_per_block: {args.block_size}",
+             f"  enable_block_reuse: {str(bool(args.prefix_caching)).lower()}"]  # fmt: skip
+    return "\n".join(lines) + "\n"

@@ -1,6 +1,7 @@
 """Which reader reads a ``--from`` file: by its suffix (.toml torchtitan, .json DeepSpeed,
 .yaml/.yml Accelerate, anything else a Megatron-LM command line or launch script, or a vLLM / SGLang
-serve command when it launches one), each file
+serve command when it launches one; a YAML with TensorRT-LLM's LLM-API keys is read as
+those), each file
 read through costmodels.limits.read_text_bounded (size, FIFOs, binary files refused)."""
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from pathlib import Path
 from commatlas.job_files.report import JobFile
 from costmodels.limits import read_text_bounded
 
-FORMATS = ("torchtitan", "deepspeed", "accelerate", "megatron", "vllm", "sglang")
-SERVING_FORMATS = ("vllm", "sglang")
+FORMATS = ("torchtitan", "deepspeed", "accelerate", "megatron", "vllm", "sglang", "trtllm")
+SERVING_FORMATS = ("vllm", "sglang", "trtllm")
 
 
 def format_of(path: str) -> str:
@@ -24,6 +25,12 @@ def format_of(path: str) -> str:
 def read_job_text(text: str, path: str, fmt: str | None = None) -> JobFile:
     """The JobFile of ``text`` read as ``fmt`` (default: by the suffix of ``path``)."""
     fmt = fmt or format_of(path)
+    if fmt == "accelerate":  # a YAML: Accelerate's, or TensorRT-LLM's LLM-API options
+        from commatlas.job_files.trtllm import is_trtllm_options, read_trtllm
+        from costmodels.yaml_bounded import safe_load_bounded
+
+        if is_trtllm_options(safe_load_bounded(text, f"--from {path}")):
+            return read_trtllm(text, path)
     if fmt == "megatron":
         from commatlas.job_files.serve_command import is_serve_command, read_serve_command
 

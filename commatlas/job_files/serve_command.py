@@ -27,6 +27,9 @@ _READ = {
     "--page-size": ("block_size", int), "--enforce-eager": ("eager", True),
     "--disable-cuda-graph": ("eager", True), "--enable-prefix-caching": ("prefix_caching", True),
     "--no-enable-chunked-prefill": ("no_chunked_prefill", True),
+    # trtllm-serve (TensorRT-LLM's spellings)
+    "--tp_size": ("tp", int), "--pp_size": ("pp", int), "--ep_size": ("ep", int),
+    "--max_batch_size": ("max_num_seqs", int), "--max_num_tokens": ("max_batched_tokens", int),
 }  # fmt: skip
 _TEXT = ("--kv-cache-dtype", "--quantization", "-q", "--dtype", "--model", "--model-path",
          "--data-parallel-size", "-dp", "--dp-size", "--dp")  # fmt: skip
@@ -38,21 +41,23 @@ _SUFFIXES = ("-Instruct", "-instruct", "-Chat", "-chat", "-hf", "-Base", "-FP8",
 def is_serve_command(text: str) -> bool:
     """True when the text launches vLLM or SGLang."""
     return any(word in text for word in ("vllm serve", "vllm.entrypoints.openai.api_server",
-                                         "sglang.launch_server", "sglang serve"))
+                                         "sglang.launch_server", "sglang serve", "trtllm-serve"))
 
 
 def read_serve_command(text: str, path: str) -> JobFile:
     """The predict-serving flags of a vLLM / SGLang serve command."""
-    engine = "sglang" if "sglang" in text else "vllm"
+    engine = ("trtllm" if "trtllm-serve" in text else "sglang" if "sglang" in text
+              else "vllm")  # fmt: skip
     job = JobFile(path, engine)
     try:
         words = shlex.split(text, comments=True)
     except ValueError as exc:
         raise job.fail("", f"not a shell command line ({exc})") from None
-    if engine == "vllm":
-        at = words.index("serve") if "serve" in words else -1
-        if 0 <= at < len(words) - 1 and not words[at + 1].startswith("-"):
-            _model(job, "vllm serve MODEL", words[at + 1], path)
+    entry = {"vllm": "serve", "trtllm": "trtllm-serve"}.get(engine, "")
+    if entry in words:
+        at = words.index(entry) + (words[words.index(entry) + 1:][:1] == ["serve"])
+        if at < len(words) - 1 and not words[at + 1].startswith("-"):
+            _model(job, f"{entry} MODEL", words[at + 1], path)
     dp, expert, dp_attention = 1, False, "--enable-dp-attention" in words
     for i, word in enumerate(words):
         if not word.startswith("-"):
@@ -67,6 +72,8 @@ def read_serve_command(text: str, path: str) -> JobFile:
                 job.set(flag, dest, int(value))
             else:
                 job.set(flag, dest, kind)
+        elif flag in ("--extra_llm_api_options", "--config"):
+            _options_file(job, flag, value, path)
         elif flag == "--enable-expert-parallel":
             expert = True
         elif flag == "--enable-dp-attention":
@@ -128,3 +135,17 @@ def _model(job: JobFile, key: str, name: str, path: str) -> None:
     else:
         job.ignore(key, f"{name} is not a model preset here and has no config.json; give "
                    "--model or --hf-config")
+
+
+def _options_file(job: JobFile, flag: str, value: str, path: str) -> None:
+    """trtllm-serve's LLM-API options YAML, beside the command file when relative."""
+    from commatlas.job_files.trtllm import read_trtllm
+    from costmodels.limits import read_text_bounded
+
+    options = Path(value)
+    if not options.is_absolute():
+        options = Path(path).parent / options
+    if not options.is_file():
+        job.ignore(flag, f"{value} is not a file beside the command; its options are not read")
+        return
+    read_trtllm(read_text_bounded(options, flag), str(options), job)

@@ -5,6 +5,7 @@ here in the engines' documented spellings (not copied from public files)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -91,17 +92,19 @@ PLAN = ["plan-serving", "--gpus", "h100", "--tp", "1,2", "--precision", "bf16,fp
         "--max-num-seqs", "64"]  # fmt: skip
 
 
-@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
 @pytest.mark.parametrize("model", ["llama-3.1-8b", "mixtral-8x7b"])
 def test_plan_serving_emit_round_trips(tmp_path, capsys, engine, model) -> None:
-    """The first deployment meeting the targets, written as a serve command and read back,
-    is the same deployment (GPUs, TP/PP/EP, precisions) with the same scheduler caps."""
-    path = tmp_path / "serve.sh"
+    """The first deployment meeting the targets, written as a serve command (TensorRT-LLM: its
+    options YAML, which leaves the model and the checkpoint's precision to flags) and read
+    back, is the same deployment (GPUs, TP/PP/EP, precisions) with the same scheduler caps."""
+    path = tmp_path / ("options.yaml" if engine == "trtllm" else "serve.sh")
     extra = ["--ep", "1,2"] if model.startswith("mixtral") else []
     argv = [*PLAN, "--model", model, *extra, "--json", "--emit", engine, "--emit-file", str(path)]
     assert main(argv) == 0, capsys.readouterr().err
     row = next(r for r in json.loads(capsys.readouterr().out)["rows"] if r["feasible"])
-    out = serving(capsys, ["--from", str(path), "--gpu", "h100"])
+    beside = ["--model", model, "--precision", row["precision"]] if engine == "trtllm" else []
+    out = serving(capsys, ["--from", str(path), "--gpu", "h100", *beside])
     lay = out["layout"]
     assert (lay["tp"], lay["pp"], lay["ep"], lay["precision"], lay["kv_precision"]) == (
         row["tp"], row["pp"], row["ep"], row["precision"], row["kv_precision"])
@@ -114,3 +117,47 @@ def test_plan_serving_emit_without_a_feasible_deployment_is_one_line(capsys) -> 
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "no deployment meets the targets" in err and len(err.strip().splitlines()) == 1
+
+
+TRTLLM = Path(__file__).resolve().parents[1] / "data" / "jobfiles" / "trtllm"
+# real TensorRT-LLM options files (tests/data/jobfiles/SOURCES.md), the flags beside them (the
+# model and the checkpoint's precision), and the equivalent predict-serving flags
+REAL_TRTLLM = [
+    ("curated_llama-3.3-70b.yaml", ["--model", "llama-3.1-70b", "--gpu", "b200",
+                                    "--precision", "fp8"],
+     ["--model", "llama-3.1-70b", "--gpu", "b200", "--precision", "fp8", "--tp", "1",
+      "--kv-precision", "fp8",
+      "--max-num-seqs", "1024", "--max-batched-tokens", "2048"]),
+    ("deepseek-r1-0528_H200_1k1k_tp8_conc16.yaml",
+     ["--model", "deepseek-v3", "--gpu", "h200", "--precision", "fp8"],
+     ["--model", "deepseek-v3", "--gpu", "h200", "--precision", "fp8", "--tp", "8", "--ep", "8",
+      "--kv-precision", "fp8", "--max-num-seqs", "16", "--max-batched-tokens", "1152"]),
+    ("deepseek-r1-0528_B200_1k1k_tp8_conc1024.yaml",
+     ["--model", "deepseek-v3", "--gpu", "b200", "--precision", "fp8"],
+     ["--model", "deepseek-v3", "--gpu", "b200", "--precision", "fp8", "--tp", "1", "--ep", "8",
+      "--kv-precision", "fp8", "--max-num-seqs", "512", "--max-batched-tokens", "2112"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "beside", "flags"), REAL_TRTLLM, ids=[r[0] for r in REAL_TRTLLM])
+def test_real_trtllm_options_price_the_same_deployment(capsys, name, beside, flags) -> None:
+    sim = ["--mode", "offline", "--requests", "16"]
+    from_file = serving(capsys, ["--from", str(TRTLLM / name), *beside, *sim])
+    by_hand = serving(capsys, [*flags, *sim])
+    assert {k: from_file[k] for k in COMPARED} == {k: by_hand[k] for k in COMPARED}
+    assert from_file["simulation"] == by_hand["simulation"]
+    ignored = {row["key"] for row in from_file["job_file"]["ignored"]}
+    assert "speculative_config" in ignored or name.startswith("curated")
+
+
+def test_trtllm_serve_command_reads_its_options_file(tmp_path, capsys) -> None:
+    (tmp_path / "opts.yaml").write_text((TRTLLM / "curated_llama-3.3-70b.yaml").read_text())
+    (tmp_path / "serve.sh").write_text("trtllm-serve meta-llama/Llama-3.3-70B-Instruct "
+                                       "--backend pytorch --tp_size 2 --max_batch_size 64 "
+                                       "--extra_llm_api_options opts.yaml\n")  # fmt: skip
+    out = serving(capsys, ["--from", str(tmp_path / "serve.sh"), "--model", "llama-3.1-70b",
+                           "--gpu", "b200", "--precision", "fp8"])
+    # the options file is read after the flags: its tensor_parallel_size 1 and batch win
+    assert out["layout"]["tp"] == 1 and out["layout"]["kv_precision"] == "fp8"
+    read = {r["key"] for r in out["job_file"]["read"]}
+    assert {"max_batch_size", "kv_cache_config.dtype"} <= read
