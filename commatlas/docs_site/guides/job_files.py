@@ -167,16 +167,18 @@ def page_text() -> str:
         "price them.",
         "- A Megatron launch script's flags are read wherever they stand (both branches of an "
         "`if`); only literal `NAME=value` variables are filled in.",
-        "- Megatron-Bridge recipes (Python), TensorRT-LLM's `trtllm-serve` options and "
-        "Megatron-Bridge / NeMo YAML are not read yet.",
+        "- Megatron-Bridge recipes (Python) and Megatron-Bridge / NeMo YAML are not read yet.",
         "",
-        "## Serving: vLLM and SGLang commands",
+        "## Serving: vLLM, SGLang and TensorRT-LLM",
         "",
-        "`predict-serving --from serve.sh` reads a `vllm serve MODEL ...` or `python -m "
-        "sglang.launch_server ...` command (tensor, pipeline and expert parallelism, weight "
+        "`predict-serving --from serve.sh` reads a `vllm serve MODEL ...`, `python -m "
+        "sglang.launch_server ...` or `trtllm-serve MODEL ... --extra_llm_api_options FILE` "
+        "command, or a TensorRT-LLM options YAML alone (TensorRT-LLM's own examples/configs "
+        "are read in tests/surfaces/test_job_files_serving.py), with tensor, pipeline and "
+        "expert parallelism (attention DP as EP groups), weight "
         "quantization, KV-cache dtype, CUDA graphs off, the scheduler's sequence cap, token "
         "budget and block size; a Hugging Face id becomes a preset, a local folder its "
-        "config.json), and `plan-serving --emit vllm|sglang --emit-file serve.sh` writes the "
+        "config.json), and `plan-serving --emit vllm|sglang|trtllm --emit-file FILE` writes the "
         "first deployment that meets the targets back as such a command. For example:",
         "",
         "```",
