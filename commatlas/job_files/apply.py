@@ -42,9 +42,10 @@ def add_from_flag(parser: argparse.ArgumentParser) -> None:
     """``--from FILE``, and the flags a file may supply made optional (checked after reading)."""
     parser.add_argument("--from", dest="from_file", type=nonempty(), metavar="FILE",
                         help="your job's own config: a torchtitan .toml, a DeepSpeed .json, an "
-                        "Accelerate FSDP .yaml or a Megatron-LM command line / script (.sh, "
-                        ".txt), or for predict-serving a vLLM / SGLang serve command; flags "
-                        "given beside it win")  # fmt: skip
+                        "Accelerate FSDP or Megatron-Bridge override .yaml or a Megatron-LM "
+                        "command line / script (.sh, .txt); for predict-serving a vLLM / SGLang "
+                        "/ trtllm-serve command or TensorRT-LLM options .yaml; flags given "
+                        "beside it win")  # fmt: skip
     fillable = []
     for action in parser._actions:
         if action.dest != "help":

@@ -1,7 +1,7 @@
 """Which reader reads a ``--from`` file: by its suffix (.toml torchtitan, .json DeepSpeed,
 .yaml/.yml Accelerate, anything else a Megatron-LM command line or launch script, or a vLLM / SGLang
-serve command when it launches one; a YAML with TensorRT-LLM's LLM-API keys is read as
-those), each file
+serve command when it launches one; a YAML with TensorRT-LLM's LLM-API keys or Megatron-Bridge's
+ConfigContainer sections is read as those), each file
 read through costmodels.limits.read_text_bounded (size, FIFOs, binary files refused)."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from pathlib import Path
 from commatlas.job_files.report import JobFile
 from costmodels.limits import read_text_bounded
 
-FORMATS = ("torchtitan", "deepspeed", "accelerate", "megatron", "vllm", "sglang", "trtllm")
+FORMATS = ("torchtitan", "deepspeed", "accelerate", "megatron", "megatron-bridge", "vllm",
+           "sglang", "trtllm")
 SERVING_FORMATS = ("vllm", "sglang", "trtllm")
 
 
@@ -29,8 +30,13 @@ def read_job_text(text: str, path: str, fmt: str | None = None) -> JobFile:
         from commatlas.job_files.trtllm import is_trtllm_options, read_trtllm
         from costmodels.yaml_bounded import safe_load_bounded
 
-        if is_trtllm_options(safe_load_bounded(text, f"--from {path}")):
+        data = safe_load_bounded(text, f"--from {path}")
+        if is_trtllm_options(data):
             return read_trtllm(text, path)
+        from commatlas.job_files.megatron_bridge import is_bridge_override, read_megatron_bridge
+
+        if is_bridge_override(data):
+            return read_megatron_bridge(text, path)
     if fmt == "megatron":
         from commatlas.job_files.serve_command import is_serve_command, read_serve_command
 

@@ -20,6 +20,11 @@ H100 = ["--gpu", "h100"]
 COMPARED = ("iteration_time_s", "memory_per_gpu_bytes", "layout", "shape", "precision",
             "framework", "recipe")  # fmt: skip
 
+# Qwen3-30B-A3B's config.json sizes as shape flags (no preset; head_dim left to the default)
+QWEN3_MOE = ["--layers", "48", "--hidden", "2048", "--heads", "32", "--kv-heads", "4",
+             "--ffn", "768", "--experts", "128", "--top-k", "8", "--vocab", "151936",
+             "--gated-mlp", "--untied-embeddings", "--dp", "4"]  # fmt: skip
+
 # file, flags given beside --from, the equivalent hand-written flags
 CASES = [
     ("torchtitan/llama3_8b.toml", ["--dp", "64", "--gpu", "a100-80gb"],
@@ -72,6 +77,22 @@ CASES = [
      ["--model", "gpt3-small", "--global-batch", "8", *H100],
      ["--model", "gpt3-small", "--tp", "1", "--pp", "1", "--dp", "1", "--global-batch", "8",
       "--zero", "3", "--framework", "pytorch", *H100]),
+    # Megatron-Bridge override files: the recipe (Python) is not read, so the model, the GPU
+    # count and what the override leaves out are given beside them
+    ("megatron_bridge/llama3_8b_pretrain_override_example.yaml",
+     ["--model", "llama-3.1-8b", "--dp", "8", *H100],
+     ["--model", "llama-3.1-8b", "--tp", "2", "--pp", "2", "--cp", "1", "--dp", "8",
+      "--micro-batch", "4", "--global-batch", "256", "--reduce-dtype", "fp32",
+      "--untied-embeddings", *H100]),
+    ("megatron_bridge/llama3_8b_pretrain_override_example_megatron_fsdp.yaml",
+     ["--model", "llama-3.1-8b", "--tp", "1", "--pp", "1", "--dp", "8", *H100],
+     ["--model", "llama-3.1-8b", "--seq-len", "4096", "--tp", "1", "--pp", "1", "--dp", "8",
+      "--micro-batch", "1", "--global-batch", "8", "--zero", "3", "--reduce-dtype", "fp32",
+      "--untied-embeddings", *H100]),
+    ("megatron_bridge/qwen3_moe_30b_a3b_pretrain_override_example.yaml", [*QWEN3_MOE, *H100],
+     [*QWEN3_MOE, "--tp", "4", "--pp", "2", "--seq-len", "4096", "--sequence-parallel",
+      "--ep", "4", "--micro-batch", "2", "--global-batch", "256", "--reduce-dtype", "fp32",
+      *H100]),
 ]  # fmt: skip
 
 

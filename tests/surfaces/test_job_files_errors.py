@@ -39,6 +39,10 @@ BAD = [
      ["--global-batch", "16", "--tp", "2"], ["num_processes", "8 GPUs", "16"]),
     ("split.yaml", "distributed_type: FSDP\nnum_processes: 6\nnum_machines: 4\n",
      ["--global-batch", "12"], ["num_processes", "num_machines"]),
+    ("bridge.yaml", "model:\n  tensor_model_parallel_size: 0\n", ["--dp", "8"],
+     ["model.tensor_model_parallel_size", "not a positive integer"]),
+    ("bridge_dp.yaml", "train:\n  global_batch_size: 8\n", ["--tp", "1", "--pp", "1"],
+     ["Megatron-Bridge", "give --dp"]),
     ("old.sh", "pretrain_gpt.py --model-parallel-size 8 --num-layers 4", ["--dp", "1"],
      ["--model-parallel-size", "--tensor-model-parallel-size"]),
     ("world.sh", "torchrun --nnodes 1 --nproc_per_node 8 pretrain_gpt.py "

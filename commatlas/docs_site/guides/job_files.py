@@ -167,7 +167,9 @@ def page_text() -> str:
         "price them.",
         "- A Megatron launch script's flags are read wherever they stand (both branches of an "
         "`if`); only literal `NAME=value` variables are filled in.",
-        "- Megatron-Bridge recipes (Python) and Megatron-Bridge / NeMo YAML are not read yet.",
+        "- Megatron-Bridge recipes are Python and are not read; their override YAML files "
+        "(ConfigContainer sections: model, train, ddp, dist, mixed_precision) are, with the "
+        "model and the GPU count given as flags.",
         "",
         "## Serving: vLLM, SGLang and TensorRT-LLM",
         "",
