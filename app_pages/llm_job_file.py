@@ -22,11 +22,14 @@ def planner_state(text: str, name: str, gpus_total: int) -> tuple[dict[str, Any]
     """The session values a job file sets on the planner page, and its report; ValueError (one
     line naming the file and key) when it cannot be read. ``gpus_total`` is the page's GPU
     count, used where the file leaves the data-parallel degree open."""
-    from commatlas.job_files.readers import read_job_text
+    from commatlas.job_files.readers import SERVING_FORMATS, read_job_text
     from commatlas.job_files.report import JobFileError
     from costmodels.llm.presets import get_preset
 
     job = read_job_text(text, name)
+    if job.format in SERVING_FORMATS:
+        raise job.fail("", f"is a {job.format} serving file; this page plans training "
+                       "(commatlas predict-serving --from reads it)")
     if job.finish is not None:
         try:  # the file's own GPU count first (a Megatron command's torchrun flags) ...
             job.finish(job, dict(job.values))

@@ -52,6 +52,9 @@ def test_upload_callback_sets_inputs_or_one_error(monkeypatch) -> None:
     llm_job_file._apply_upload()
     assert "zero_optimization.stage" in state["job_file_error"]
     assert "job_file_report" not in state
+    state["job_file"] = Upload("serve.sh", b"vllm serve meta-llama/Llama-3.1-8B -tp 2")
+    llm_job_file._apply_upload()
+    assert "predict-serving --from" in state["job_file_error"]
     state["job_file"] = Upload("bin.toml", b"\xff\xfe")
     llm_job_file._apply_upload()
     assert "not a text file" in state["job_file_error"]
