@@ -39,6 +39,7 @@ from app_pages.llm_inputs import (
     shape_from_inputs,
     sidebar,
 )
+from app_pages.llm_job_file import job_file_upload
 from app_pages.query_inputs import show_problems, write_back
 from app_pages.tables import show_table
 from costmodels.formatting import counted, format_number
@@ -208,6 +209,7 @@ def main() -> None:
     problems = sidebar()
     write_back(FIELDS)
     show_problems(problems)
+    job_file_upload()  # the user's own job file fills the inputs (issue 41)
     state = st.session_state
     try:
         shape = shape_from_inputs()

@@ -22,6 +22,8 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
+from commatlas.job_files.apply import add_from_flag, apply_job_file, job_file_lines
+from commatlas.job_files.emit import add_emit_flags, emit_layout, emit_target
 from commatlas.llm_args import add_plan_flags, add_predict_flags, layout_json, shape_overrides
 from commatlas.llm_measured import calibration_from_args
 from commatlas.llm_recipe_args import recipe_from_args
@@ -187,6 +189,7 @@ def predict_llm_command(args: argparse.Namespace) -> int:
     from costmodels.llm.step import predict_step
 
     try:
+        apply_job_file(args, "predict-llm")
         ctx = resolve_context(args)
         shape, cluster = ctx["resolved"].shape, ctx["cluster"]
         layout = args_layout(args, shape, cluster)
@@ -199,12 +202,14 @@ def predict_llm_command(args: argparse.Namespace) -> int:
     gpu, precision = cluster.gpu, ctx["options"]["precision"]
     out = {**step_json, **percentages(step_json, gpu, precision), "layout": layout_json(layout),
            **_echo(ctx, report)}  # fmt: skip
+    if args.job_file_report:  # --from: what was read, ignored and assumed (issue 41)
+        out["job_file"] = args.job_file_report
     if args.json:
         print(json_text(out))
     else:  # a layout that does not fit is an answer, said first; the exit code stays 0
         from commatlas.llm_summary import summary_lines
 
-        print("\n".join(summary_lines(out)))
+        print("\n".join(summary_lines(out) + job_file_lines(args)))
     return 0
 
 
@@ -224,6 +229,8 @@ def plan_llm_command(args: argparse.Namespace) -> int:
     from costmodels.llm.planner import plan
 
     try:
+        apply_job_file(args, "plan-llm")
+        emit_to = emit_target(args)
         ctx = resolve_context(args)
         shape, cluster = ctx["resolved"].shape, ctx["cluster"]
         calibration, report, cluster = calibration_from_args(args, shape, cluster, None,
@@ -241,6 +248,11 @@ def plan_llm_command(args: argparse.Namespace) -> int:
              "at_memory_limit": at_the_limit(step["memory_per_gpu_bytes"],
                                              step["usable_memory_bytes"]),
              "layout": layout_json(c.layout)} for c in ranked]  # fmt: skip
+    # --emit: the fastest layout as the framework's config (issue 41); to stdout instead of it
+    if emit_to is not None and emit_layout(args, emit_to, shape, ranked[0].layout):
+        return 0
+    if args.job_file_report:
+        print("\n".join(job_file_lines(args)), file=sys.stderr if args.json else sys.stdout)
     if args.json:
         print(json_text(rows))
         return 0
@@ -314,7 +326,10 @@ def _print_table(rows: list[dict[str, Any]], echo: dict[str, Any]) -> None:
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     pred = sub.add_parser("predict-llm", help="predict one training step of a large transformer")
     add_predict_flags(pred)
+    add_from_flag(pred)
     pred.set_defaults(run=predict_llm_command)
     plan = sub.add_parser("plan-llm", help="rank every valid parallel layout by step time")
     add_plan_flags(plan)
+    add_emit_flags(plan)
+    add_from_flag(plan)
     plan.set_defaults(run=plan_llm_command)

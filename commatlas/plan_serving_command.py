@@ -21,6 +21,8 @@ from dataclasses import asdict
 from typing import Any
 
 from commatlas.cli_types import choice_list, int_list, nonempty, positive_float
+from commatlas.job_files.emit import emit_target
+from commatlas.job_files.emit_serving import add_serving_emit_flags, emit_deployment
 from commatlas.llm_args import add_model_flags
 from commatlas.serving_args import add_engine_flags, add_request_flags
 from commatlas.serving_command import DEFAULT_REQUESTS
@@ -122,6 +124,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     add_request_flags(parser, default_requests=DEFAULT_REQUESTS, max_requests=MAX_PLAN_REQUESTS)
     add_engine_flags(parser)
     parser.add_argument("--json", action="store_true", help="print JSON")
+    add_serving_emit_flags(parser)
     parser.set_defaults(run=plan_serving_command)
 
 
@@ -189,6 +192,7 @@ def plan_serving_command(args: argparse.Namespace) -> int:
     from costmodels.units import parse_time
 
     try:
+        emit_to = emit_target(args)  # --emit vllm|sglang (issue 41), checked before the search
         if len(args.gpus_per_node) != 1:
             raise ValueError("--gpus-per-node takes one value here")
         slo = SLO(
@@ -235,6 +239,8 @@ def plan_serving_command(args: argparse.Namespace) -> int:
             target_rate=args.target_rate,
             rank_by=args.rank,
         )
+        if emit_to is not None and emit_deployment(args, emit_to, rows):
+            return 0
     except ValueError as exc:
         print(f"commatlas plan-serving: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2

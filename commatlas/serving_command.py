@@ -29,6 +29,7 @@ from dataclasses import asdict
 from typing import Any
 
 from commatlas.cli_types import bounded_int, nonempty, positive_float
+from commatlas.job_files.apply import add_from_flag, apply_job_file, job_file_lines
 from commatlas.llm_args import add_cluster_flags, add_model_flags
 from commatlas.llm_commands import cluster_and_source
 from commatlas.serving_args import add_engine_flags, add_request_flags
@@ -151,6 +152,7 @@ def predict_serving_command(args: argparse.Namespace) -> int:
     from costmodels.serving.shape_inputs import resolve_serving_shape
 
     try:
+        apply_job_file(args, "predict-serving")  # --from a vLLM / SGLang command (issue 41)
         _check_request_flags(args)
         requests = request_set(args, args.mode, args.rate) if args.mode else None
         prompt_len, output_len = (mean_lengths(requests) if requests is not None
@@ -192,7 +194,9 @@ def predict_serving_command(args: argparse.Namespace) -> int:
                        "intra_bandwidth_Bps": cluster.intra_bandwidth_Bps,
                        "intra_source": intra_source,
                        "inter_bandwidth_Bps": cluster.inter_bandwidth_Bps}}  # fmt: skip
-    print(json_text(out) if args.json else _text(out))
+    if args.job_file_report:
+        out["job_file"] = args.job_file_report
+    print(json_text(out) if args.json else "\n".join([_text(out), *job_file_lines(args)]))
     return 0
 
 
@@ -279,4 +283,5 @@ def _engine_line(e: dict[str, Any]) -> str:
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("predict-serving", help="predict LLM serving: TTFT, TPOT, KV cache")
     add_serving_flags(parser)
+    add_from_flag(parser)
     parser.set_defaults(run=predict_serving_command)

@@ -68,7 +68,7 @@ def test_every_guide_is_generated_with_question_and_reproduction(files) -> None:
     assert set(SLUGS) == {"choose-allreduce", "compression-pays", "scheduling-overlap",
                           "llm-parallelism", "calibrate-cluster", "llm-step-time",
                           "serving", "checkpoint-goodput", "stragglers",
-                          "trace-calibration", "cloud-networks"}  # fmt: skip
+                          "trace-calibration", "cloud-networks", "job-files"}  # fmt: skip
     assert pages <= set(files)
     assert all(p in pages or re.fullmatch(r"generated/guides/plots/[a-z0-9-]+\.svg", p)
                for p in files)  # fmt: skip

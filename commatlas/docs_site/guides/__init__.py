@@ -9,7 +9,8 @@
 - ``serving``: decode time, the KV cache and disaggregated pools (costmodels.serving);
 - ``checkpoint-goodput``: checkpoint interval and goodput under failures (costmodels.goodput);
 - ``stragglers``: BSP against SSP, local SGD and backup workers (costmodels.stragglers);
-- ``trace-calibration``: profiler traces, what-if replays and measured steps that transfer.
+- ``trace-calibration``: profiler traces, what-if replays and measured steps that transfer;
+- ``job-files``: start from your job's own torchtitan / Megatron / DeepSpeed / Accelerate file.
 
 - ``cloud-networks``: which cloud network is my cluster (cluster presets and transports).
 
@@ -26,6 +27,7 @@ from commatlas.docs_site.guides import (
     cloud_networks,
     compression_pays,
     goodput_page,
+    job_files,
     llm_parallelism,
     llm_step_time,
     scheduling_overlap,
@@ -46,6 +48,7 @@ GUIDES = {
     "checkpoint-goodput": goodput_page,
     "stragglers": stragglers,
     "trace-calibration": trace_calibration,
+    "job-files": job_files,
 
     "cloud-networks": cloud_networks,
 }

@@ -1,0 +1,163 @@
+"""``predict-serving --from`` a vLLM or SGLang serve command (issue 41): the command prices the
+same deployment as the predict-serving flags a user would type for it. The commands are written
+here in the engines' documented spellings (not copied from public files)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from commatlas.cli import main
+
+REQUEST = ["--batch", "8", "--prompt-len", "1024", "--output-len", "256"]
+COMPARED = ("layout", "shape", "model", "request")
+CASES = [
+    ("vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 4 "
+     "--kv-cache-dtype fp8 --quantization fp8 --max-num-seqs 128 --enforce-eager --port 8000",
+     ["--model", "Llama 3.1 70B", "--tp", "4", "--kv-precision", "fp8", "--precision", "fp8",
+      "--max-num-seqs", "128", "--eager"]),
+    ("vllm serve mistralai/Mixtral-8x7B-Instruct-v0.1 -tp 2 --data-parallel-size 4 "
+     "--enable-expert-parallel --dtype bfloat16",
+     ["--model", "Mixtral 8x7B", "--tp", "2", "--ep", "8"]),
+    ("VLLM_USE_V1=1 python3 -m vllm.entrypoints.openai.api_server \\\n --model "
+     "meta-llama/Meta-Llama-3.1-8B-Instruct --tensor-parallel-size 8 \\\n "
+     "--pipeline-parallel-size 2 --dtype auto --max-num-seqs 40 --enable-prefix-caching",
+     ["--model", "Llama 3.1 8B", "--tp", "8", "--pp", "2", "--max-num-seqs", "40",
+      "--prefix-caching"]),
+    ("python -m sglang.launch_server --model-path Qwen/Qwen2.5-72B-Instruct --tp 8 "
+     "--page-size 32 --chunked-prefill-size 4096 --disable-cuda-graph --host 0.0.0.0",
+     ["--model", "Qwen 2.5 72B", "--tp", "8", "--block-size", "32", "--max-batched-tokens",
+      "4096", "--eager"]),
+]  # fmt: skip
+
+
+def serving(capsys, argv: list[str]) -> dict:
+    code = main(["predict-serving", *argv, *REQUEST, "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)
+
+
+@pytest.mark.parametrize(("command", "flags"), CASES,
+                         ids=["vllm-tp", "vllm-ep", "vllm-api-server", "sglang"])
+def test_serve_command_prices_the_same_deployment_as_its_flags(tmp_path, capsys, command, flags):
+    path = tmp_path / "serve.sh"
+    path.write_text(command + "\n")
+    from_file = serving(capsys, ["--from", str(path)])
+    by_hand = serving(capsys, flags)
+    assert {k: from_file[k] for k in COMPARED} == {k: by_hand[k] for k in COMPARED}
+    assert from_file["tpot_s"] == by_hand["tpot_s"] and from_file["job_file"]["read"]
+
+
+def test_engine_knobs_reach_the_simulation(tmp_path, capsys) -> None:
+    """--max-num-seqs from the command caps the simulated batch as the flag does."""
+    path = tmp_path / "serve.sh"
+    path.write_text("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 4")
+    sim = ["--mode", "offline", "--requests", "32"]
+    a = serving(capsys, ["--from", str(path), "--tp", "1", *sim])
+    b = serving(capsys, ["--model", "llama-3.1-8b", "--tp", "1", "--max-num-seqs", "4", *sim])
+    assert a["simulation"] == b["simulation"]
+
+
+@pytest.mark.parametrize(("command", "words"), [
+    ("vllm serve meta-llama/Llama-3.1-8B --quantization awq", ["--quantization", "awq"]),
+    ("vllm serve some-org/unknown-model --tensor-parallel-size 2", ["give --model"]),
+    ("vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size x", ["--tensor-parallel-size"]),
+])  # fmt: skip
+def test_bad_serve_command_is_one_line(tmp_path, capsys, command, words) -> None:
+    path = tmp_path / "serve.sh"
+    path.write_text(command)
+    assert main(["predict-serving", "--from", str(path), *REQUEST]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and all(w in err for w in words), err
+
+
+def test_each_command_reads_its_own_kind_of_file(tmp_path, capsys) -> None:
+    serve = tmp_path / "serve.sh"
+    serve.write_text("vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 1")
+    assert main(["predict-llm", "--from", str(serve), "--dp", "1", "--global-batch", "8"]) == 2
+    assert "predict-llm reads a training config" in capsys.readouterr().err
+    train = tmp_path / "job.json"
+    train.write_text('{"zero_optimization": {"stage": 1}}')
+    assert main(["predict-serving", "--from", str(train), "--model", "llama-3.1-8b",
+                 *REQUEST]) == 2  # fmt: skip
+    assert "predict-serving reads a vLLM / SGLang serve command" in capsys.readouterr().err
+
+
+PLAN = ["plan-serving", "--gpus", "h100", "--tp", "1,2", "--precision", "bf16,fp8",
+        "--slo-ttft-p90", "2 s", "--slo-tpot-p99", "50 ms", "--prompt-len", "1024",
+        "--output-len", "128", "--requests", "100", "--top", "2",
+        "--max-num-seqs", "64"]  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
+@pytest.mark.parametrize("model", ["llama-3.1-8b", "mixtral-8x7b"])
+def test_plan_serving_emit_round_trips(tmp_path, capsys, engine, model) -> None:
+    """The first deployment meeting the targets, written as a serve command (TensorRT-LLM: its
+    options YAML, which leaves the model and the checkpoint's precision to flags) and read
+    back, is the same deployment (GPUs, TP/PP/EP, precisions) with the same scheduler caps."""
+    path = tmp_path / ("options.yaml" if engine == "trtllm" else "serve.sh")
+    extra = ["--ep", "1,2"] if model.startswith("mixtral") else []
+    argv = [*PLAN, "--model", model, *extra, "--json", "--emit", engine, "--emit-file", str(path)]
+    assert main(argv) == 0, capsys.readouterr().err
+    row = next(r for r in json.loads(capsys.readouterr().out)["rows"] if r["feasible"])
+    beside = ["--model", model, "--precision", row["precision"]] if engine == "trtllm" else []
+    out = serving(capsys, ["--from", str(path), "--gpu", "h100", *beside])
+    lay = out["layout"]
+    assert (lay["tp"], lay["pp"], lay["ep"], lay["precision"], lay["kv_precision"]) == (
+        row["tp"], row["pp"], row["ep"], row["precision"], row["kv_precision"])
+    read = {r["flag"]: r["value"] for r in out["job_file"]["read"]}
+    assert read["--max-num-seqs"] == 64 and read["--block-size"] == 16
+
+
+def test_plan_serving_emit_without_a_feasible_deployment_is_one_line(capsys) -> None:
+    argv = [*PLAN, "--model", "llama-3.1-70b", "--slo-tpot-p99", "1 us", "--emit", "vllm"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "no deployment meets the targets" in err and len(err.strip().splitlines()) == 1
+
+
+TRTLLM = Path(__file__).resolve().parents[1] / "data" / "jobfiles" / "trtllm"
+# real TensorRT-LLM options files (tests/data/jobfiles/SOURCES.md), the flags beside them (the
+# model and the checkpoint's precision), and the equivalent predict-serving flags
+REAL_TRTLLM = [
+    ("curated_llama-3.3-70b.yaml", ["--model", "llama-3.1-70b", "--gpu", "b200",
+                                    "--precision", "fp8"],
+     ["--model", "llama-3.1-70b", "--gpu", "b200", "--precision", "fp8", "--tp", "1",
+      "--kv-precision", "fp8",
+      "--max-num-seqs", "1024", "--max-batched-tokens", "2048"]),
+    ("deepseek-r1-0528_H200_1k1k_tp8_conc16.yaml",
+     ["--model", "deepseek-v3", "--gpu", "h200", "--precision", "fp8"],
+     ["--model", "deepseek-v3", "--gpu", "h200", "--precision", "fp8", "--tp", "8", "--ep", "8",
+      "--kv-precision", "fp8", "--max-num-seqs", "16", "--max-batched-tokens", "1152"]),
+    ("deepseek-r1-0528_B200_1k1k_tp8_conc1024.yaml",
+     ["--model", "deepseek-v3", "--gpu", "b200", "--precision", "fp8"],
+     ["--model", "deepseek-v3", "--gpu", "b200", "--precision", "fp8", "--tp", "1", "--ep", "8",
+      "--kv-precision", "fp8", "--max-num-seqs", "512", "--max-batched-tokens", "2112"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "beside", "flags"), REAL_TRTLLM, ids=[r[0] for r in REAL_TRTLLM])
+def test_real_trtllm_options_price_the_same_deployment(capsys, name, beside, flags) -> None:
+    sim = ["--mode", "offline", "--requests", "16"]
+    from_file = serving(capsys, ["--from", str(TRTLLM / name), *beside, *sim])
+    by_hand = serving(capsys, [*flags, *sim])
+    assert {k: from_file[k] for k in COMPARED} == {k: by_hand[k] for k in COMPARED}
+    assert from_file["simulation"] == by_hand["simulation"]
+    ignored = {row["key"] for row in from_file["job_file"]["ignored"]}
+    assert "speculative_config" in ignored or name.startswith("curated")
+
+
+def test_trtllm_serve_command_reads_its_options_file(tmp_path, capsys) -> None:
+    (tmp_path / "opts.yaml").write_text((TRTLLM / "curated_llama-3.3-70b.yaml").read_text())
+    (tmp_path / "serve.sh").write_text("trtllm-serve meta-llama/Llama-3.3-70B-Instruct "
+                                       "--backend pytorch --tp_size 2 --max_batch_size 64 "
+                                       "--extra_llm_api_options opts.yaml\n")  # fmt: skip
+    out = serving(capsys, ["--from", str(tmp_path / "serve.sh"), "--model", "llama-3.1-70b",
+                           "--gpu", "b200", "--precision", "fp8"])
+    # the options file is read after the flags: its tensor_parallel_size 1 and batch win
+    assert out["layout"]["tp"] == 1 and out["layout"]["kv_precision"] == "fp8"
+    read = {r["key"] for r in out["job_file"]["read"]}
+    assert {"max_batch_size", "kv_cache_config.dtype"} <= read
