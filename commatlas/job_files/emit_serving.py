@@ -50,8 +50,7 @@ def serve_text(args: argparse.Namespace, rows: list[Any]) -> str:
             words += ["--data-parallel-size", row.ep // row.tp, "--enable-expert-parallel"]
         words += ["--quantization", quant] if quant else ["--dtype", dtype]
         words += ["--kv-cache-dtype", "fp8"] if row.kv_precision == "fp8" else []
-        words += ["--max-num-seqs", args.max_num_seqs, "--max-num-batched-tokens",
-                  args.max_batched_tokens, "--block-size", args.block_size]  # fmt: skip
+        words += _knobs(args, ("--max-num-seqs", "--max-num-batched-tokens", "--block-size"))
         words += ["--enable-prefix-caching"] if args.prefix_caching else []
         words += ["--no-enable-chunked-prefill"] if args.no_chunked_prefill else []
     else:
@@ -64,11 +63,20 @@ def serve_text(args: argparse.Namespace, rows: list[Any]) -> str:
         words += ["--ep-size", row.ep] if row.ep > 1 else []
         words += ["--quantization", quant] if quant else ["--dtype", dtype]
         words += ["--kv-cache-dtype", "fp8_e4m3"] if row.kv_precision == "fp8" else []
-        words += ["--max-running-requests", args.max_num_seqs, "--chunked-prefill-size",
-                  args.max_batched_tokens, "--page-size", args.block_size]  # fmt: skip
+        words += _knobs(args, ("--max-running-requests", "--chunked-prefill-size",
+                               "--page-size"))
     head = (f"# commatlas plan-serving --emit {args.emit}: {row.gpu}, {row.gpus} GPUs per "
             f"instance; put your checkpoint's Hugging Face id or path in place of {model}")
     return head + "\n" + shlex.join(str(word) for word in words) + "\n"
+
+
+def _knobs(args: argparse.Namespace, flags: tuple[str, str, str]) -> list[Any]:
+    """The scheduler caps given to plan-serving, in the engine's spelling (sequences, token
+    budget, block size); a cap left to the engine's defaults (issue 38's presets) is not
+    written, so the engine, read back with the same preset, applies the same default."""
+    values = (args.max_num_seqs, args.max_batched_tokens, args.block_size)
+    return [word for flag, value in zip(flags, values, strict=True) if value is not None
+            for word in (flag, value)]
 
 
 def emit_deployment(args: argparse.Namespace, target: OutputTarget, rows: list[Any]) -> bool:
@@ -90,10 +98,11 @@ def _trtllm_yaml(args: argparse.Namespace, row: Any, model: str) -> str:
              f"pipeline_parallel_size: {row.pp}",
              f"moe_expert_parallel_size: {row.ep}",
              f"enable_attention_dp: {str(row.ep > row.tp).lower()}",
-             f"max_batch_size: {args.max_num_seqs}",
-             f"max_num_tokens: {args.max_batched_tokens}",
+             *([f"max_batch_size: {args.max_num_seqs}"] if args.max_num_seqs else []),
+             *([f"max_num_tokens: {args.max_batched_tokens}"] if args.max_batched_tokens
+               else []),
              "kv_cache_config:",
              f"  dtype: {'fp8' if row.kv_precision == 'fp8' else 'auto'}",
-             f"  tokens_per_block: {args.block_size}",
+             *([f"  tokens_per_block: {args.block_size}"] if args.block_size else []),
              f"  enable_block_reuse: {str(bool(args.prefix_caching)).lower()}"]  # fmt: skip
     return "\n".join(lines) + "\n"

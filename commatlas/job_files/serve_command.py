@@ -49,6 +49,8 @@ def read_serve_command(text: str, path: str) -> JobFile:
     engine = ("trtllm" if "trtllm-serve" in text else "sglang" if "sglang" in text
               else "vllm")  # fmt: skip
     job = JobFile(path, engine)
+    launcher = {"trtllm": "trtllm-serve", "sglang": "sglang.launch_server"}.get(engine, "vllm")
+    job.set(launcher, "engine", engine)  # the engine's own defaults (issue 38's --engine)
     try:
         words = shlex.split(text, comments=True)
     except ValueError as exc:

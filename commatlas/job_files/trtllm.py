@@ -42,7 +42,9 @@ def is_trtllm_options(data: Any) -> bool:
 def read_trtllm(text: str, path: str, job: JobFile | None = None) -> JobFile:
     """The predict-serving flags of a TensorRT-LLM options YAML (into ``job`` when a
     trtllm-serve command names the file)."""
-    job = job or JobFile(path, "trtllm")
+    if job is None:
+        job = JobFile(path, "trtllm")
+        job.set("(TensorRT-LLM options file)", "engine", "trtllm")  # issue 38's --engine trtllm
     data = safe_load_bounded(text, f"--from {path}")
     if not isinstance(data, dict):
         raise job.fail("", "is not a YAML mapping (TensorRT-LLM options are one)")

@@ -29,7 +29,7 @@ CASES = [
     ("python -m sglang.launch_server --model-path Qwen/Qwen2.5-72B-Instruct --tp 8 "
      "--page-size 32 --chunked-prefill-size 4096 --disable-cuda-graph --host 0.0.0.0",
      ["--model", "Qwen 2.5 72B", "--tp", "8", "--block-size", "32", "--max-batched-tokens",
-      "4096", "--eager"]),
+      "4096", "--eager", "--engine", "sglang"]),
 ]  # fmt: skip
 
 
@@ -100,7 +100,8 @@ def test_plan_serving_emit_round_trips(tmp_path, capsys, engine, model) -> None:
     back, is the same deployment (GPUs, TP/PP/EP, precisions) with the same scheduler caps."""
     path = tmp_path / ("options.yaml" if engine == "trtllm" else "serve.sh")
     extra = ["--ep", "1,2"] if model.startswith("mixtral") else []
-    argv = [*PLAN, "--model", model, *extra, "--json", "--emit", engine, "--emit-file", str(path)]
+    argv = [*PLAN, "--model", model, *extra, "--engine", engine, "--json", "--emit", engine,
+            "--emit-file", str(path)]  # fmt: skip
     assert main(argv) == 0, capsys.readouterr().err
     row = next(r for r in json.loads(capsys.readouterr().out)["rows"] if r["feasible"])
     beside = ["--model", model, "--precision", row["precision"]] if engine == "trtllm" else []
@@ -109,7 +110,9 @@ def test_plan_serving_emit_round_trips(tmp_path, capsys, engine, model) -> None:
     assert (lay["tp"], lay["pp"], lay["ep"], lay["precision"], lay["kv_precision"]) == (
         row["tp"], row["pp"], row["ep"], row["precision"], row["kv_precision"])
     read = {r["flag"]: r["value"] for r in out["job_file"]["read"]}
-    assert read["--max-num-seqs"] == 64 and read["--block-size"] == 16
+    assert read["--max-num-seqs"] == 64  # given to the plan: written
+    assert "--block-size" not in read  # left to the engine's preset on both sides: not written
+    assert read["--engine"] == engine
 
 
 def test_plan_serving_emit_without_a_feasible_deployment_is_one_line(capsys) -> None:
@@ -127,15 +130,17 @@ REAL_TRTLLM = [
                                     "--precision", "fp8"],
      ["--model", "llama-3.1-70b", "--gpu", "b200", "--precision", "fp8", "--tp", "1",
       "--kv-precision", "fp8",
-      "--max-num-seqs", "1024", "--max-batched-tokens", "2048"]),
+      "--max-num-seqs", "1024", "--max-batched-tokens", "2048", "--engine", "trtllm"]),
     ("deepseek-r1-0528_H200_1k1k_tp8_conc16.yaml",
      ["--model", "deepseek-v3", "--gpu", "h200", "--precision", "fp8"],
      ["--model", "deepseek-v3", "--gpu", "h200", "--precision", "fp8", "--tp", "8", "--ep", "8",
-      "--kv-precision", "fp8", "--max-num-seqs", "16", "--max-batched-tokens", "1152"]),
+      "--kv-precision", "fp8", "--max-num-seqs", "16", "--max-batched-tokens", "1152",
+      "--engine", "trtllm"]),
     ("deepseek-r1-0528_B200_1k1k_tp8_conc1024.yaml",
      ["--model", "deepseek-v3", "--gpu", "b200", "--precision", "fp8"],
      ["--model", "deepseek-v3", "--gpu", "b200", "--precision", "fp8", "--tp", "1", "--ep", "8",
-      "--kv-precision", "fp8", "--max-num-seqs", "512", "--max-batched-tokens", "2112"]),
+      "--kv-precision", "fp8", "--max-num-seqs", "512", "--max-batched-tokens", "2112",
+      "--engine", "trtllm"]),
 ]  # fmt: skip
 
 
