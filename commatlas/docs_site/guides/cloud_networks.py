@@ -119,7 +119,10 @@ def page_text(tax: Taxonomy) -> str:
         "grows nine times slower per byte below 16 MiB). NCCL's tuner leaves the fill out; the "
         "time here includes it.",
         "- **Racks.** A GB200 NVL72 rack is one NCCL node of 72 GPUs (multi-node NVLink); "
-        "traffic between racks crosses the InfiniBand network at 72 NICs a rack.",
+        "traffic between racks crosses the InfiniBand network at 72 NICs a rack. A GB300 NVL72 "
+        "(Blackwell Ultra, `gb300-nvl72`) is the same 72-GPU NVLink 5 domain with one 800 Gb/s "
+        "ConnectX-8 per GPU; `dgx-b300` is 8 B300 with eight 800 Gb/s NICs, `dgx-b200` 8 B200 "
+        "with eight 400 Gb/s ConnectX-7.",
         "- **Old and consumer nodes.** A DGX-1's V100s are a hybrid cube mesh, not a switch: "
         "two of them share 2 NVLinks (40 GB/s), four 80 GB/s, eight 120 GB/s. Eight GeForce "
         "boards on a dual-socket PCIe server ring at 10 GB/s, the socket link's rate.",
