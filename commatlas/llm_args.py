@@ -24,10 +24,11 @@ from costmodels.llm.frameworks import FRAMEWORKS_ORDER as FRAMEWORKS
 from costmodels.llm.planner import DEFAULT_MICRO_BATCHES
 from costmodels.llm.precision import PRECISIONS
 from costmodels.llm.presets import MODEL_NAMES
+from costmodels.llm.shapes import MLP_KINDS, POSITIONS
 
 RECOMPUTE = ("none", "selective", "op", "full")
 SHAPE_KEYS = ("layers", "hidden", "heads", "seq_len", "ffn", "vocab", "kv_heads", "gated_mlp",
-              "tied_embeddings", "experts", "top_k")  # fmt: skip
+              "tied_embeddings", "experts", "top_k", "head_dim", "mlp", "position")  # fmt: skip
 
 
 def add_model_flags(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +46,8 @@ def _model_flags(
     source.add_argument("--model", type=nonempty(80), help="named model: " + ", ".join(MODEL_NAMES))
     source.add_argument("--hf-config", type=nonempty(), metavar="CONFIG_JSON",
                         help="a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2, GPT-2, "
-                        "GPT-NeoX, DeepSeek-V3)")  # fmt: skip
+                        "GPT-NeoX, DeepSeek-V3, Qwen3, Qwen3-MoE, Llama 4, GPT-OSS, Kimi K2, "
+                        "Nemotron)")  # fmt: skip
     width = bounded_int(1, MAX_WIDTH)
     model.add_argument("--layers", type=bounded_int(1, MAX_LAYERS), help="transformer layers")
     model.add_argument("--hidden", type=width, help="hidden size")
@@ -63,6 +65,15 @@ def _model_flags(
         )
     model.add_argument("--gated-mlp", action=argparse.BooleanOptionalAction, default=None,
                        help="SwiGLU MLP with three matrices (Llama style)")  # fmt: skip
+    # issue 39: what --gated-mlp bundles, one by one
+    model.add_argument("--head-dim", type=width,
+                       help="width of one attention head (default hidden / heads; Qwen3 128)")
+    model.add_argument("--mlp", choices=MLP_KINDS,
+                       help="MLP activation: swiglu (3 matrices), gelu or relu2 (squared ReLU, "
+                       "Nemotron-4; 2 matrices); sets --gated-mlp to match")
+    model.add_argument("--position", choices=POSITIONS,
+                       help="position encoding: rope (no parameters) or learned (a seq-len x "
+                       "hidden table); default: rope with a gated MLP, learned without")
     tied = model.add_mutually_exclusive_group()
     tied.add_argument(
         "--untied-embeddings",

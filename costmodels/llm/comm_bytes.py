@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from costmodels.llm.layer_kinds import stage_counts
-from costmodels.llm.model_size import is_gpt_style, layer_split, local_layer_parameters
+from costmodels.llm.layer_kinds import has_learned_positions, stage_counts
+from costmodels.llm.model_size import layer_split, local_layer_parameters
 from costmodels.llm.recipe import DEFAULT_RECIPE, TrainingRecipe
 from costmodels.llm.shapes import Layout, TransformerShape
 
@@ -40,8 +40,8 @@ def stage_parameters_per_gpu(shape: TransformerShape, layout: Layout) -> tuple[f
     """
     t, e = layout.tp, layout.ep
     kinds = {moe: local_layer_parameters(shape, moe, t, e) for moe in (False, True)}
-    first = shape.vocab * shape.hidden + (shape.seq_len * shape.hidden if is_gpt_style(shape)
-                                          else 0)  # fmt: skip
+    learned = has_learned_positions(shape)
+    first = shape.vocab * shape.hidden + (shape.seq_len * shape.hidden if learned else 0)
     # Tied embeddings are one tensor when one stage holds both ends, a copy on the last otherwise.
     last = shape.vocab * shape.hidden if (layout.pp > 1 or not shape.tied_embeddings) else 0
     best = (0.0, 0.0)

@@ -27,6 +27,18 @@ from functools import lru_cache
 from costmodels.llm.shapes import TransformerShape
 
 
+def has_linear_bias(shape: TransformerShape) -> bool:
+    """Biases on the linear layers: ``linear_bias`` when set (GPT-OSS: SwiGLU with biases;
+    Nemotron-4: squared ReLU without), else GPT style (a two-matrix MLP) has them."""
+    return shape.linear_bias if shape.linear_bias is not None else not shape.gated_mlp
+
+
+def has_learned_positions(shape: TransformerShape) -> bool:
+    """A learned position table of seq_len x hidden: ``position`` when set (Nemotron-4: RoPE
+    with a squared-ReLU MLP), else GPT style (a two-matrix MLP) has one."""
+    return shape.position == "learned" if shape.position is not None else not shape.gated_mlp
+
+
 def head_dim(shape: TransformerShape) -> int:
     """Width of one query/key/value head (``head_dim`` when set, else hidden / heads)."""
     return shape.head_dim if shape.head_dim is not None else shape.hidden // shape.heads

@@ -54,6 +54,7 @@ from dataclasses import dataclass, replace
 from costmodels.llm.megatron_table import SEQ_LEN as MEGATRON_SEQ
 from costmodels.llm.megatron_table import TABLE_1
 from costmodels.llm.megatron_table import VOCAB as MEGATRON_VOCAB
+from costmodels.llm.presets_recent import recent_presets
 from costmodels.llm.shapes import LatentAttention, TransformerShape
 from costmodels.workloads.gpt import GPT2_VOCAB
 from costmodels.workloads.llama import LLAMA_CONFIGS
@@ -67,6 +68,8 @@ class ModelPreset:
     shape: TransformerShape  # seq_len = context, the default sequence length
     source: str
     aliases: tuple[str, ...] = ()
+    # what the model cannot price exactly, printed with every prediction (issue 39)
+    approximations: tuple[str, ...] = ()
 
     @property
     def context(self) -> int:
@@ -141,6 +144,8 @@ def _presets() -> list[ModelPreset]:
                     kv_heads=8, **moe), f"Qwen2-72B config in {_SCALE} (same architecture)",
                     ("qwen2.5-72b",)),
     ]  # fmt: skip
+    out += [ModelPreset(name, shape, source, aliases, approx)
+            for name, shape, source, aliases, approx in recent_presets()]  # issue 39
     for run in TABLE_1:
         size = f"{run.params_billion:g}B" if run.params_billion < 1000 else "1T"
         shape = _shape(run.layers, run.hidden, run.heads, MEGATRON_SEQ, vocab=MEGATRON_VOCAB)
@@ -173,11 +178,13 @@ def get_preset(name: str) -> ModelPreset:
 def alias_note(name: str) -> str:
     """ " (read from the alias 'llama-3-70b')" when ``name`` reaches its preset through an alias
     rather than the preset's own name, so a prediction says which model it priced (issue 30:
-    ``llama-3-70b`` was taken as Llama 3.1 70B without a word); "" otherwise."""
+    ``llama-3-70b`` was taken as Llama 3.1 70B without a word); "" otherwise. Then the preset's
+    approximations, each as "; APPROXIMATION: ..." (issue 39: never silent)."""
     preset = get_preset(name)
+    approx = "".join(f"; APPROXIMATION: {text}" for text in preset.approximations)
     if _key(name) == _key(preset.name):
-        return ""
-    return f" (read from the alias {name.strip()!r}; {preset.source.split(';')[0]})"
+        return approx
+    return f" (read from the alias {name.strip()!r}; {preset.source.split(';')[0]})" + approx
 
 
 def preset_shape(name: str, seq_len: int | None = None) -> TransformerShape:

@@ -18,6 +18,8 @@ from costmodels.hardware import GPU
 # torchtitan's per-layer selective checkpointing)
 Recompute = Literal["none", "selective", "op", "full"]
 RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "op", "full")
+MLP_KINDS: tuple[str, ...] = ("swiglu", "gelu", "relu2")  # issue 39: --mlp
+POSITIONS: tuple[str, ...] = ("rope", "learned")  # issue 39: --position
 
 
 @dataclass(frozen=True)
@@ -69,8 +71,23 @@ class TransformerShape:
     # a token's routed experts lie on at most this many nodes (DeepSeek-V3's node-limited
     # routing, M = 4; costmodels/llm/moe_dispatch.py); 0 = no limit (issue 26)
     node_limit: int = 0
+    # issue 39: what gated_mlp alone left implicit (None: as gated_mlp says, i.e. SwiGLU with
+    # RoPE and no biases, or GELU with learned positions and biases). ``mlp`` "relu2" is
+    # Nemotron-4's squared ReLU (two matrices); setting ``mlp`` sets gated_mlp to match.
+    mlp: str | None = None  # "swiglu" | "gelu" | "relu2"
+    position: str | None = None  # "learned" | "rope"
+    linear_bias: bool | None = None  # biases on the linear layers (GPT-OSS: yes, with SwiGLU)
+    qk_norm: bool = False  # a norm of head_dim weights on queries and keys (Qwen3)
 
     def __post_init__(self) -> None:
+        if self.mlp is not None:
+            if self.mlp not in MLP_KINDS:
+                raise ValueError(f"TransformerShape.mlp must be one of {'|'.join(MLP_KINDS)}, "
+                                 f"got {self.mlp!r}")  # fmt: skip
+            object.__setattr__(self, "gated_mlp", self.mlp == "swiglu")
+        if self.position is not None and self.position not in POSITIONS:
+            raise ValueError(f"TransformerShape.position must be one of {'|'.join(POSITIONS)}, "
+                             f"got {self.position!r}")  # fmt: skip
         for name in ("layers", "hidden", "heads", "seq_len", "vocab", "experts", "top_k",
                      "moe_layer_step"):  # fmt: skip
             if getattr(self, name) < 1:

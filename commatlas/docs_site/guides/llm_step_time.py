@@ -190,6 +190,21 @@ def page_text(tax: Taxonomy) -> str:
         f"on); on Megatron-LM's published table within {errors['narayanan_mape']:.1f} % "
         "([validation](../validation-llm.md)).",
         "",
+        "## Models and systems of 2025-26",
+        "",
+        "Presets `Qwen3 32B`, `Qwen3 30B-A3B`, `Qwen3 235B-A22B` (head width 128, q/k norms), "
+        "`GPT-OSS 20B` / `120B` (SwiGLU experts with biases), `Kimi K2` (DeepSeek-V3's MLA, "
+        "384 experts), `Llama 4 Scout` / `Maverick` and `Nemotron-4 340B` (squared ReLU); "
+        "`--hf-config` reads the same families (qwen3, qwen3_moe, gpt_oss, kimi_k2, "
+        "llama4, nemotron). `--head-dim`, `--mlp swiglu|gelu|relu2` and `--position "
+        "rope|learned` state what `--gated-mlp` bundles. What the model prices only "
+        "approximately (GPT-OSS's 128-token sliding-window layers as full attention, its "
+        "sinks; Llama 4's chunked attention beyond 8,192 tokens) is printed after the "
+        "model's name as `APPROXIMATION: ...`; a state-space model (Nemotron-H, Mamba) is "
+        "refused in one line naming what is missing. GPUs `b300` and `gb300` and clusters "
+        "`dgx-b200`, `dgx-b300`, `gb300-nvl72` (800 Gb/s ConnectX-8 per GPU) are presets "
+        "(`commatlas clusters` lists the sources).",
+        "",
         "## Calibrating on your own step",
         "",
         "One measured step identifies one factor: `--measured-step SECONDS` fits `gemm_scale` "
