@@ -92,6 +92,9 @@ def _check_precision(args: argparse.Namespace, gpu: Any) -> None:
     # fp8 without fp8 tensor cores is an error there, named here by its flag.
     if args.precision == "fp8" and gpu.fp8_tflops is None:
         raise ValueError(f"--precision fp8: the {gpu.name} has no fp8 tensor cores; use bf16")
+    if args.precision == "fp4" and gpu.fp4_tflops is None:  # issue 39: NVFP4 training
+        raise ValueError(f"--precision fp4 (NVFP4 training): the {gpu.name} has no FP4 tensor "
+                         "cores (Blackwell only); use fp8 or bf16")  # fmt: skip
 
 
 def args_layout(args: argparse.Namespace, shape: Any, cluster: Any):
@@ -158,7 +161,15 @@ def _echo(ctx: dict[str, Any], calibration: dict[str, Any] | None) -> dict[str, 
         },
         **{k: (asdict(v) if k == "recipe" else v) for k, v in ctx["options"].items()},
         "calibration": calibration,
+        "precision_note": _precision_note(ctx["options"]),
     }
+
+
+def _precision_note(options: dict[str, Any]) -> str:
+    from costmodels.llm.fp8_recipes import precision_note
+
+    recipe = options.get("recipe")
+    return precision_note(options["precision"], getattr(recipe, "fp8_recipe", None))
 
 
 def _fail(command: str, exc: Exception) -> int:

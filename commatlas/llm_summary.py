@@ -117,6 +117,8 @@ def summary_lines(out: dict[str, Any]) -> list[str]:
         f"{out.get('model', 'model')} on {_gpus(layout):,} x {gpu.get('name', 'GPU')}, "
         f"{out.get('precision', '')} {out.get('framework', '')}: {_layout_text(layout)}"
     )
+    if out.get("precision_note"):  # issue 39: what a low-precision step runs in
+        lines.append(out["precision_note"])
     batch = layout.get("global_batch")
     tokens = f" ({batch:,} sequences x {shape['seq_len']:,} tokens)" if batch and shape else ""
     lines.append(f"step time    {format_seconds(step)} per optimizer step{tokens}"

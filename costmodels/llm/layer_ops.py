@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from costmodels.llm.attention import flash_kernels, unfused_kernels
-from costmodels.llm.fp8_recipes import Fp8Recipe, cast_bytes, get_recipe
+from costmodels.llm.fp8_recipes import NVFP4, Fp8Recipe, cast_bytes, get_recipe
 from costmodels.llm.frameworks import ElementwiseOp, KernelSet
 from costmodels.llm.kernels import GemmShape, Kernel, gemm_kernel, memory_kernel
 from costmodels.llm.layer_kinds import dense_ffn, head_dim, is_moe
@@ -117,10 +117,24 @@ def _attention_kernels(shape: TransformerShape, shard: LayerShard, kernel_set: K
 
 def _gemm_dtype(precision: str, recipe: Fp8Recipe | None, linear: Linear) -> str:
     dtype = linear_gemm_dtype(precision)
-    if dtype != "fp8" or not linear.fp8:
-        return "bf16" if dtype == "fp8" else dtype
-    return "fp8" if recipe is None or recipe.name in ("delayed", "tensorwise") else \
+    if dtype not in ("fp8", "fp4") or not linear.fp8:
+        return "bf16" if dtype in ("fp8", "fp4") else dtype
+    if dtype == "fp4":
+        return "fp4"
+    return "fp8" if recipe is None or recipe.name in ("delayed", "tensorwise", "fp8-cs") else \
         f"fp8-{recipe.name}"  # fmt: skip
+
+
+def _low_precision_recipe(precision: str, fp8_recipe: str | None,
+                          framework: str) -> Fp8Recipe | None:  # fmt: skip
+    """The cast recipe of an fp8 (``--fp8-recipe``) or fp4 (NVFP4) step, None otherwise."""
+    dtype = linear_gemm_dtype(precision)
+    if dtype == "fp4":
+        return NVFP4
+    return get_recipe(fp8_recipe, framework) if dtype == "fp8" else None
+
+
+_INPUT_BYTES = {"fp4": 0.5 + 1 / 16}  # E2M1 and an E4M3 scale per 16 (fp8: 1, else 2)
 
 
 def layer_kernels(
@@ -140,15 +154,14 @@ def layer_kernels(
     fp8 weight (``FP8_TRANSPOSE_BYTES``) instead of re-casting it; 1 when the gathered bf16
     weight is cast."""
     moe = is_moe(shape) if moe is None else moe
-    fp8 = linear_gemm_dtype(precision) == "fp8"
-    recipe = get_recipe(fp8_recipe, kernel_set.name) if fp8 else None
+    recipe = _low_precision_recipe(precision, fp8_recipe, kernel_set.name)
     grad_out = 4.0 if kernel_set.fused_grad_accumulation else 2.0
     linears = layer_linears(shape, shard.tokens, shard.tp, shard.ep, moe)
     forward: list[Kernel] = []
     backward: list[Kernel] = []
     for x in linears:
         dtype = _gemm_dtype(precision, recipe, x)
-        ib = 1.0 if dtype.startswith("fp8") else 2.0
+        ib = _INPUT_BYTES.get(dtype, 1.0 if dtype.startswith("fp8") else 2.0)
         forward.append(gemm_kernel(x.name, "gemm", GemmShape(x.m, x.n, x.k, x.batch, ib), dtype))
         backward.append(gemm_kernel(x.name + "-dgrad", "gemm",
                                     GemmShape(x.m, x.k, x.n, x.batch, ib), dtype))  # fmt: skip
@@ -237,10 +250,8 @@ def weight_cast_bytes(shape: TransformerShape, shard: LayerShard, precision: str
     """Bytes of casting one layer's local weights to fp8 (+ transpose) once per step: the
     recipes with per-step weight scales (delayed, blockwise); dynamic recipes cast per forward
     (in ``layer_kernels``)."""
-    if linear_gemm_dtype(precision) != "fp8":
-        return 0.0
-    recipe = get_recipe(fp8_recipe, framework)
-    if recipe.weight_cast_per_microbatch:
+    recipe = _low_precision_recipe(precision, fp8_recipe, framework)
+    if recipe is None or recipe.weight_cast_per_microbatch:
         return 0.0
     moe = is_moe(shape) if moe is None else moe
     linears = layer_linears(shape, shard.tokens, shard.tp, shard.ep, moe)

@@ -56,8 +56,9 @@ from costmodels.llm.constants import StepConstants, default_constants
 from costmodels.llm.dp_exposure import fsdp_stages, zero12_exposed
 from costmodels.llm.edge_ops import optimizer_kernel
 from costmodels.llm.error_bands import expected_error
-from costmodels.llm.fp8_recipes import default_recipe
+from costmodels.llm.fp8_recipes import BLACKWELL_ONLY, default_recipe
 from costmodels.llm.frameworks import LOSS_SCALE_BYTES, get_kernel_set
+from costmodels.llm.gpu_arch import gpu_arch
 from costmodels.llm.kernel_time import kernel_seconds
 from costmodels.llm.kernels import memory_kernel
 from costmodels.llm.layer_kinds import stage_sizes
@@ -179,7 +180,7 @@ def predict_step(
     layout: Layout,
     cluster: LLMCluster,
     *,
-    precision: Literal["bf16", "fp16", "fp8"] = "bf16",
+    precision: Literal["bf16", "fp16", "fp8", "fp4"] = "bf16",
     framework: Literal["megatron", "pytorch", "pytorch-compile"] | str = "megatron",
     calibration: StepCalibration | None = None,
     constants: StepConstants | None = None,
@@ -199,6 +200,10 @@ def predict_step(
     recipe = recipe or DEFAULT_RECIPE
     gpu = cluster.gpu
     peak = tensor_peak_flops(gpu, linear_gemm_dtype(precision))  # also rejects fp8 w/o support
+    if precision == "fp8" and recipe.fp8_recipe in BLACKWELL_ONLY and gpu_arch(gpu.name) != \
+            "blackwell":  # fmt: skip
+        raise ValueError(f"--fp8-recipe {recipe.fp8_recipe} (MX block scaling) needs Blackwell "
+                         f"tensor cores (SM 10.0+); {gpu.name} is {gpu_arch(gpu.name)}")
     layout = _normalised(layout)
     constants = constants or default_constants()
     clock = clock_factor(gpu.name, cluster.power_cap_w) * constants.tensor_rate(gpu.name)

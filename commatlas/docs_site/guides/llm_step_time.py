@@ -205,6 +205,15 @@ def page_text(tax: Taxonomy) -> str:
         "`dgx-b200`, `dgx-b300`, `gb300-nvl72` (800 Gb/s ConnectX-8 per GPU) are presets "
         "(`commatlas clusters` lists the sources).",
         "",
+        "Precisions: `--fp8-recipe fp8-cs` is Transformer Engine's current scaling (per-tensor "
+        "scales from each tensor's own amax: an extra read per cast, the norm cannot cast), "
+        "`--fp8-recipe mxfp8` its MXFP8 block scaling (an E8M0 scale per 32 values, row- and "
+        "column-wise copies, Blackwell only) and `--precision fp4` NVFP4 training "
+        "(arXiv:2509.25149: fprop, dgrad and wgrad of the linear layers in FP4 at the GPU's "
+        "dense FP4 rate, 16-value E4M3 and per-tensor FP32 scales, attention and the output "
+        "layer in BF16; Blackwell only). The prediction prints what each runs in and what it "
+        "leaves out (NVFP4's BF16 last layers).",
+        "",
         "## Calibrating on your own step",
         "",
         "One measured step identifies one factor: `--measured-step SECONDS` fits `gemm_scale` "
