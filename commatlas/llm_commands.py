@@ -169,7 +169,11 @@ def _precision_note(options: dict[str, Any]) -> str:
     from costmodels.llm.fp8_recipes import precision_note
 
     recipe = options.get("recipe")
-    return precision_note(options["precision"], getattr(recipe, "fp8_recipe", None))
+    notes = [precision_note(options["precision"], getattr(recipe, "fp8_recipe", None))]
+    if getattr(recipe, "moe_dispatcher", None) == "hybridep":  # issue 39: said, never silent
+        notes.append("APPROXIMATION: --moe-dispatcher hybridep priced as deepep (once per node "
+                     "over the network, then NVLink)")  # fmt: skip
+    return "; ".join(note for note in notes if note)
 
 
 def _fail(command: str, exc: Exception) -> int:

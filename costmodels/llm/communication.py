@@ -163,6 +163,7 @@ def communication_breakdown(
     gathers_per_microbatch: int = 2,
     dispatch_bytes: float = BF16,
     tp_schedule: tuple[TPCollective, ...] | None = None,
+    dispatcher: str | None = None,
 ) -> CommBreakdown:
     """Seconds per training step per parallel dimension, with the parts hidden under compute.
 
@@ -227,7 +228,8 @@ def communication_breakdown(
     if moe_layers:
         tokens = layout.micro_batch * shape.seq_len / layout.cp
         tokens /= layout.tp if layout.sequence_parallel else 1
-        per_layer = ep_layer_seconds(shape, tokens, spans["ep"], cluster, dispatch_bytes, nccl)
+        per_layer = ep_layer_seconds(shape, tokens, spans["ep"], cluster, dispatch_bytes, nccl,
+                                     dispatcher)  # fmt: skip
         ep = m * moe_layers * per_layer * ((6 if full else 4) / 4)
     return CommBreakdown(tp, pp, dp, cp, ep, dp_hidden=dp_hidden, cp_hidden=cp_hidden,
                          dp_gather=dp_gather, tp_collective_s=tp_each)  # fmt: skip

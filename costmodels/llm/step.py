@@ -206,6 +206,8 @@ def predict_step(
                          f"tensor cores (SM 10.0+); {gpu.name} is {gpu_arch(gpu.name)}")
     layout = _normalised(layout)
     constants = constants or default_constants()
+    if recipe.cuda_graphs:  # the host issues one graph per layer, not each kernel (recipe.py)
+        constants = replace(constants, host_s_per_kernel=0.0)
     clock = clock_factor(gpu.name, cluster.power_cap_w) * constants.tensor_rate(gpu.name)
     n, m, pp = layout.gpus, layout.micro_batches, layout.pp
     v = layout.interleave if layout.schedule == "interleaved" else 1
@@ -230,6 +232,7 @@ def predict_step(
         overlap_dp=kernel_set.overlap_dp, layers=stages.counts[critical],
         gathers_per_microbatch=2 if recipe.reshard_after_forward else 1,
         dispatch_bytes=1.0 if recipe.dispatches_fp8(precision) else 2.0, tp_schedule=schedule,
+        dispatcher=recipe.moe_dispatcher,
     )  # fmt: skip
     tp_mb, tp_hidden = _tp_exposed_per_mb(stages, comm, schedule, layout, recipe, constants)
     comm_mb = tp_mb + (comm.pp + comm.ep + comm.exposed_of("cp")) / m

@@ -214,6 +214,12 @@ def page_text(tax: Taxonomy) -> str:
         "layer in BF16; Blackwell only). The prediction prints what each runs in and what it "
         "leaves out (NVFP4's BF16 last layers).",
         "",
+        "Layout words: `--moe-dispatcher alltoall` prices the flat expert all-to-all, "
+        "`deepep` DeepEP's normal kernels (a token crosses the network once per target node, "
+        "then NVLink), `hybridep` as `deepep` (said as an approximation); `--cuda-graphs` "
+        "drops the host's per-kernel launch time (each layer replays a captured graph). Both "
+        "are accepted by predict-llm and plan-llm.",
+        "",
         "## Calibrating on your own step",
         "",
         "One measured step identifies one factor: `--measured-step SECONDS` fits `gemm_scale` "

@@ -1,0 +1,82 @@
+"""Issue 39 item 4: --moe-dispatcher alltoall|deepep|hybridep and --cuda-graphs, priced by hand
+and accepted by predict-llm and plan-llm."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from commatlas.cli import main
+from costmodels.hardware import get_gpu
+from costmodels.llm.constants import default_constants
+from costmodels.llm.group_span import GroupSpan
+from costmodels.llm.moe_dispatch import ep_layer_seconds
+from costmodels.llm.recipe import TrainingRecipe
+from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
+from costmodels.llm.step import predict_step
+
+MOE = TransformerShape(layers=4, hidden=2048, heads=16, seq_len=1024, ffn=768, experts=64,
+                       top_k=8, gated_mlp=True, tied_embeddings=False, vocab=32_000)  # fmt: skip
+CLUSTER = LLMCluster(get_gpu("b200"), 8, 720e9, 50e9, inter_latency_s=5e-6)
+SPAN = GroupSpan(size=32, nodes=4, per_node=8)  # EP 32 over four nodes of eight
+
+
+def test_deepep_exchange_by_hand() -> None:
+    """DeepEP's normal kernels: a token crosses the network once per target node (D = min(top_k,
+    nodes) = 4, 3/4 of them remote) and NVLink to its 8 experts' GPUs (7/8 off-GPU); the two
+    overlap; all four exchanges in bf16 here (no fp8 dispatch)."""
+    tokens, h = 4096, 2048
+    network = tokens * 4 * (3 / 4) * h * 2 / 50e9
+    nvlink = tokens * 8 * h * 2 * (7 / 8) / 720e9
+    one = max(network, nvlink) + 5e-6
+    got = ep_layer_seconds(MOE, tokens, SPAN, CLUSTER, dispatcher="deepep")
+    assert got == pytest.approx(4 * one)
+    assert ep_layer_seconds(MOE, tokens, SPAN, CLUSTER, dispatcher="hybridep") == got
+    flat = ep_layer_seconds(MOE, tokens, SPAN, CLUSTER, dispatcher="alltoall")
+    assert flat == ep_layer_seconds(MOE, tokens, SPAN, CLUSTER) > got  # 8 copies vs 3 remote
+
+
+def test_cuda_graphs_drop_the_host_issue_time() -> None:
+    layout = Layout(tp=1, pp=1, dp=8, global_batch=8)
+    small = TransformerShape(layers=2, hidden=512, heads=8, seq_len=256, vocab=1000)
+    cluster = LLMCluster(get_gpu("h100"), 8, 370e9, 50e9)
+    eager = predict_step(small, layout, cluster, framework="pytorch")
+    graphs = predict_step(small, layout, cluster, framework="pytorch",
+                          recipe=TrainingRecipe(cuda_graphs=True))  # fmt: skip
+    assert default_constants().host_s_per_kernel > 0
+    assert graphs.iteration_time_s < eager.iteration_time_s  # a tiny model is launch-bound
+    with pytest.raises(ValueError, match="MoE dispatcher must be one of alltoall, deepep"):
+        TrainingRecipe(moe_dispatcher="nccl")
+
+
+@pytest.mark.parametrize("command", ["predict-llm", "plan-llm"])
+def test_flags_accepted_by_both_commands(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [
+        command,
+        "--model",
+        "Qwen3 30B-A3B",
+        "--cluster",
+        "dgx-b300",
+        "--global-batch",
+        "64",
+        "--seq-len",
+        "2048",
+        "--cuda-graphs",
+        "--json",
+    ]
+    layout = (["--tp", "1", "--pp", "1", "--dp", "16", "--ep", "16"] if command == "predict-llm"
+              else ["--gpus", "16", "--top", "1"])  # fmt: skip
+    times = {}
+    for dispatcher in ("alltoall", "hybridep"):
+        assert main([*argv, *layout, "--moe-dispatcher", dispatcher]) == 0
+        out = json.loads(capsys.readouterr().out)
+        if command == "predict-llm":
+            assert out["recipe"]["moe_dispatcher"] == dispatcher and out["recipe"]["cuda_graphs"]
+            times[dispatcher] = out["iteration_time_s"]
+        else:
+            times[dispatcher] = out[0]["iteration_time_s"]
+    assert times["hybridep"] <= times["alltoall"]  # two nodes: once per node beats 8 copies
+    with pytest.raises(SystemExit):  # argparse: one line naming the flag and the choices
+        main([*argv, *layout, "--moe-dispatcher", "ring"])
+    assert "--moe-dispatcher: invalid choice: 'ring'" in capsys.readouterr().err
