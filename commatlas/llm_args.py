@@ -219,6 +219,16 @@ def add_predict_flags(parser: argparse.ArgumentParser, batch_required: bool = Tr
                         "replicate across them (0 = shard over all of dp x cp)")  # fmt: skip
     layout.add_argument("--tp-across-nodes", action="store_true",
                         help="allow --tp above --gpus-per-node")  # fmt: skip
+    _stage_layer_flags(layout)
+
+
+def _stage_layer_flags(group: Any) -> None:
+    """Megatron's --decoder-first/last-pipeline-num-layers (issue 39), for both commands."""
+    for end in ("first", "last"):
+        group.add_argument(f"--{end}-stage-layers", type=bounded_int(0, MAX_LAYERS), default=0,
+                           help=f"layers on the {end} pipeline stage (Megatron's --decoder-"
+                           f"{end}-pipeline-num-layers; the other stages share the rest "
+                           "equally, also with --interleave; default 0: the even split)")
 
 
 def add_plan_flags(parser: argparse.ArgumentParser) -> None:
@@ -265,6 +275,7 @@ def add_plan_flags(parser: argparse.ArgumentParser) -> None:
     )
     search.add_argument("--max-interleave", type=bounded_int(1, MAX_LAYERS),
                         help="largest virtual stages per GPU (default: any)")  # fmt: skip
+    _stage_layer_flags(search)
 
 
 def shape_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -276,5 +287,5 @@ def layout_json(layout: Any) -> dict[str, Any]:
     """The layout fields the JSON output shows."""
     keys = ("tp", "pp", "dp", "cp", "ep", "micro_batch", "interleave", "zero",
             "sequence_parallel", "recompute", "global_batch", "schedule", "recompute_every",
-            "dp_shard")  # fmt: skip
+            "dp_shard", "first_stage_layers", "last_stage_layers")  # fmt: skip
     return {key: getattr(layout, key) for key in keys}

@@ -53,6 +53,9 @@ def _layout_text(layout: dict[str, Any]) -> str:
     parts.append(f"micro-batch {layout.get('micro_batch', 1)}")
     if layout.get("interleave", 1) > 1:
         parts.append(f"interleave {layout['interleave']}")
+    for end in ("first", "last"):  # issue 39: Megatron's uneven end stages
+        if layout.get(f"{end}_stage_layers"):
+            parts.append(f"{layout[f'{end}_stage_layers']} layers on the {end} stage")
     parts.append(f"ZeRO {layout.get('zero', 0)}")
     parts.append("sequence parallel" if layout.get("sequence_parallel") else "no SP")
     parts.append(f"recompute {layout.get('recompute', 'none')}")

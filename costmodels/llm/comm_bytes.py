@@ -45,7 +45,7 @@ def stage_parameters_per_gpu(shape: TransformerShape, layout: Layout) -> tuple[f
     # Tied embeddings are one tensor when one stage holds both ends, a copy on the last otherwise.
     last = shape.vocab * shape.hidden if (layout.pp > 1 or not shape.tied_embeddings) else 0
     best = (0.0, 0.0)
-    counts = stage_counts(shape, layout.pp)
+    counts = stage_counts(shape, layout.pp, layout.first_stage_layers, layout.last_stage_layers)
     for i, c in enumerate(counts):
         dense = c.dense * kinds[False][0] + c.moe * kinds[True][0]
         expert = c.dense * kinds[False][1] + c.moe * kinds[True][1]

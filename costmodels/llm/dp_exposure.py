@@ -95,7 +95,8 @@ def fsdp_stages(
                                               if has_learned_positions(shape) else 0)  # fmt: skip
     head = shape.vocab * shape.hidden if (layout.pp > 1 or not shape.tied_embeddings) else 0
     exposed, hidden, start = [], 0.0, 0
-    sizes = stage_sizes(shape.layers, layout.pp)
+    sizes = stage_sizes(shape.layers, layout.pp, layout.first_stage_layers,
+                        layout.last_stage_layers)  # fmt: skip
     last = len(sizes) - 1
     for i, size in enumerate(sizes):
         blocks = [kind_blocks[is_moe_layer(shape, j)] for j in range(start, start + size)]

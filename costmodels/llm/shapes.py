@@ -134,8 +134,14 @@ class Layout:
     # ZeRO-3 / FSDP: ranks each parameter is sharded over (HSDP: shard inside groups of this
     # size, replicate across the dp / dp_shard groups); 0 = all dp x cp ranks (full shard)
     dp_shard: int = 0
+    # issue 39: Megatron's --decoder-first/last-pipeline-num-layers (0: the default split,
+    # costmodels/llm/layer_kinds.stage_sizes); the other stages share the rest equally
+    first_stage_layers: int = 0
+    last_stage_layers: int = 0
 
     def __post_init__(self) -> None:
+        if self.first_stage_layers < 0 or self.last_stage_layers < 0:
+            raise ValueError("Layout.first_stage_layers and last_stage_layers must be >= 0")
         for name in ("tp", "pp", "dp", "global_batch", "micro_batch", "interleave", "cp", "ep",
                      "recompute_every"):  # fmt: skip
             if getattr(self, name) < 1:

@@ -132,7 +132,8 @@ def _optimizer_s(shape: TransformerShape, layout: Layout, cluster: LLMCluster, p
     if layout.zero >= 1:  # the distributed optimizer updates 1/dp of the shard (ZeRO-1)
         params /= layout.dp * layout.cp
     kernel_set = get_kernel_set(framework)
-    layers = max(stage_sizes(shape.layers, layout.pp))
+    layers = max(stage_sizes(shape.layers, layout.pp, layout.first_stage_layers,
+                             layout.last_stage_layers))  # fmt: skip
     opt = optimizer_kernel(params, layers, shape.gated_mlp, kernel_set)
     if precision == "fp16":
         opt = memory_kernel(opt.name, opt.bytes + LOSS_SCALE_BYTES * params, opt.launches + 1)

@@ -80,3 +80,63 @@ def test_flags_accepted_by_both_commands(command: str, capsys: pytest.CaptureFix
     with pytest.raises(SystemExit):  # argparse: one line naming the flag and the choices
         main([*argv, *layout, "--moe-dispatcher", "ring"])
     assert "--moe-dispatcher: invalid choice: 'ring'" in capsys.readouterr().err
+
+
+def test_uneven_end_stages_with_interleave_by_hand() -> None:
+    """Qwen3 235B-A22B (94 layers) on PP 8: 10 on the first stage, 12 on the last, the other six
+    share 72 (12 each); interleaved, every stage's count must divide by the chunks (Megatron)."""
+    from costmodels.llm.layer_kinds import stage_sizes
+    from costmodels.llm.layout_check import LayoutError, checked_layout
+    from costmodels.llm.presets import get_preset
+
+    qwen = get_preset("Qwen3 235B-A22B").shape
+    assert stage_sizes(94, 8, 10, 12) == (10, 12, 12, 12, 12, 12, 12, 12)
+    assert stage_sizes(61, 16, 3, 2) == (3, *[4] * 14, 2)  # DeepSeek-V3 on 16 stages
+    layout = checked_layout(qwen, tp=2, pp=8, dp=16, ep=16, global_batch=1024, interleave=2,
+                            first_stage_layers=10, last_stage_layers=12)  # fmt: skip
+    assert layout.schedule == "interleaved" and layout.first_stage_layers == 10
+    with pytest.raises(LayoutError, match="--interleave 4: every stage's layers must divide"):
+        checked_layout(qwen, tp=2, pp=8, dp=16, global_batch=1024, interleave=4,
+                       first_stage_layers=10, last_stage_layers=12)  # fmt: skip
+    with pytest.raises(
+        LayoutError, match="54 layers left .* do not split equally over the other 14"
+    ):
+        checked_layout(get_preset("DeepSeek-V3").shape, tp=1, pp=16, dp=1, global_batch=16,
+                       first_stage_layers=3, last_stage_layers=4)  # fmt: skip
+    # the step prices the stages as given: the default split of 94 on 8 is 11, 12 x 6, 11, so
+    # 12 layers on the last stage (with the output layer) make the critical stage one layer
+    # longer than the default's
+    cluster = LLMCluster(get_gpu("b300"), 8, 720e9, 100e9)
+    even = checked_layout(qwen, tp=2, pp=8, dp=16, ep=16, global_batch=1024)
+    late = checked_layout(qwen, tp=2, pp=8, dp=16, ep=16, global_batch=1024,
+                          first_stage_layers=10, last_stage_layers=12)  # fmt: skip
+    assert stage_sizes(94, 8) == (11, *[12] * 6, 11)
+    assert predict_step(qwen, late, cluster).iteration_time_s > predict_step(
+        qwen, even, cluster).iteration_time_s  # fmt: skip
+    assert predict_step(qwen, layout, cluster).iteration_time_s > 0
+
+
+def test_stage_flags_in_both_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    base = [
+        "--model",
+        "Qwen3 235B-A22B",
+        "--cluster",
+        "dgx-b300",
+        "--global-batch",
+        "1024",
+        "--first-stage-layers",
+        "10",
+        "--last-stage-layers",
+        "12",
+        "--json",
+    ]
+    assert main(["predict-llm", *base, "--tp", "2", "--pp", "8", "--dp", "16", "--ep", "16",
+                 "--interleave", "2", "--recompute", "full"]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert (out["layout"]["first_stage_layers"], out["layout"]["last_stage_layers"]) == (10, 12)
+    assert main(["plan-llm", *base, "--gpus", "256", "--ep", "16", "--micro-batches", "1",
+                 "--top", "3"]) == 0  # fmt: skip
+    ranked = json.loads(capsys.readouterr().out)
+    assert ranked and all(r["layout"]["pp"] == 1 or (r["layout"]["first_stage_layers"],
+                                                     r["layout"]["last_stage_layers"]) == (10, 12)
+                          for r in ranked)  # fmt: skip

@@ -218,7 +218,12 @@ def page_text(tax: Taxonomy) -> str:
         "`deepep` DeepEP's normal kernels (a token crosses the network once per target node, "
         "then NVLink), `hybridep` as `deepep` (said as an approximation); `--cuda-graphs` "
         "drops the host's per-kernel launch time (each layer replays a captured graph). Both "
-        "are accepted by predict-llm and plan-llm.",
+        "are accepted by predict-llm and plan-llm. `--first-stage-layers N` / "
+        "`--last-stage-layers N` put N layers on the first / last pipeline stage as Megatron's "
+        "`--decoder-first/last-pipeline-num-layers` do (the other stages share the rest "
+        "equally), also with `--interleave` when every stage's count divides by it (Qwen3 "
+        "235B-A22B's 94 layers on PP 8 VP 2: 10 + 6 x 12 + 12); plan-llm applies them to every "
+        "pipeline depth where they split.",
         "",
         "## Calibrating on your own step",
         "",
