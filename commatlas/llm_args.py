@@ -187,6 +187,10 @@ def add_predict_flags(parser: argparse.ArgumentParser, batch_required: bool = Tr
         layout.add_argument(flag, type=count, required=True, help=f"{what}-parallel degree")
     layout.add_argument("--cp", type=count, default=1, help="context-parallel degree")
     layout.add_argument("--ep", type=count, default=1, help="expert-parallel degree (in cp x dp)")
+    layout.add_argument("--etp", type=bounded_int(0, MAX_GPUS), default=0,
+                        help="expert tensor-parallel degree (Megatron's --expert-tensor-parallel-"
+                        "size; default: --tp). With it, --ep x --etp ranks are carved from "
+                        "tp x cp x dp, so EP may span the TP group")  # fmt: skip
     layout.add_argument(
         "--micro-batch", type=bounded_int(1, MAX_BATCH), default=1, help="sequences per micro-batch"
     )
@@ -276,6 +280,9 @@ def add_plan_flags(parser: argparse.ArgumentParser) -> None:
     search.add_argument("--max-interleave", type=bounded_int(1, MAX_LAYERS),
                         help="largest virtual stages per GPU (default: any)")  # fmt: skip
     _stage_layer_flags(search)
+    search.add_argument("--etp", type=int_list(0, MAX_GPUS), default=(0,),
+                        help="expert tensor-parallel degrees to try, e.g. 1 (0 = the layout's "
+                        "--tp); with them EP may span the TP group")  # fmt: skip
 
 
 def shape_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -287,5 +294,5 @@ def layout_json(layout: Any) -> dict[str, Any]:
     """The layout fields the JSON output shows."""
     keys = ("tp", "pp", "dp", "cp", "ep", "micro_batch", "interleave", "zero",
             "sequence_parallel", "recompute", "global_batch", "schedule", "recompute_every",
-            "dp_shard", "first_stage_layers", "last_stage_layers")  # fmt: skip
+            "dp_shard", "first_stage_layers", "last_stage_layers", "etp")  # fmt: skip
     return {key: getattr(layout, key) for key in keys}

@@ -107,7 +107,7 @@ def args_layout(args: argparse.Namespace, shape: Any, cluster: Any):
         ep=args.ep, gpus_per_node=None if args.tp_across_nodes else cluster.gpus_per_node,
         recompute_every=getattr(args, "recompute_every", 1), dp_shard=getattr(args, "dp_shard", 0),
         first_stage_layers=getattr(args, "first_stage_layers", 0),
-        last_stage_layers=getattr(args, "last_stage_layers", 0),
+        last_stage_layers=getattr(args, "last_stage_layers", 0), etp=getattr(args, "etp", 0),
     )  # fmt: skip
     problem = nodes_problem(args.tp * args.pp * args.dp * args.cp, cluster.gpus_per_node)
     if problem:
@@ -223,7 +223,8 @@ def _plan_choices(args: argparse.Namespace) -> dict[str, Any]:
                 recompute=modes, sequence_parallel=sp,
                 context_parallel=args.cp, expert_parallel=args.ep,
                 max_interleave=args.max_interleave,
-                stage_layers=(args.first_stage_layers, args.last_stage_layers))  # fmt: skip
+                stage_layers=(args.first_stage_layers, args.last_stage_layers),
+                expert_tensor_parallel=args.etp)  # fmt: skip
 
 
 def plan_llm_command(args: argparse.Namespace) -> int:

@@ -50,6 +50,8 @@ def _capacity(out: dict[str, Any]) -> tuple[float | None, str]:
 def _layout_text(layout: dict[str, Any]) -> str:
     parts = [f"TP {layout.get('tp', 1)} x PP {layout.get('pp', 1)} x DP {layout.get('dp', 1)}"]
     parts += [f"{key.upper()} {layout[key]}" for key in ("cp", "ep") if layout.get(key, 1) > 1]
+    if layout.get("etp"):  # issue 39: the experts' own TP degree
+        parts.append(f"ETP {layout['etp']}")
     parts.append(f"micro-batch {layout.get('micro_batch', 1)}")
     if layout.get("interleave", 1) > 1:
         parts.append(f"interleave {layout['interleave']}")

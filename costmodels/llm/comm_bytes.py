@@ -39,7 +39,7 @@ def stage_parameters_per_gpu(shape: TransformerShape, layout: Layout) -> tuple[f
     divided by t too (a few h per layer; approximation).
     """
     t, e = layout.tp, layout.ep
-    kinds = {moe: local_layer_parameters(shape, moe, t, e) for moe in (False, True)}
+    kinds = {moe: local_layer_parameters(shape, moe, t, e, layout.etp) for moe in (False, True)}
     learned = has_learned_positions(shape)
     first = shape.vocab * shape.hidden + (shape.seq_len * shape.hidden if learned else 0)
     # Tied embeddings are one tensor when one stage holds both ends, a copy on the last otherwise.

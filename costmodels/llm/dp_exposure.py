@@ -87,7 +87,7 @@ def fsdp_stages(
 
     kind_blocks = {}
     for moe, kind in stages.kinds.items():
-        dense, expert = local_layer_parameters(shape, moe, t, e)
+        dense, expert = local_layer_parameters(shape, moe, t, e, layout.etp)
         gather, reduce = comm(dense, expert)
         kind_blocks[moe] = Block(kind.forward.total, kind.backward.total, gather, reduce)
     emb_f, emb_b, head_f, head_b = stages.edges

@@ -43,6 +43,7 @@ CLI_NAMES: dict[str, str] = {
     "seq_len": "--seq-len", "experts": "--experts", "gpus_per_node": "--gpus-per-node",
     "gpus": "--gpus", "dp_shard": "--dp-shard", "recompute_every": "--recompute-every",
     "first_stage_layers": "--first-stage-layers", "last_stage_layers": "--last-stage-layers",
+    "etp": "--etp",
 }  # fmt: skip
 
 
@@ -151,8 +152,25 @@ def context_parallel_problem(shape: TransformerShape, cp: int, tp: int, sequence
 
 
 def expert_parallel_problem(shape: TransformerShape, ep: int, dp: int, cp: int,
-                            names: Mapping[str, str] = CLI_NAMES) -> str | None:  # fmt: skip
-    """Why ``ep`` expert-parallel ranks are impossible (None when they are)."""
+                            names: Mapping[str, str] = CLI_NAMES, tp: int = 1,
+                            etp: int = 0) -> str | None:  # fmt: skip
+    """Why ``ep`` expert-parallel ranks are impossible (None when they are). With ``etp`` (the
+    experts' own TP degree, Megatron's MoE parallel folding) the ep x etp expert ranks are
+    carved from tp x cp x dp, so EP may span the TP group; etp divides tp and the expert FFN."""
+    flag = names.get("etp", "--etp")
+    if etp and (ep > 1 or etp != tp):
+        if shape.experts == 1:
+            return f"{flag} {etp} needs a mixture-of-experts model ({names['experts']} > 1)"
+        if tp % etp or shape.ffn_size % etp:
+            return (f"{flag} {etp} must divide {names['tp']} {tp} and the expert FFN width "
+                    f"{shape.ffn_size}")  # fmt: skip
+        if shape.experts % ep:
+            return f"{names['ep']} {ep} does not divide {names['experts']} {shape.experts}"
+        if (tp * dp * cp) % (ep * etp):
+            return (f"{names['ep']} {ep} x {flag} {etp} does not divide the {names['tp']} x "
+                    f"{names['dp']} x {names['cp']} = {tp * dp * cp} ranks the experts are "
+                    "carved from")  # fmt: skip
+        return None
     if ep == 1:
         return None
     if shape.experts == 1:
@@ -185,6 +203,7 @@ def checked_layout(
     dp_shard: int = 0,
     first_stage_layers: int = 0,
     last_stage_layers: int = 0,
+    etp: int = 0,
 ) -> Layout:
     """The Layout, or LayoutError naming the first flag that breaks a rule of the module
     docstring. ``gpus_per_node=None`` lets tensor parallelism cross nodes."""
@@ -212,7 +231,7 @@ def checked_layout(
         or interleave_problem(shape, pp, interleave, m, names, first_stage_layers,
                               last_stage_layers)
         or context_parallel_problem(shape, cp, tp, sequence_parallel, names)
-        or expert_parallel_problem(shape, ep, dp, cp, names)
+        or expert_parallel_problem(shape, ep, dp, cp, names, tp, etp)
         or _fsdp_problem(dp, cp, zero, dp_shard, recompute, recompute_every, names)
     )
     if problem:
@@ -223,6 +242,7 @@ def checked_layout(
         recompute=recompute, cp=cp, ep=ep, recompute_every=recompute_every, dp_shard=dp_shard,
         schedule="interleaved" if interleave > 1 else "1f1b",
         first_stage_layers=first_stage_layers, last_stage_layers=last_stage_layers,
+        etp=etp if etp != tp else 0,
     )  # fmt: skip
 
 

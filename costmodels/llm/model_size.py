@@ -164,23 +164,23 @@ def stage_parameters(shape: TransformerShape, pp: int) -> int:
 
 
 @lru_cache(maxsize=4096)
-def local_layer_parameters(shape: TransformerShape, moe: bool, tp: int, ep: int = 1) -> tuple[
-        float, float]:  # fmt: skip
+def local_layer_parameters(shape: TransformerShape, moe: bool, tp: int, ep: int = 1,
+                           etp: int = 0) -> tuple[float, float]:  # fmt: skip
     """(dense, routed-expert) parameters of one layer on one GPU of a TP (x EP) group.
 
     Everything is split over tp except what every TP rank keeps whole: key/value projections of
     heads that tp exceeds (kv_heads < tp: each rank holds one kv head, costmodels/llm/
     linear_shapes.py) and MLA's latent down projections with their norms (q_a, kv_a). Routed
-    experts are split over tp x ep."""
+    experts are split over tp x ep (``etp`` x ep with the experts' own TP degree, issue 39)."""
     dense, expert = layer_split(shape, moe)
     h, m = shape.hidden, shape.mla
     if m is not None:
         whole = h * m.q_lora_rank + m.q_lora_rank if m.q_lora_rank else 0
         whole += h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank
-        return (dense - whole) / tp + whole, expert / (tp * ep)
+        return (dense - whole) / tp + whole, expert / ((etp or tp) * ep)
     if shape.kv_head_count >= tp:
-        return dense / tp, expert / (tp * ep)
+        return dense / tp, expert / ((etp or tp) * ep)
     kv = 2 * h * shape.kv_head_count * head_dim(shape)  # k and v weights
     kv += 2 * shape.kv_head_count * head_dim(shape) if has_linear_bias(shape) else 0
     local_kv = kv / shape.kv_head_count  # one key-value head per rank
-    return (dense - kv) / tp + local_kv, expert / (tp * ep)
+    return (dense - kv) / tp + local_kv, expert / ((etp or tp) * ep)

@@ -138,10 +138,13 @@ class Layout:
     # costmodels/llm/layer_kinds.stage_sizes); the other stages share the rest equally
     first_stage_layers: int = 0
     last_stage_layers: int = 0
+    # issue 39: Megatron's --expert-tensor-parallel-size: the experts' own TP degree (0: tp).
+    # The experts then sit on ep x etp ranks carved from tp x cp x dp (MoE parallel folding)
+    etp: int = 0
 
     def __post_init__(self) -> None:
-        if self.first_stage_layers < 0 or self.last_stage_layers < 0:
-            raise ValueError("Layout.first_stage_layers and last_stage_layers must be >= 0")
+        if self.first_stage_layers < 0 or self.last_stage_layers < 0 or self.etp < 0:
+            raise ValueError("Layout.first_stage_layers, last_stage_layers and etp must be >= 0")
         for name in ("tp", "pp", "dp", "global_batch", "micro_batch", "interleave", "cp", "ep",
                      "recompute_every"):  # fmt: skip
             if getattr(self, name) < 1:
@@ -168,6 +171,11 @@ class Layout:
     def micro_batches(self) -> int:
         """Micro-batches per pipeline per step (m)."""
         return self.global_batch // (self.dp * self.micro_batch)
+
+    @property
+    def expert_tp(self) -> int:
+        """The experts' tensor-parallel degree (``etp``, or tp when unset)."""
+        return self.etp or self.tp
 
     @property
     def shard_group(self) -> int:

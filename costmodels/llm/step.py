@@ -121,7 +121,7 @@ def _normalised(layout: Layout) -> Layout:
 
 def _shard(shape: TransformerShape, layout: Layout) -> LayerShard:
     return LayerShard(layout.micro_batch, shape.seq_len // layout.cp, shape.seq_len, layout.tp,
-                      layout.sequence_parallel, layout.ep)  # fmt: skip
+                      layout.sequence_parallel, layout.ep, layout.etp)  # fmt: skip
 
 
 def _optimizer_s(shape: TransformerShape, layout: Layout, cluster: LLMCluster, precision: str,

@@ -140,3 +140,41 @@ def test_stage_flags_in_both_commands(capsys: pytest.CaptureFixture[str]) -> Non
     assert ranked and all(r["layout"]["pp"] == 1 or (r["layout"]["first_stage_layers"],
                                                      r["layout"]["last_stage_layers"]) == (10, 12)
                           for r in ranked)  # fmt: skip
+
+
+def test_expert_tensor_parallel_by_hand(capsys: pytest.CaptureFixture[str]) -> None:
+    """--etp 1 with TP 4 x DP 8: 32 expert ranks carved from tp x dp (Megatron's MoE parallel
+    folding), so EP 32 spans the TP group; each rank holds 128 / 32 whole experts and runs its
+    sequence-parallel quarter of the tokens through them."""
+    from costmodels.llm.communication import _spans
+    from costmodels.llm.layout_check import LayoutError, checked_layout
+    from costmodels.llm.linear_shapes import mlp_linears
+    from costmodels.llm.model_size import local_layer_parameters, mlp_parameters
+    from costmodels.llm.presets import get_preset
+
+    qwen = get_preset("Qwen3 30B-A3B").shape  # 128 experts of 768, top 8, hidden 2048
+    layout = checked_layout(qwen, tp=4, pp=1, dp=8, ep=32, etp=1, global_batch=256,
+                            sequence_parallel=True)  # fmt: skip
+    assert (layout.etp, layout.expert_tp) == (1, 1)
+    expert = local_layer_parameters(qwen, True, 4, 32, 1)[1]
+    assert expert == 128 * mlp_parameters(qwen) / 32  # four whole experts, not split by tp
+    linears = {x.name: x for x in mlp_linears(qwen, 4096, 4, 32, True, etp=1)}
+    assert linears["expert-in"].n == 2 * 768 and linears["expert-in"].batch == 4
+    assert linears["expert-in"].m == 4096 // 4 * 8 * 32 // 128  # tokens per local expert
+    span = _spans(layout, LLMCluster(get_gpu("b300"), 8, 720e9, 100e9))["ep"]
+    assert (span.size, span.nodes, span.per_node) == (32, 4, 8)
+    with pytest.raises(LayoutError, match="--ep 32 does not divide the --dp x --cp = 8"):
+        checked_layout(qwen, tp=4, pp=1, dp=8, ep=32, global_batch=256)
+    with pytest.raises(LayoutError, match="--etp 3 must divide --tp 4"):
+        checked_layout(qwen, tp=4, pp=1, dp=8, ep=4, etp=3, global_batch=256)
+    argv = ["--model", "Qwen3 30B-A3B", "--cluster", "dgx-b300", "--global-batch", "256",
+            "--json"]  # fmt: skip
+    assert main(["predict-llm", *argv, "--tp", "4", "--pp", "1", "--dp", "8", "--ep", "32",
+                 "--etp", "1", "--sequence-parallel"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["layout"]["etp"] == 1
+    assert main(["plan-llm", *argv, "--gpus", "32", "--ep", "32", "--etp", "1",
+                 "--micro-batches", "1", "--top", "50"]) == 0  # fmt: skip
+    ranked = json.loads(capsys.readouterr().out)
+    assert ranked and all(r["layout"]["ep"] == 32 and r["layout"]["etp"] in (0, 1)
+                          for r in ranked)  # fmt: skip
+    assert any(r["layout"]["tp"] > 1 for r in ranked)  # EP 32 over TP x DP exists only so

@@ -223,7 +223,10 @@ def page_text(tax: Taxonomy) -> str:
         "`--decoder-first/last-pipeline-num-layers` do (the other stages share the rest "
         "equally), also with `--interleave` when every stage's count divides by it (Qwen3 "
         "235B-A22B's 94 layers on PP 8 VP 2: 10 + 6 x 12 + 12); plan-llm applies them to every "
-        "pipeline depth where they split.",
+        "pipeline depth where they split. `--etp N` is Megatron's expert tensor-parallel "
+        "size: the ep x etp expert ranks are carved from tp x cp x dp, so EP may span the TP "
+        "group (`--tp 4 --dp 8 --ep 32 --etp 1`: whole experts, each rank its "
+        "sequence-parallel share of the tokens); plan-llm's `--etp 0,1` searches it.",
         "",
         "## Calibrating on your own step",
         "",
