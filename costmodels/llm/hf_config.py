@@ -28,10 +28,10 @@ gpt_oss        + num_local_experts, num_experts_per_tok, head_dim,          yes 
 nemotron       + hidden_act relu2 (squared ReLU), no biases, RoPE           no     no
 =============  ==========================================================  =====  ======
 
-Qwen3 and Qwen3-MoE add their q/k norms (``qk_norm``). Approximations (GPT-OSS's sliding-window
-layers and sinks, Llama 4's chunked attention beyond its chunk) come back as ``notes``, which
-the prediction prints. State-space families (``UNPRICED``: Nemotron-H, Mamba, Jamba) are one
-error line naming what is missing.
+Qwen3 and Qwen3-MoE add their q/k norms (``qk_norm``), GPT-OSS its sliding-window layers
+(``sliding_window``, ``sliding_layers``). Approximations (GPT-OSS's sinks, Llama 4's chunked
+attention beyond its chunk) come back as ``notes``, which the prediction prints. State-space
+families (``UNPRICED``: Nemotron-H, Mamba, Jamba) are one error line naming what is missing.
 
 \\* the default when ``tie_word_embeddings`` is absent (each config class's own default).
 

@@ -33,10 +33,17 @@ def recent_fields(config: dict[str, Any], keys: _Counts, family: str) -> dict[st
     if family in ("qwen3", "qwen3_moe"):
         return {"qk_norm": True}  # Qwen3Attention's q_norm and k_norm (head_dim weights each)
     if family == "gpt_oss":
+        window = keys.count(("sliding_window",), MAX_WIDTH, default=0) if config.get(
+            "sliding_window") else 0  # fmt: skip
+        kinds = config.get("layer_types") or []
+        layers = keys.count(("num_hidden_layers",), MAX_WIDTH)
+        sliding = (sum(1 for kind in kinds if kind == "sliding_attention") if kinds
+                   else layers // 2)  # GptOssConfig's default: every second layer
         return {
             "experts": keys.count(("num_local_experts",), MAX_WIDTH),
             "top_k": keys.count(("num_experts_per_tok", "experts_per_token"), MAX_WIDTH),
             "linear_bias": keys.flag("attention_bias", True),
+            "sliding_window": window, "sliding_layers": sliding if window else 0,
         }
     if family == "nemotron":
         act = config.get("hidden_act", "relu2")
@@ -51,14 +58,7 @@ def recent_fields(config: dict[str, Any], keys: _Counts, family: str) -> dict[st
 def recent_notes(config: dict[str, Any], family: str, seq_len: int) -> tuple[str, ...]:
     """What the model prices only approximately for this config (printed, never silent)."""
     notes: list[str] = []
-    if family == "gpt_oss":
-        window = config.get("sliding_window")
-        kinds = config.get("layer_types") or []
-        sliding = sum(1 for kind in kinds if kind == "sliding_attention")
-        if window and (sliding or not kinds):
-            share = f"{sliding} of {len(kinds)}" if kinds else "alternate"
-            notes.append(f"{share} layers attend within a {window}-token sliding window: priced "
-                         "as full causal attention")  # fmt: skip
+    if family == "gpt_oss":  # the sliding-window layers are priced as such (recent_fields)
         notes.append("attention sinks (one learned logit per head) and router biases left out")
     if family == "nemotron":
         notes.append("squared-ReLU activation priced as the GELU element-wise kernel (same bytes)")

@@ -39,6 +39,20 @@ def has_learned_positions(shape: TransformerShape) -> bool:
     return shape.position == "learned" if shape.position is not None else not shape.gated_mlp
 
 
+def sliding_share(shape: TransformerShape) -> float:
+    """The share of layers with sliding-window attention (issue 39; GPT-OSS: 1/2)."""
+    return shape.sliding_layers / shape.layers if shape.sliding_window else 0.0
+
+
+def attended_keys(shape: TransformerShape, seq: int | None = None) -> float:
+    """Keys one query scores against, averaged over the layers, in the full-matrix count the
+    FLOP formulas use (costmodels/llm/compute.py): ``seq`` for full attention, the window for a
+    sliding-window layer (its band already is the causal part)."""
+    s = shape.seq_len if seq is None else seq
+    share = sliding_share(shape)
+    return (1 - share) * s + share * min(shape.sliding_window, s)
+
+
 def head_dim(shape: TransformerShape) -> int:
     """Width of one query/key/value head (``head_dim`` when set, else hidden / heads)."""
     return shape.head_dim if shape.head_dim is not None else shape.hidden // shape.heads

@@ -24,7 +24,7 @@ from costmodels.llm.attention import flash_kernels, unfused_kernels
 from costmodels.llm.fp8_recipes import NVFP4, Fp8Recipe, cast_bytes, get_recipe
 from costmodels.llm.frameworks import ElementwiseOp, KernelSet
 from costmodels.llm.kernels import GemmShape, Kernel, gemm_kernel, memory_kernel
-from costmodels.llm.layer_kinds import dense_ffn, head_dim, is_moe
+from costmodels.llm.layer_kinds import dense_ffn, head_dim, is_moe, sliding_share
 from costmodels.llm.linear_shapes import Linear, layer_linears, local_kv_heads, local_weights
 from costmodels.llm.precision import linear_gemm_dtype
 from costmodels.llm.shapes import TransformerShape
@@ -112,8 +112,20 @@ def _attention_kernels(shape: TransformerShape, shard: LayerShard, kernel_set: K
         return (fwd,), (bwd,)
     if kernel_set.flash_attention:
         fwd, bwd = flash_kernels(b, sq, sk, heads, kv, head_dim(shape))
+        share = sliding_share(shape)
+        if share:  # issue 39: sliding-window layers score a band of w keys per query
+            w = min(shape.sliding_window, sk)
+            band_f, band_b = flash_kernels(b, sq, w, heads, kv, head_dim(shape), causal=False)
+            fwd, bwd = (_mixed(full, band, share) for full, band in ((fwd, band_f), (bwd, band_b)))
         return (fwd,), (bwd,)
     return unfused_kernels(b, sq, sk, heads, head_dim(shape))
+
+
+def _mixed(full: Kernel, band: Kernel, share: float) -> Kernel:
+    """One layer's attention kernel averaged over full and sliding-window layers (``share`` of
+    them windowed): the per-layer mean of their FLOPs and bytes, summed right over the model."""
+    return replace(full, flops=(1 - share) * full.flops + share * band.flops,
+                   bytes=(1 - share) * full.bytes + share * band.bytes)  # fmt: skip
 
 
 def _gemm_dtype(precision: str, recipe: Fp8Recipe | None, linear: Linear) -> str:

@@ -178,13 +178,16 @@ def get_preset(name: str) -> ModelPreset:
 def alias_note(name: str) -> str:
     """ " (read from the alias 'llama-3-70b')" when ``name`` reaches its preset through an alias
     rather than the preset's own name, so a prediction says which model it priced (issue 30:
-    ``llama-3-70b`` was taken as Llama 3.1 70B without a word); "" otherwise. Then the preset's
-    approximations, each as "; APPROXIMATION: ..." (issue 39: never silent)."""
+    ``llama-3-70b`` was taken as Llama 3.1 70B without a word); "" otherwise."""
     preset = get_preset(name)
-    approx = "".join(f"; APPROXIMATION: {text}" for text in preset.approximations)
     if _key(name) == _key(preset.name):
-        return approx
-    return f" (read from the alias {name.strip()!r}; {preset.source.split(';')[0]})" + approx
+        return ""
+    return f" (read from the alias {name.strip()!r}; {preset.source.split(';')[0]})"
+
+
+def approximation_note(name: str) -> str:
+    """The preset's approximations, each as "; APPROXIMATION: ..." (issue 39: never silent)."""
+    return "".join(f"; APPROXIMATION: {text}" for text in get_preset(name).approximations)
 
 
 def preset_shape(name: str, seq_len: int | None = None) -> TransformerShape:

@@ -46,11 +46,10 @@ Row = tuple[str, TransformerShape, str, tuple[str, ...], tuple[str, ...]]
 _MINDSPEED = "Ascend/MindSpeed-RL configs/model/{}.yaml (gitcode.com)"
 _GPT_OSS = ("OpenAI gpt-oss model card, arXiv:2508.10925 (116.8B / 20.9B total); config.json "
             "keys as copied in public fixtures")  # fmt: skip
-_GPT_OSS_APPROX = (
-    "half the layers (alternate ones) attend within a 128-token sliding window: priced as full "
-    "causal attention (their attention core is overestimated by about s / 128)",
-    "attention sinks (one learned logit per head) and the router's bias are left out",
-)
+# alternate layers attend within a 128-token window: priced as such (sliding_window /
+# sliding_layers); what is left out is said with every prediction
+_GPT_OSS_APPROX = ("attention sinks (one learned logit per head) and the router's bias are left "
+                   "out",)  # fmt: skip
 _LLAMA4 = "Llama-4-{} config.json text_config; {} (ibm.com Llama 4 watsonx announcement)"
 _LLAMA4_APPROX = (
     "chunked attention (8,192-token chunks on 3 of 4 layers) is priced as full attention: "
@@ -69,7 +68,7 @@ def recent_presets() -> list[Row]:
     """The issue-39 presets (costmodels/llm/presets.py adds them to PRESETS)."""
     qwen3 = dict(vocab=151_936, head_dim=128, qk_norm=True, gated_mlp=True)
     gpt_oss = dict(vocab=201_088, kv_heads=8, head_dim=64, gated_mlp=True, linear_bias=True,
-                   top_k=4, ffn=2880)  # fmt: skip
+                   top_k=4, ffn=2880, sliding_window=128)  # fmt: skip
     llama4 = dict(vocab=202_048, kv_heads=8, head_dim=128, gated_mlp=True, ffn=8192, top_k=1,
                   shared_experts=1, dense_ffn=16_384)  # fmt: skip
     return [
@@ -83,9 +82,11 @@ def recent_presets() -> list[Row]:
                                    top_k=8, **qwen3),
          _MINDSPEED.format("qwen3_235b_a22b") + "; 235B / 22B (NeMo AutoModel Qwen3 MoE)",
          ("qwen3-235b-a22b", "qwen3 235b"), ()),
-        ("GPT-OSS 20B", _shape(24, 2880, 64, 4096, experts=32, **gpt_oss), _GPT_OSS,
+        ("GPT-OSS 20B", _shape(24, 2880, 64, 4096, experts=32, sliding_layers=12, **gpt_oss),
+         _GPT_OSS,
          ("gpt-oss-20b",), _GPT_OSS_APPROX),
-        ("GPT-OSS 120B", _shape(36, 2880, 64, 4096, experts=128, **gpt_oss), _GPT_OSS,
+        ("GPT-OSS 120B", _shape(36, 2880, 64, 4096, experts=128, sliding_layers=18, **gpt_oss),
+         _GPT_OSS,
          ("gpt-oss-120b",), _GPT_OSS_APPROX),
         ("Kimi K2", _shape(61, 7168, 64, 4096, ffn=2048, vocab=163_840, kv_heads=64,
                            experts=384, top_k=8, shared_experts=1, first_dense_layers=1,

@@ -20,7 +20,7 @@ from typing import Any
 from costmodels.limits import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH, check_count
 from costmodels.llm.hf_config import read_hf_config
 from costmodels.llm.layer_kinds import has_learned_positions, has_linear_bias
-from costmodels.llm.presets import alias_note, get_preset
+from costmodels.llm.presets import alias_note, approximation_note, get_preset
 from costmodels.llm.shapes import TransformerShape
 
 SHAPE_FLAGS: dict[str, str] = {
@@ -46,7 +46,8 @@ class ResolvedShape:
     source: str
 
 
-def _base(model: str | None, hf_config: str | None, names: Mapping[str, str]) -> tuple[dict, str]:
+def _base(model: str | None, hf_config: str | None,
+          names: Mapping[str, str]) -> tuple[dict, str, str]:  # fmt: skip
     if model is not None and hf_config is not None:
         raise ShapeError(f"give {names['model']} or {names['hf_config']}, not both")
     if model is not None:
@@ -55,12 +56,12 @@ def _base(model: str | None, hf_config: str | None, names: Mapping[str, str]) ->
         except ValueError as exc:
             raise ShapeError(f"{names['model']}: {exc}") from None
         base = {f.name: getattr(preset.shape, f.name) for f in fields(TransformerShape)}
-        return base, f"preset {preset.name}{alias_note(model)}"
+        return base, f"preset {preset.name}{alias_note(model)}", approximation_note(model)
     if hf_config is not None:
         imported = read_hf_config(hf_config)  # ConfigError names the flag, file and key
         notes = "".join(f"; APPROXIMATION: {note}" for note in imported.notes)
-        return dict(imported.fields), f"{imported.family} config {hf_config}{notes}"
-    return {"vocab": DEFAULT_VOCAB}, "flags"
+        return dict(imported.fields), f"{imported.family} config {hf_config}", notes
+    return {"vocab": DEFAULT_VOCAB}, "flags", ""
 
 
 def check_shape(values: Mapping[str, Any], names: Mapping[str, str] = SHAPE_FLAGS) -> None:
@@ -109,7 +110,7 @@ def resolve_shape(
     names: Mapping[str, str] = SHAPE_FLAGS,
 ) -> ResolvedShape:
     """The shape from a preset or config (or nothing), with every non-None override applied."""
-    values, source = _base(model, hf_config, names)
+    values, source, notes = _base(model, hf_config, names)
     given = {key: value for key, value in (overrides or {}).items() if value is not None}
     unknown = set(given) - {f.name for f in fields(TransformerShape)}
     if unknown:
@@ -122,4 +123,4 @@ def resolve_shape(
     if given and source != "flags":
         source += " with " + ", ".join(names.get(key, key) for key in sorted(given))
     check_shape(values, names)
-    return ResolvedShape(TransformerShape(**values), source)
+    return ResolvedShape(TransformerShape(**values), source + notes)

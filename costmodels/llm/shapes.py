@@ -78,6 +78,10 @@ class TransformerShape:
     position: str | None = None  # "learned" | "rope"
     linear_bias: bool | None = None  # biases on the linear layers (GPT-OSS: yes, with SwiGLU)
     qk_norm: bool = False  # a norm of head_dim weights on queries and keys (Qwen3)
+    # issue 39: ``sliding_layers`` of the layers attend to the last ``sliding_window`` keys only
+    # (GPT-OSS: every second layer, 128); costmodels/llm/layer_kinds.attended_keys
+    sliding_window: int = 0
+    sliding_layers: int = 0
 
     def __post_init__(self) -> None:
         if self.mlp is not None:
@@ -85,6 +89,10 @@ class TransformerShape:
                 raise ValueError(f"TransformerShape.mlp must be one of {'|'.join(MLP_KINDS)}, "
                                  f"got {self.mlp!r}")  # fmt: skip
             object.__setattr__(self, "gated_mlp", self.mlp == "swiglu")
+        if not 0 <= self.sliding_layers <= self.layers or (self.sliding_layers > 0) != (
+                self.sliding_window > 0):  # fmt: skip
+            raise ValueError("TransformerShape.sliding_layers (0..layers) and sliding_window "
+                             "must be set together")  # fmt: skip
         if self.position is not None and self.position not in POSITIONS:
             raise ValueError(f"TransformerShape.position must be one of {'|'.join(POSITIONS)}, "
                              f"got {self.position!r}")  # fmt: skip

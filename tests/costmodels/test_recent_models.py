@@ -14,7 +14,7 @@ import pytest
 from costmodels.llm.compute import forward_flops_per_token
 from costmodels.llm.hf_config import ConfigError, read_hf_config
 from costmodels.llm.model_size import active_parameter_count, parameter_count
-from costmodels.llm.presets import alias_note, get_preset
+from costmodels.llm.presets import alias_note, approximation_note, get_preset
 from costmodels.llm.shape_inputs import ShapeError, resolve_shape
 
 # name -> (published total, published active, relative tolerance, source of the figures)
@@ -68,8 +68,11 @@ def test_flops_per_token_by_hand(name: str, per_layer_mlp: int, moe_layers: int,
     shape = get_preset(name).shape
     d = shape.head_dim or shape.hidden // shape.heads
     attention = _dense_attention_flops(shape.hidden, shape.heads, shape.kv_head_count, d)
-    core = 2 * shape.seq_len * 2 * shape.heads * d  # QK^T and PV, the full s x s matrix
-    layers = shape.layers * (attention + core) + (moe_layers + dense_layers) * per_layer_mlp
+    # QK^T and PV, the full s x s matrix; GPT-OSS's 12 sliding layers score 128 keys a query
+    keys = [128 if name == "GPT-OSS 20B" and i % 2 == 0 else shape.seq_len
+            for i in range(shape.layers)]  # fmt: skip
+    core = sum(2 * k * 2 * shape.heads * d for k in keys)
+    layers = shape.layers * attention + core + (moe_layers + dense_layers) * per_layer_mlp
     expected = layers + 2 * shape.hidden * shape.vocab
     assert forward_flops_per_token(shape) == pytest.approx(expected, rel=1e-12)
 
@@ -187,13 +190,15 @@ def test_hf_configs_read_as_the_presets(tmp_path: Path, config: dict, preset: st
     got = replace(resolved.shape, seq_len=want.seq_len)  # Qwen3's file says 40,960
     assert parameter_count(got) == parameter_count(want)
     assert forward_flops_per_token(got) == forward_flops_per_token(want)
-    if preset.startswith("GPT-OSS"):  # the approximation is printed with the model's source
-        assert "APPROXIMATION: 12 of 24 layers attend within a 128-token" in resolved.source
+    if preset.startswith("GPT-OSS"):  # windows priced, what is left out printed
+        assert (resolved.shape.sliding_window, resolved.shape.sliding_layers) == (128, 12)
+        assert "APPROXIMATION: attention sinks" in resolved.source
     if preset == "Llama 4 Scout":  # 8,192-token sequences are exactly full attention
         assert "APPROXIMATION" not in resolved.source
         longer = resolve_shape(hf_config=_write(tmp_path, SCOUT), overrides={"seq_len": 16_384})
         assert "APPROXIMATION" not in longer.source  # the note is the file's context, not s
-    assert "APPROXIMATION" in alias_note("GPT-OSS 120B") and alias_note("Qwen3 32B") == ""
+    assert "APPROXIMATION" in approximation_note("GPT-OSS 120B")
+    assert approximation_note("Qwen3 32B") == alias_note("Qwen3 32B") == ""
 
 
 def test_nemotron_config_and_unpriced_architectures(tmp_path: Path) -> None:
@@ -234,3 +239,20 @@ def test_head_dim_mlp_and_position_flags() -> None:
     # --gated-mlp replaces a preset's activation instead of being silently ignored
     back = resolve_shape(model="Nemotron-4 340B", overrides={"gated_mlp": True}).shape
     assert back.gated_mlp and back.mlp is None
+
+
+def test_sliding_window_layers_in_the_flash_kernels() -> None:
+    """GPT-OSS 20B at 4,096 tokens: the per-layer flash forward is the mean of a causal 4,096-key
+    pass and a 128-key band (half the layers each), by hand from flash_kernels' count."""
+    from costmodels.llm.attention import causal_fraction
+    from costmodels.llm.frameworks import get_kernel_set
+    from costmodels.llm.layer_ops import LayerShard, layer_kernels
+
+    shape = get_preset("GPT-OSS 20B").shape
+    shard = LayerShard(micro_batch=1, seq_local=4096, seq_kv=4096, tp=1, sequence_parallel=False)
+    kernels = layer_kernels(shape, shard, "bf16", get_kernel_set("megatron"))
+    fwd = next(k for k in kernels.forward if k.name == "flash-attention-fwd")
+    per_key = 2.0 * 64 * 4096 * (64 + 64)  # 2 b heads s_q (d + d_v) per key attended
+    full = per_key * 4096 * causal_fraction(4096)
+    band = per_key * 128
+    assert fwd.flops == pytest.approx((full + band) / 2)
