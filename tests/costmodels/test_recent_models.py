@@ -54,25 +54,31 @@ def _dense_attention_flops(h: int, heads: int, kv: int, d: int) -> int:
 
 
 @pytest.mark.parametrize(
-    ("name", "per_layer_mlp", "moe_layers", "dense_layers"),
-    [  # forward FLOPs per token of the MLP part of one layer, from the config numbers
-        ("Qwen3 32B", 2 * 3 * 5120 * 25_600, 0, 64),
-        ("Qwen3 30B-A3B", 2 * (2048 * 128 + 8 * 3 * 2048 * 768), 48, 0),  # router + 8 experts
-        ("Qwen3 235B-A22B", 2 * (4096 * 128 + 8 * 3 * 4096 * 1536), 94, 0),
-        ("GPT-OSS 20B", 2 * (2880 * 32 + 4 * 3 * 2880 * 2880), 24, 0),
-        ("Nemotron-4 340B", 2 * 2 * 18_432 * 73_728, 0, 96),  # squared ReLU: two matrices
+    ("name", "moe_mlp", "moe_layers", "dense_mlp", "dense_layers"),
+    [  # forward FLOPs per token of one layer's MLP part (MoE and dense), from the config numbers
+        ("Qwen3 32B", 0, 0, 2 * 3 * 5120 * 25_600, 64),
+        ("Qwen3 30B-A3B", 2 * (2048 * 128 + 8 * 3 * 2048 * 768), 48, 0, 0),  # router + 8 experts
+        ("Qwen3 235B-A22B", 2 * (4096 * 128 + 8 * 3 * 4096 * 1536), 94, 0, 0),
+        ("GPT-OSS 20B", 2 * (2880 * 32 + 4 * 3 * 2880 * 2880), 24, 0, 0),
+        ("GPT-OSS 120B", 2 * (2880 * 128 + 4 * 3 * 2880 * 2880), 36, 0, 0),
+        # router + 1 routed + 1 shared expert of 8,192; Maverick: every second layer MoE, the
+        # others dense of intermediate_size_mlp 16,384
+        ("Llama 4 Scout", 2 * (5120 * 16 + 2 * 3 * 5120 * 8192), 48, 0, 0),
+        ("Llama 4 Maverick", 2 * (5120 * 128 + 2 * 3 * 5120 * 8192), 24, 2 * 3 * 5120 * 16_384,
+         24),
+        ("Nemotron-4 340B", 0, 0, 2 * 2 * 18_432 * 73_728, 96),  # squared ReLU: two matrices
     ],
 )  # fmt: skip
-def test_flops_per_token_by_hand(name: str, per_layer_mlp: int, moe_layers: int,
+def test_flops_per_token_by_hand(name: str, moe_mlp: int, moe_layers: int, dense_mlp: int,
                                  dense_layers: int) -> None:  # fmt: skip
     shape = get_preset(name).shape
     d = shape.head_dim or shape.hidden // shape.heads
     attention = _dense_attention_flops(shape.hidden, shape.heads, shape.kv_head_count, d)
-    # QK^T and PV, the full s x s matrix; GPT-OSS's 12 sliding layers score 128 keys a query
-    keys = [128 if name == "GPT-OSS 20B" and i % 2 == 0 else shape.seq_len
-            for i in range(shape.layers)]  # fmt: skip
+    # QK^T and PV, the full s x s matrix; GPT-OSS's alternate (sliding) layers score 128 keys
+    sliding = name.startswith("GPT-OSS")
+    keys = [128 if sliding and i % 2 == 0 else shape.seq_len for i in range(shape.layers)]
     core = sum(2 * k * 2 * shape.heads * d for k in keys)
-    layers = shape.layers * attention + core + (moe_layers + dense_layers) * per_layer_mlp
+    layers = shape.layers * attention + core + moe_layers * moe_mlp + dense_layers * dense_mlp
     expected = layers + 2 * shape.hidden * shape.vocab
     assert forward_flops_per_token(shape) == pytest.approx(expected, rel=1e-12)
 
