@@ -33,6 +33,11 @@ it; the published totals are what the tests hold the counts against):
   73728, num_attention_heads 96, num_query_groups 8, activation squared-relu,
   position_embedding_type rope, max_position_embeddings 4096); no biases, untied, vocabulary
   256,000 (emergentmind.com Nemotron-4 340B summary of the technical report).
+- Nemotron-4 15B (Parmar et al., arXiv:2402.16819): 32 layers, 48 heads, 15.6B parameters
+  (emergentmind.com Nemotron-4 15B summary); "3.2 billion embedding parameters and 12.5 billion
+  non-embedding parameters", RoPE, squared ReLU, no biases, untied, GQA (sh-tsang.medium.com
+  review of the report); hidden 6144, FFN 4 x 6144 and 8 key-value heads are the report's Table
+  1 as recalled (verified: false) - they reproduce both printed counts (3.15B and 12.48B).
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ _LLAMA4_APPROX = (
     "chunked attention (8,192-token chunks on 3 of 4 layers) is priced as full attention: "
     "exact up to 8,192 tokens per sequence",
 )
+_RELU2 = ("squared-ReLU activation priced as the GELU element-wise kernel (same bytes)",)
 KIMI_MLA = LatentAttention(kv_lora_rank=512, qk_rope_head_dim=64, qk_nope_head_dim=128,
                            v_head_dim=128, q_lora_rank=1536)  # fmt: skip
 
@@ -103,6 +109,9 @@ def recent_presets() -> list[Row]:
         ("Nemotron-4 340B", _shape(96, 18_432, 96, 4096, ffn=73_728, vocab=256_000, kv_heads=8,
                                    mlp="relu2", position="rope", linear_bias=False),
          "NeMo Nemotron-4-340B model config; emergentmind.com Nemotron-4 340B summary",
-         ("nemotron-4-340b", "nemotron4-340b"),
-         ("squared-ReLU activation priced as the GELU element-wise kernel (same bytes)",)),
+         ("nemotron-4-340b", "nemotron4-340b"), _RELU2),
+        ("Nemotron-4 15B", _shape(32, 6144, 48, 4096, ffn=24_576, vocab=256_000, kv_heads=8,
+                                  mlp="relu2", position="rope", linear_bias=False),
+         "Parmar et al., arXiv:2402.16819 (3.2B embedding + 12.5B non-embedding parameters)",
+         ("nemotron-4-15b", "nemotron4-15b"), _RELU2),
     ]  # fmt: skip

@@ -33,6 +33,7 @@ PUBLISHED = {
     "Llama 4 Scout": (109e9, 17e9, 0.015),
     "Llama 4 Maverick": (400e9, 17e9, 0.01),
     "Nemotron-4 340B": (340e9, None, 0.01),
+    "Nemotron-4 15B": (15.6e9, None, 0.01),  # 3.2B embedding + 12.5B non-embedding (15.7B)
 }
 
 
@@ -67,6 +68,7 @@ def _dense_attention_flops(h: int, heads: int, kv: int, d: int) -> int:
         ("Llama 4 Maverick", 2 * (5120 * 128 + 2 * 3 * 5120 * 8192), 24, 2 * 3 * 5120 * 16_384,
          24),
         ("Nemotron-4 340B", 0, 0, 2 * 2 * 18_432 * 73_728, 96),  # squared ReLU: two matrices
+        ("Nemotron-4 15B", 0, 0, 2 * 2 * 6144 * 24_576, 32),
     ],
 )  # fmt: skip
 def test_flops_per_token_by_hand(name: str, moe_mlp: int, moe_layers: int, dense_mlp: int,

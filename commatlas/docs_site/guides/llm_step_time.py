@@ -194,7 +194,7 @@ def page_text(tax: Taxonomy) -> str:
         "",
         "Presets `Qwen3 32B`, `Qwen3 30B-A3B`, `Qwen3 235B-A22B` (head width 128, q/k norms), "
         "`GPT-OSS 20B` / `120B` (SwiGLU experts with biases), `Kimi K2` (DeepSeek-V3's MLA, "
-        "384 experts), `Llama 4 Scout` / `Maverick` and `Nemotron-4 340B` (squared ReLU); "
+        "384 experts), `Llama 4 Scout` / `Maverick` and `Nemotron-4 15B` / `340B` (squared ReLU); "
         "`--hf-config` reads the same families (qwen3, qwen3_moe, gpt_oss, kimi_k2, "
         "llama4, nemotron). `--head-dim`, `--mlp swiglu|gelu|relu2` and `--position "
         "rope|learned` state what `--gated-mlp` bundles. GPT-OSS's alternate layers score "
