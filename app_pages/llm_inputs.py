@@ -191,6 +191,9 @@ def check_precision() -> None:
     gpu = GPUS[state["gpu"]]
     if state["prec"] == "fp8" and gpu.fp8_tflops is None:
         raise ValueError(f"Precision: the {gpu.name} has no fp8 tensor cores; choose bf16")
+    if state["prec"] == "fp4" and gpu.fp4_tflops is None:  # issue 39: NVFP4, Blackwell only
+        raise ValueError(f"Precision: the {gpu.name} has no FP4 tensor cores (NVFP4 training "
+                         "needs Blackwell); choose fp8 or bf16")  # fmt: skip
 
 
 def search_from_inputs() -> Search:

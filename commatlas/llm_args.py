@@ -24,10 +24,11 @@ from costmodels.llm.frameworks import FRAMEWORKS_ORDER as FRAMEWORKS
 from costmodels.llm.planner import DEFAULT_MICRO_BATCHES
 from costmodels.llm.precision import PRECISIONS
 from costmodels.llm.presets import MODEL_NAMES
+from costmodels.llm.shapes import MLP_KINDS, POSITIONS
 
 RECOMPUTE = ("none", "selective", "op", "full")
 SHAPE_KEYS = ("layers", "hidden", "heads", "seq_len", "ffn", "vocab", "kv_heads", "gated_mlp",
-              "tied_embeddings", "experts", "top_k")  # fmt: skip
+              "tied_embeddings", "experts", "top_k", "head_dim", "mlp", "position")  # fmt: skip
 
 
 def add_model_flags(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +46,8 @@ def _model_flags(
     source.add_argument("--model", type=nonempty(80), help="named model: " + ", ".join(MODEL_NAMES))
     source.add_argument("--hf-config", type=nonempty(), metavar="CONFIG_JSON",
                         help="a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2, GPT-2, "
-                        "GPT-NeoX, DeepSeek-V3)")  # fmt: skip
+                        "GPT-NeoX, DeepSeek-V3, Qwen3, Qwen3-MoE, Llama 4, GPT-OSS, Kimi K2, "
+                        "Nemotron)")  # fmt: skip
     width = bounded_int(1, MAX_WIDTH)
     model.add_argument("--layers", type=bounded_int(1, MAX_LAYERS), help="transformer layers")
     model.add_argument("--hidden", type=width, help="hidden size")
@@ -63,6 +65,15 @@ def _model_flags(
         )
     model.add_argument("--gated-mlp", action=argparse.BooleanOptionalAction, default=None,
                        help="SwiGLU MLP with three matrices (Llama style)")  # fmt: skip
+    # issue 39: what --gated-mlp bundles, one by one
+    model.add_argument("--head-dim", type=width,
+                       help="width of one attention head (default hidden / heads; Qwen3 128)")
+    model.add_argument("--mlp", choices=MLP_KINDS,
+                       help="MLP activation: swiglu (3 matrices), gelu or relu2 (squared ReLU, "
+                       "Nemotron-4; 2 matrices); sets --gated-mlp to match")
+    model.add_argument("--position", choices=POSITIONS,
+                       help="position encoding: rope (no parameters) or learned (a seq-len x "
+                       "hidden table); default: rope with a gated MLP, learned without")
     tied = model.add_mutually_exclusive_group()
     tied.add_argument(
         "--untied-embeddings",
@@ -176,6 +187,10 @@ def add_predict_flags(parser: argparse.ArgumentParser, batch_required: bool = Tr
         layout.add_argument(flag, type=count, required=True, help=f"{what}-parallel degree")
     layout.add_argument("--cp", type=count, default=1, help="context-parallel degree")
     layout.add_argument("--ep", type=count, default=1, help="expert-parallel degree (in cp x dp)")
+    layout.add_argument("--etp", type=bounded_int(0, MAX_GPUS), default=0,
+                        help="expert tensor-parallel degree (Megatron's --expert-tensor-parallel-"
+                        "size; default: --tp). With it, --ep x --etp ranks are carved from "
+                        "tp x cp x dp, so EP may span the TP group")  # fmt: skip
     layout.add_argument(
         "--micro-batch", type=bounded_int(1, MAX_BATCH), default=1, help="sequences per micro-batch"
     )
@@ -208,6 +223,16 @@ def add_predict_flags(parser: argparse.ArgumentParser, batch_required: bool = Tr
                         "replicate across them (0 = shard over all of dp x cp)")  # fmt: skip
     layout.add_argument("--tp-across-nodes", action="store_true",
                         help="allow --tp above --gpus-per-node")  # fmt: skip
+    _stage_layer_flags(layout)
+
+
+def _stage_layer_flags(group: Any) -> None:
+    """Megatron's --decoder-first/last-pipeline-num-layers (issue 39), for both commands."""
+    for end in ("first", "last"):
+        group.add_argument(f"--{end}-stage-layers", type=bounded_int(0, MAX_LAYERS), default=0,
+                           help=f"layers on the {end} pipeline stage (Megatron's --decoder-"
+                           f"{end}-pipeline-num-layers; the other stages share the rest "
+                           "equally, also with --interleave; default 0: the even split)")
 
 
 def add_plan_flags(parser: argparse.ArgumentParser) -> None:
@@ -254,6 +279,10 @@ def add_plan_flags(parser: argparse.ArgumentParser) -> None:
     )
     search.add_argument("--max-interleave", type=bounded_int(1, MAX_LAYERS),
                         help="largest virtual stages per GPU (default: any)")  # fmt: skip
+    _stage_layer_flags(search)
+    search.add_argument("--etp", type=int_list(0, MAX_GPUS), default=(0,),
+                        help="expert tensor-parallel degrees to try, e.g. 1 (0 = the layout's "
+                        "--tp); with them EP may span the TP group")  # fmt: skip
 
 
 def shape_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -265,5 +294,5 @@ def layout_json(layout: Any) -> dict[str, Any]:
     """The layout fields the JSON output shows."""
     keys = ("tp", "pp", "dp", "cp", "ep", "micro_batch", "interleave", "zero",
             "sequence_parallel", "recompute", "global_batch", "schedule", "recompute_every",
-            "dp_shard")  # fmt: skip
+            "dp_shard", "first_stage_layers", "last_stage_layers", "etp")  # fmt: skip
     return {key: getattr(layout, key) for key in keys}

@@ -95,6 +95,9 @@ def _check_precision(args: argparse.Namespace, gpu: Any) -> None:
     # fp8 without fp8 tensor cores is an error there, named here by its flag.
     if args.precision == "fp8" and gpu.fp8_tflops is None:
         raise ValueError(f"--precision fp8: the {gpu.name} has no fp8 tensor cores; use bf16")
+    if args.precision == "fp4" and gpu.fp4_tflops is None:  # issue 39: NVFP4 training
+        raise ValueError(f"--precision fp4 (NVFP4 training): the {gpu.name} has no FP4 tensor "
+                         "cores (Blackwell only); use fp8 or bf16")  # fmt: skip
 
 
 def args_layout(args: argparse.Namespace, shape: Any, cluster: Any):
@@ -106,6 +109,8 @@ def args_layout(args: argparse.Namespace, shape: Any, cluster: Any):
         sequence_parallel=args.sequence_parallel, recompute=args.recompute, cp=args.cp,
         ep=args.ep, gpus_per_node=None if args.tp_across_nodes else cluster.gpus_per_node,
         recompute_every=getattr(args, "recompute_every", 1), dp_shard=getattr(args, "dp_shard", 0),
+        first_stage_layers=getattr(args, "first_stage_layers", 0),
+        last_stage_layers=getattr(args, "last_stage_layers", 0), etp=getattr(args, "etp", 0),
     )  # fmt: skip
     problem = nodes_problem(args.tp * args.pp * args.dp * args.cp, cluster.gpus_per_node)
     if problem:
@@ -161,7 +166,19 @@ def _echo(ctx: dict[str, Any], calibration: dict[str, Any] | None) -> dict[str, 
         },
         **{k: (asdict(v) if k == "recipe" else v) for k, v in ctx["options"].items()},
         "calibration": calibration,
+        "precision_note": _precision_note(ctx["options"]),
     }
+
+
+def _precision_note(options: dict[str, Any]) -> str:
+    from costmodels.llm.fp8_recipes import precision_note
+
+    recipe = options.get("recipe")
+    notes = [precision_note(options["precision"], getattr(recipe, "fp8_recipe", None))]
+    if getattr(recipe, "moe_dispatcher", None) == "hybridep":  # issue 39: said, never silent
+        notes.append("APPROXIMATION: --moe-dispatcher hybridep priced as deepep (once per node "
+                     "over the network, then NVLink)")  # fmt: skip
+    return "; ".join(note for note in notes if note)
 
 
 def _fail(command: str, exc: Exception) -> int:
@@ -222,7 +239,9 @@ def _plan_choices(args: argparse.Namespace) -> dict[str, Any]:
     return dict(micro_batches=args.micro_batches, zero_stages=stages,
                 recompute=modes, sequence_parallel=sp,
                 context_parallel=args.cp, expert_parallel=args.ep,
-                max_interleave=args.max_interleave)  # fmt: skip
+                max_interleave=args.max_interleave,
+                stage_layers=(args.first_stage_layers, args.last_stage_layers),
+                expert_tensor_parallel=args.etp)  # fmt: skip
 
 
 def plan_llm_command(args: argparse.Namespace) -> int:

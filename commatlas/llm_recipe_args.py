@@ -12,6 +12,7 @@ from commatlas.cli_types import bounded_int, positive_float
 def add_recipe_flags(parser: argparse.ArgumentParser) -> None:
     """How the framework runs the step (costmodels.llm.recipe, issue 26); None = its default."""
     from costmodels.llm.fp8_recipes import FP8_RECIPES
+    from costmodels.llm.moe_dispatch import DISPATCHERS
     from costmodels.llm.recipe import REDUCE_DTYPES
 
     run = parser.add_argument_group("framework recipe (defaults: what the framework does)")
@@ -48,6 +49,13 @@ def add_recipe_flags(parser: argparse.ArgumentParser) -> None:
         help="ZeRO-3/FSDP: gather weights in fp8 with --precision fp8 (default: Megatron yes, "
         "PyTorch no, as torchtitan's enable_fsdp_float8_all_gather)",
     )
+    run.add_argument("--moe-dispatcher", choices=DISPATCHERS,
+                     help="expert exchange: alltoall (flat), deepep (once per node over the "
+                     "network, then NVLink), hybridep (priced as deepep) (default: alltoall, "
+                     "or DeepSeek's node-limited form for such a model)")  # fmt: skip
+    run.add_argument("--cuda-graphs", action="store_true",
+                     help="replay each layer's kernels from a CUDA graph (no per-kernel host "
+                     "launch time)")  # fmt: skip
     run.add_argument(
         "--power-cap",
         type=positive_float,
@@ -64,4 +72,6 @@ def recipe_from_args(args: argparse.Namespace):  # noqa: ANN201
                           reshard_after_forward=args.reshard_after_forward,
                           prefetch=args.prefetch, fp8_recipe=args.fp8_recipe,
                           async_tp=args.async_tp,
-                          fp8_param_gather=args.fp8_all_gather)  # fmt: skip
+                          fp8_param_gather=args.fp8_all_gather,
+                          moe_dispatcher=getattr(args, "moe_dispatcher", None),
+                          cuda_graphs=getattr(args, "cuda_graphs", False))  # fmt: skip

@@ -50,9 +50,14 @@ def _capacity(out: dict[str, Any]) -> tuple[float | None, str]:
 def _layout_text(layout: dict[str, Any]) -> str:
     parts = [f"TP {layout.get('tp', 1)} x PP {layout.get('pp', 1)} x DP {layout.get('dp', 1)}"]
     parts += [f"{key.upper()} {layout[key]}" for key in ("cp", "ep") if layout.get(key, 1) > 1]
+    if layout.get("etp"):  # issue 39: the experts' own TP degree
+        parts.append(f"ETP {layout['etp']}")
     parts.append(f"micro-batch {layout.get('micro_batch', 1)}")
     if layout.get("interleave", 1) > 1:
         parts.append(f"interleave {layout['interleave']}")
+    for end in ("first", "last"):  # issue 39: Megatron's uneven end stages
+        if layout.get(f"{end}_stage_layers"):
+            parts.append(f"{layout[f'{end}_stage_layers']} layers on the {end} stage")
     parts.append(f"ZeRO {layout.get('zero', 0)}")
     parts.append("sequence parallel" if layout.get("sequence_parallel") else "no SP")
     parts.append(f"recompute {layout.get('recompute', 'none')}")
@@ -117,6 +122,8 @@ def summary_lines(out: dict[str, Any]) -> list[str]:
         f"{out.get('model', 'model')} on {_gpus(layout):,} x {gpu.get('name', 'GPU')}, "
         f"{out.get('precision', '')} {out.get('framework', '')}: {_layout_text(layout)}"
     )
+    if out.get("precision_note"):  # issue 39: what a low-precision step runs in
+        lines.append(out["precision_note"])
     batch = layout.get("global_batch")
     tokens = f" ({batch:,} sequences x {shape['seq_len']:,} tokens)" if batch and shape else ""
     lines.append(f"step time    {format_seconds(step)} per optimizer step{tokens}"

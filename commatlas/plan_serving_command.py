@@ -45,6 +45,9 @@ SHAPE_KEYS = (
     "tied_embeddings",
     "experts",
     "top_k",
+    "head_dim",
+    "mlp",
+    "position",
 )
 
 

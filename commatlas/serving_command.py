@@ -39,7 +39,7 @@ from costmodels.safe_output import json_text
 PRECISIONS = ("bf16", "fp16", "fp8", "fp4")  # costmodels.serving.precision.SERVING_PRECISIONS
 
 SHAPE_KEYS = ("layers", "hidden", "heads", "ffn", "vocab", "kv_heads", "gated_mlp",
-              "tied_embeddings", "experts", "top_k")  # fmt: skip
+              "tied_embeddings", "experts", "top_k", "head_dim", "mlp", "position")  # fmt: skip
 KV_PRECISIONS = ("bf16", "fp16", "fp8")
 DEFAULT_TRANSFER = "InfiniBand NDR"
 # requests per simulation: p99 then rests on the 20 slowest (its sampling error a few %; the

@@ -149,6 +149,44 @@ CLUSTERS: dict[str, ClusterPreset] = {
             note="GPUs per node is the NVLink domain: NCCL treats the rack as one node (MNNVL); "
             "traffic between racks crosses the InfiniBand network",
         ),
+        # issue 39: Blackwell and Blackwell Ultra systems
+        ClusterPreset(
+            "dgx-b200", "NVIDIA DGX B200", "B200", 8, 8, 400, "ib",
+            {"gpu": "docs.nvidia.com DGX B200 User Guide 'Introduction': '8 x NVIDIA B200 GPUs "
+                    "that provide 1,440 GB total GPU memory', 2 x fifth-generation NVLink "
+                    "switches, 14.4 TB/s aggregate",
+             "nics": "same guide: 4 x OSFP ports for 8 x NVIDIA ConnectX-7 Single Port Cards, "
+                     "InfiniBand (default) up to 400Gbps",
+             "transport": "InfiniBand (same guide)",
+             "cpu": "same guide: 2 x Intel Xeon 8570"},
+        ),
+        ClusterPreset(
+            "dgx-b300", "NVIDIA DGX B300", "B300", 8, 8, 800, "ib",
+            {"gpu": "aiwiki.ai DGX B300: eight B300 SXM GPUs, 2.3 TB of HBM3e, Intel Xeon "
+                    "6776P; acecloud.ai 'NVIDIA HGX B300': 8x Blackwell Ultra GPUs, NVLink 5, "
+                    "14.4 TB/s NVLink Switch bandwidth",
+             "nics": "acecloud.ai 'NVIDIA HGX B300': 8x ConnectX-8 SuperNICs on the baseboard, "
+                     "up to 800 Gb/s per GPU; vengineer.hatenablog.com (DGX B300 User Guide "
+                     "figures): 800GbE x 8 on the front",
+             "transport": "InfiniBand (Quantum-X800) or Spectrum-X Ethernet; InfiniBand taken, "
+                          "as on the DGX B200",
+             "cpu": "Intel Xeon 6776P (aiwiki.ai DGX B300)"},
+            estimates=("transport (IB or Ethernet per site)",),
+        ),
+        ClusterPreset(
+            "gb300-nvl72", "NVIDIA GB300 NVL72 racks", "GB300", 72, 72, 800, "ib",
+            {"gpu": "72 Blackwell Ultra GPUs and 36 Grace CPUs in one NVLink domain "
+                    "(aiwiki.ai GB300 NVL72; glennklockwood.com B300: '18 NVLink Switches at "
+                    "130 TB/s')",
+             "nics": "glennklockwood.com B300: GB300 NVL72 has '72 ConnectX-8 NICs'; "
+                     "vendordeep.com GB300 NVL72 report: each GPU has a ConnectX-8 SuperNIC at "
+                     "800 Gb/s, Quantum-X800 InfiniBand or Spectrum-X Ethernet",
+             "transport": "InfiniBand (Quantum-X800) between racks, taken as on GB200 NVL72",
+             "cpu": "Grace (Arm) hosts"},
+            note="GPUs per node is the NVLink domain: NCCL treats the rack as one node (MNNVL); "
+            "traffic between racks crosses the InfiniBand network",
+            estimates=("transport (IB or Ethernet per site)",),
+        ),
         ClusterPreset(
             "azure-nd-mi300x-v5", "Azure ND MI300X v5 (Standard_ND96isr_MI300X_v5)", "MI300X",
             8, 8, 400, "ib",

@@ -81,6 +81,20 @@ _FP4 = (
     "GB200': FP4 9 PFLOPS Tensor, 18 sparse, for B200)"
 )
 
+_BLACKWELL_ULTRA = (
+    "Blackwell Ultra, dense (no sparsity) per GPU: verda.com 'NVIDIA GB300 NVL72: GPU Architecture "
+    "& Performance' per-GPU table (GB300: FP4 15 PFLOPS, FP8 5 PFLOPS, FP16/BF16 2.5 PFLOPS, "
+    "FP32 0.080, 8 TB/s, TDP 1.4 kW; B300: FP4 14, FP8 4.5, FP16/BF16 2.25 PFLOPS, FP32 0.075, "
+    "7.7 TB/s, TDP 1.1 kW; NVLink 5 '1.8 TB/s total bandwidth (900 GB/s unidirectional)'), i.e. "
+    "BF16 2,500 / 2,250 and FP8 5,000 / 4,500 TFLOPS; glennklockwood.com/garden/processors/B300 "
+    "(HGX B300 BF16 2250, FP8 4500 dense; '288 GB HBM3e (8 stacks, 12-high)', '8 TB/s (max)'; "
+    "GB300 NVL72 '20 TB HBM at 576 TB/s' = 8 TB/s per GPU); memory 288 GB per GPU: acecloud.ai "
+    "'NVIDIA HGX B300' (288 GB HBM3e per GPU, 2.30 TB per 8-GPU node, up to 8 TB/s), aiwiki.ai "
+    "DGX B300 (2.3 TB), awesomeagents.ai GB300 NVL72 (288 GB per GPU, 20.7 TB per rack; '160 "
+    "streaming multiprocessors'). verda lists 270 GB (B300) / 279 GB (GB300) as usable; the "
+    "vendor's 288 is stored, as for the other presets"
+)
+
 GPUS: dict[str, GPU] = {
     g.name: g
     for g in (
@@ -154,6 +168,12 @@ GPUS: dict[str, GPU] = {
             "citing NVIDIA) = 186 GB each, 8 TB/s per GPU (gpu.blog GB200 NVL72 page; "
             "glennklockwood.com B200: '8 TB/s (max)')" + _FP4,
             fp8_tflops=5000.0, nvlink_Bps=900e9, sm_count=148, fp4_tflops=10000.0),
+        # Blackwell Ultra (issue 39): HGX/DGX B300 at 1,100 W and the GB300 superchip's GPU at
+        # 1,400 W; the B300's memory bandwidth is the 8 TB/s of NVIDIA's HGX figures
+        GPU("B300", 2250.0, 2250.0, 75.0, 288, 8.0e12, _BLACKWELL_ULTRA,
+            fp8_tflops=4500.0, nvlink_Bps=900e9, sm_count=160, fp4_tflops=14000.0),
+        GPU("GB300", 2500.0, 2500.0, 80.0, 288, 8.0e12, _BLACKWELL_ULTRA,
+            fp8_tflops=5000.0, nvlink_Bps=900e9, sm_count=160, fp4_tflops=15000.0),
         GPU("MI300X", 1307.4, 1307.4, 163.4, 192, 5.3e12,
             "AMD Instinct MI300X: dense BF16 1,307.4 and FP8 2,614.9 TFLOP/s, 5.3 TB/s HBM3, "
             "192 GB (github.com/alpharomercoma/MI300X-vs-H200 METHODOLOGY.md spec table); "
@@ -213,7 +233,8 @@ _ALIASES = {"v100": "V100 SXM2", "a100": "A100 80GB SXM", "a10040gb": "A100 40GB
 # Short names of the variants (issue 26)
 _VARIANT_ALIASES = {"h10096gb": "H100 SXM 96GB", "h100sxm96gb": "H100 SXM 96GB", "h800": "H800 SXM",
                     "gh200": "GH200", "mi325x": "MI325X", "h20": "H20",
-                    "mi355x": "MI355X"}  # fmt: skip
+                    "mi355x": "MI355X", "b300": "B300", "gb300": "GB300",
+                    "blackwellultra": "B300"}  # fmt: skip
 
 
 def get_gpu(name: str) -> GPU:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from costmodels.llm.layer_kinds import stage_counts
-from costmodels.llm.model_size import is_gpt_style, layer_split, local_layer_parameters
+from costmodels.llm.layer_kinds import has_learned_positions, stage_counts
+from costmodels.llm.model_size import layer_split, local_layer_parameters
 from costmodels.llm.recipe import DEFAULT_RECIPE, TrainingRecipe
 from costmodels.llm.shapes import Layout, TransformerShape
 
@@ -39,13 +39,13 @@ def stage_parameters_per_gpu(shape: TransformerShape, layout: Layout) -> tuple[f
     divided by t too (a few h per layer; approximation).
     """
     t, e = layout.tp, layout.ep
-    kinds = {moe: local_layer_parameters(shape, moe, t, e) for moe in (False, True)}
-    first = shape.vocab * shape.hidden + (shape.seq_len * shape.hidden if is_gpt_style(shape)
-                                          else 0)  # fmt: skip
+    kinds = {moe: local_layer_parameters(shape, moe, t, e, layout.etp) for moe in (False, True)}
+    learned = has_learned_positions(shape)
+    first = shape.vocab * shape.hidden + (shape.seq_len * shape.hidden if learned else 0)
     # Tied embeddings are one tensor when one stage holds both ends, a copy on the last otherwise.
     last = shape.vocab * shape.hidden if (layout.pp > 1 or not shape.tied_embeddings) else 0
     best = (0.0, 0.0)
-    counts = stage_counts(shape, layout.pp)
+    counts = stage_counts(shape, layout.pp, layout.first_stage_layers, layout.last_stage_layers)
     for i, c in enumerate(counts):
         dense = c.dense * kinds[False][0] + c.moe * kinds[True][0]
         expert = c.dense * kinds[False][1] + c.moe * kinds[True][1]

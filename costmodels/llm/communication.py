@@ -116,15 +116,18 @@ class CommBreakdown:
 # --- per dimension ------------------------------------------------------------------------------
 def _spans(layout: Layout, cluster: LLMCluster) -> dict[str, GroupSpan]:
     t, c, d, p, e = layout.tp, layout.cp, layout.dp, layout.pp, layout.ep
-    if (c * d) % e:
-        raise ValueError(f"ep={e} must divide the cp x dp = {c * d} ranks it is carved from")
+    et = layout.expert_tp  # the experts' TP degree (issue 39: --etp; tp by default)
+    if (t * c * d) % (e * et):
+        raise ValueError(f"ep={e} x etp={et} must divide the tp x cp x dp = {t * c * d} ranks "
+                         "the experts are carved from")  # fmt: skip
     world, gpn = layout.gpus, cluster.gpus_per_node
     return {
         "tp": group_span(1, t, world, gpn),
         "cp": group_span(t, c, world, gpn),
         "dp": group_span(t, c * d, world, gpn),  # CP ranks hold the same weights
-        "ep": group_span(t, e, world, gpn),  # EP beside CP inside the cp x dp ranks
-        "edp": group_span(t * e, c * d // e, world, gpn),  # replicas of one expert shard
+        # EP beside CP inside the cp x dp ranks; with etp < tp it spans the TP group too
+        "ep": group_span(et, e, world, gpn),
+        "edp": group_span(et * e, t * c * d // (et * e), world, gpn),  # one expert shard's copies
         "pp": group_span(t * c * d, p, world, gpn),
     }
 
@@ -163,6 +166,7 @@ def communication_breakdown(
     gathers_per_microbatch: int = 2,
     dispatch_bytes: float = BF16,
     tp_schedule: tuple[TPCollective, ...] | None = None,
+    dispatcher: str | None = None,
 ) -> CommBreakdown:
     """Seconds per training step per parallel dimension, with the parts hidden under compute.
 
@@ -227,7 +231,8 @@ def communication_breakdown(
     if moe_layers:
         tokens = layout.micro_batch * shape.seq_len / layout.cp
         tokens /= layout.tp if layout.sequence_parallel else 1
-        per_layer = ep_layer_seconds(shape, tokens, spans["ep"], cluster, dispatch_bytes, nccl)
+        per_layer = ep_layer_seconds(shape, tokens, spans["ep"], cluster, dispatch_bytes, nccl,
+                                     dispatcher)  # fmt: skip
         ep = m * moe_layers * per_layer * ((6 if full else 4) / 4)
     return CommBreakdown(tp, pp, dp, cp, ep, dp_hidden=dp_hidden, cp_hidden=cp_hidden,
                          dp_gather=dp_gather, tp_collective_s=tp_each)  # fmt: skip

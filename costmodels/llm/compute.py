@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from costmodels.hardware import GPU
-from costmodels.llm.layer_kinds import model_counts, query_width, value_width
+from costmodels.llm.layer_kinds import attended_keys, model_counts, query_width, value_width
 from costmodels.llm.linear_shapes import attention_linears, mlp_linears, op_recompute_share
 from costmodels.llm.shapes import Recompute, TransformerShape
 
@@ -66,7 +66,8 @@ def _linear_flops(shape: TransformerShape, moe: bool, recomputed: bool = False) 
 
 def _layer_forward_per_token(shape: TransformerShape, moe: bool) -> tuple[float, float]:
     """(dense GEMM FLOPs, attention-core FLOPs) of one layer's forward pass for one token."""
-    core = 2.0 * shape.seq_len * (query_width(shape) + value_width(shape))  # QK^T and PV
+    # QK^T and PV over the keys a query attends to (s; the window on sliding layers, issue 39)
+    core = 2.0 * attended_keys(shape) * (query_width(shape) + value_width(shape))
     return _linear_flops(shape, moe), core
 
 

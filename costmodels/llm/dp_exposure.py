@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 from costmodels.llm.fsdp import Block, simulate_microbatch
 from costmodels.llm.groups import allreduce_s, collective_s, group_span
-from costmodels.llm.layer_kinds import is_moe_layer, stage_sizes
-from costmodels.llm.model_size import is_gpt_style, local_layer_parameters
+from costmodels.llm.layer_kinds import has_learned_positions, is_moe_layer, stage_sizes
+from costmodels.llm.model_size import local_layer_parameters
 
 if TYPE_CHECKING:
     from costmodels.llm.communication import CommBreakdown, WireBytes
@@ -87,15 +87,16 @@ def fsdp_stages(
 
     kind_blocks = {}
     for moe, kind in stages.kinds.items():
-        dense, expert = local_layer_parameters(shape, moe, t, e)
+        dense, expert = local_layer_parameters(shape, moe, t, e, layout.etp)
         gather, reduce = comm(dense, expert)
         kind_blocks[moe] = Block(kind.forward.total, kind.backward.total, gather, reduce)
     emb_f, emb_b, head_f, head_b = stages.edges
     embedding = shape.vocab * shape.hidden + (shape.seq_len * shape.hidden
-                                              if is_gpt_style(shape) else 0)  # fmt: skip
+                                              if has_learned_positions(shape) else 0)  # fmt: skip
     head = shape.vocab * shape.hidden if (layout.pp > 1 or not shape.tied_embeddings) else 0
     exposed, hidden, start = [], 0.0, 0
-    sizes = stage_sizes(shape.layers, layout.pp)
+    sizes = stage_sizes(shape.layers, layout.pp, layout.first_stage_layers,
+                        layout.last_stage_layers)  # fmt: skip
     last = len(sizes) - 1
     for i, size in enumerate(sizes):
         blocks = [kind_blocks[is_moe_layer(shape, j)] for j in range(start, start + size)]

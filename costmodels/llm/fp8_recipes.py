@@ -30,6 +30,32 @@ Every recipe runs the four linear layers' GEMMs with fp8 inputs at the GPU's fp8
   0.78 of the 1,979 dense peak, against MAMF-class ~0.8-0.85 of peak for plain fp8 GEMMs;
   no dev data covers it, so predictions with it are flagged as unvalidated).
 
+- ``fp8-cs`` (Transformer Engine ``Float8CurrentScaling``, "the simplest low precision recipe"
+  of its docs, nvidia.github.io/TransformerEngine features/low_precision_training/
+  fp8_current_scaling): one scale per tensor from that tensor's own amax (E4M3 forward, E5M2
+  gradients, HYBRID by default), so every cast first reduces the amax (read 2) and then writes
+  the fp8 tensor and its transpose (read 2, write 1 + 1): 6 bytes, the norm cannot cast for it;
+  weights are cast once per step (Megatron caches them over the micro-batches). The GEMM is the
+  per-tensor-scaled one of ``delayed``.
+- ``mxfp8`` (Transformer Engine ``MXFP8BlockScaling``, features/low_precision_training/mxfp8:
+  "one scaling factor per 32 consecutive values", E8M0 power-of-two scales, E4M3 in both
+  passes, 1-D blocks, native on Blackwell, SM 10.0+): no amax over the tensor, so the norm
+  writes the fp8 copies itself; a row-wise and a column-wise copy are needed (blocks run along
+  one dimension), each with one scale byte per 32 elements: read 2, write 2 x (1 + 1/32) for an
+  unfused cast. The block-scaled GEMM runs on Blackwell's MX tensor cores at the fp8 rate (an
+  ESTIMATE: no dev data covers it). Blackwell only: costmodels/llm/step.py refuses it elsewhere.
+- ``nvfp4`` (``--precision fp4``, not an ``--fp8-recipe``: NVIDIA, "Pretraining Large Language
+  Models with NVFP4", arXiv:2509.25149; Transformer Engine ``NVFP4BlockScaling``): the linear
+  layers' fprop, dgrad and wgrad GEMMs take E2M1 inputs at the GPU's dense FP4 rate, with an
+  E4M3 scale per 16 elements and an FP32 scale per tensor (so every cast first needs the
+  tensor's amax, read 2); weights use 16 x 16 blocks (one quantized copy serves both passes,
+  cast once per step: read 2 + 2, write 0.5 + 1/32), activations and gradients 1 x 16 blocks
+  along each dimension (two copies: read 2 + 2, write 2 x (0.5 + 1/16)); the 16 x 16 random
+  Hadamard transform of the wgrad inputs and the stochastic rounding of gradients are fused into
+  those casts. Attention, the output layer, the router, norms and element-wise kernels stay
+  BF16. The paper also keeps about 16 % of the linear layers (the last blocks) in BF16; that is
+  a model choice not priced here (all layers' linears run FP4, said with the prediction).
+
 Bytes below are per element of the tensor cast (HBM reads + writes), hand counts of the
 kernels described; launches per linear layer and pass. The cast kernels run at
 ``fp8_cast_efficiency`` of the other memory-bound kernels' HBM rate (amax reductions along
@@ -43,7 +69,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-FP8_RECIPES: tuple[str, ...] = ("delayed", "tensorwise", "rowwise", "blockwise")
+FP8_RECIPES: tuple[str, ...] = ("delayed", "tensorwise", "rowwise", "blockwise", "fp8-cs",
+                                 "mxfp8")  # fmt: skip
+BLACKWELL_ONLY: tuple[str, ...] = ("mxfp8",)  # MX block-scaled tensor cores (SM 10.0+)
 BLOCKWISE_GEMM_EFFICIENCY = 0.92  # ESTIMATE (module docstring); not fitted, not validated
 
 
@@ -68,7 +96,14 @@ RECIPES: dict[str, Fp8Recipe] = {
     "rowwise": Fp8Recipe("rowwise", 8.0, 6.0, 10.0, 5.0, 10.0, True, 4, 1.0),
     "blockwise": Fp8Recipe("blockwise", 4.0, 0.0, 4.0, 0.0, 4.0, False, 1,
                            BLOCKWISE_GEMM_EFFICIENCY),
+    # issue 39 (module docstring): Transformer Engine's current scaling and MXFP8
+    "fp8-cs": Fp8Recipe("fp8-cs", 6.0, 6.0, 6.0, 0.0, 6.0, False, 2, 1.0),
+    "mxfp8": Fp8Recipe("mxfp8", 2.0 + 2 * (1 + 1 / 32), 2 / 32, 2.0 + 2 * (1 + 1 / 32), 0.0,
+                       2.0 + 2 * (1 + 1 / 32), False, 0, 1.0),
 }  # fmt: skip
+# --precision fp4 (module docstring): the NVFP4 casts, FP4 GEMMs at the dense FP4 rate
+NVFP4 = Fp8Recipe("nvfp4", 4.0 + 2 * (0.5 + 1 / 16), 4.0 + 2 * (0.5 + 1 / 16),
+                  4.0 + 2 * (0.5 + 1 / 16), 0.0, 4.0 + 0.5 + 1 / 32, False, 2, 1.0)  # fmt: skip
 COMPILED_SAVING = 2.0  # bytes per element torch.compile saves on a dynamic cast (fused amax)
 
 
@@ -92,3 +127,20 @@ def cast_bytes(recipe: Fp8Recipe, which: str, compiled: bool) -> float:
     if compiled and recipe.weight_cast_per_microbatch and value > COMPILED_SAVING:
         value -= COMPILED_SAVING
     return value
+
+
+def precision_note(precision: str, fp8_recipe: str | None) -> str:
+    """One line saying what a low-precision step runs in and what it leaves out ("" for 16-bit;
+    issue 39: an approximation is printed, never silent)."""
+    if precision == "fp4":
+        return ("NVFP4 (arXiv:2509.25149): linear-layer GEMMs in FP4 with 16-element E4M3 and "
+                "per-tensor FP32 scales; attention, output layer, router and element-wise kernels "
+                "BF16. APPROXIMATION: every layer's linears priced in FP4 (the paper keeps about "
+                "16 % of them, the last blocks, in BF16); FP4 weight copies not in the memory")
+    if precision == "fp8" and fp8_recipe == "mxfp8":
+        return ("MXFP8 (Transformer Engine MXFP8BlockScaling): E4M3 with an E8M0 scale per 32 "
+                "elements; block-scaled GEMMs at the fp8 rate (estimate, no dev data)")
+    if precision == "fp8" and fp8_recipe == "fp8-cs":
+        return ("FP8 current scaling (Transformer Engine Float8CurrentScaling): per-tensor scales "
+                "from each tensor's own amax, an extra read per cast")
+    return ""

@@ -27,6 +27,32 @@ from functools import lru_cache
 from costmodels.llm.shapes import TransformerShape
 
 
+def has_linear_bias(shape: TransformerShape) -> bool:
+    """Biases on the linear layers: ``linear_bias`` when set (GPT-OSS: SwiGLU with biases;
+    Nemotron-4: squared ReLU without), else GPT style (a two-matrix MLP) has them."""
+    return shape.linear_bias if shape.linear_bias is not None else not shape.gated_mlp
+
+
+def has_learned_positions(shape: TransformerShape) -> bool:
+    """A learned position table of seq_len x hidden: ``position`` when set (Nemotron-4: RoPE
+    with a squared-ReLU MLP), else GPT style (a two-matrix MLP) has one."""
+    return shape.position == "learned" if shape.position is not None else not shape.gated_mlp
+
+
+def sliding_share(shape: TransformerShape) -> float:
+    """The share of layers with sliding-window attention (issue 39; GPT-OSS: 1/2)."""
+    return shape.sliding_layers / shape.layers if shape.sliding_window else 0.0
+
+
+def attended_keys(shape: TransformerShape, seq: int | None = None) -> float:
+    """Keys one query scores against, averaged over the layers, in the full-matrix count the
+    FLOP formulas use (costmodels/llm/compute.py): ``seq`` for full attention, the window for a
+    sliding-window layer (its band already is the causal part)."""
+    s = shape.seq_len if seq is None else seq
+    share = sliding_share(shape)
+    return (1 - share) * s + share * min(shape.sliding_window, s)
+
+
 def head_dim(shape: TransformerShape) -> int:
     """Width of one query/key/value head (``head_dim`` when set, else hidden / heads)."""
     return shape.head_dim if shape.head_dim is not None else shape.hidden // shape.heads
@@ -92,10 +118,39 @@ def model_counts(shape: TransformerShape) -> LayerCounts:
     return counts_of(shape, range(shape.layers))
 
 
+def uneven_sizes(layers: int, pp: int, first: int, last: int) -> tuple[int, ...] | str:
+    """Megatron's ``--decoder-first/last-pipeline-num-layers`` (issue 39): ``first`` layers on
+    the first stage, ``last`` on the last (0: not set), the rest split equally over the other
+    stages; a one-line reason (str) when that split does not exist."""
+    ends = (first > 0) + (last > 0)
+    if pp < 2:
+        return "uneven first / last stages need pp > 1"
+    middle_stages, rest = pp - ends, layers - first - last
+    if rest < middle_stages or (middle_stages == 0 and rest):
+        return (f"{first} + {last} layers on the first and last stages leave {rest} for the "
+                f"other {middle_stages} stages")  # fmt: skip
+    if middle_stages and rest % middle_stages:
+        return (f"the {rest} layers left after the first and last stages do not split equally "
+                f"over the other {middle_stages} stages")  # fmt: skip
+    per = rest // middle_stages if middle_stages else 0
+    sizes = [per] * pp
+    if first:
+        sizes[0] = first
+    if last:
+        sizes[-1] = last
+    return tuple(sizes)
+
+
 @lru_cache(maxsize=4096)
-def stage_sizes(layers: int, pp: int) -> tuple[int, ...]:
+def stage_sizes(layers: int, pp: int, first: int = 0, last: int = 0) -> tuple[int, ...]:
     """Layers per pipeline stage (module docstring): equal when pp divides ``layers``, else
-    ceil(layers / pp) with one fewer on the first, last, second, second-to-last ... stage."""
+    ceil(layers / pp) with one fewer on the first, last, second, second-to-last ... stage;
+    with ``first`` / ``last`` set, Megatron's uneven split (``uneven_sizes``)."""
+    if first or last:
+        sizes = uneven_sizes(layers, pp, first, last)
+        if isinstance(sizes, str):
+            raise ValueError(sizes)
+        return sizes
     if pp < 1 or pp > layers:
         raise ValueError(f"pp must be between 1 and the {layers} layers, got {pp}")
     per = math.ceil(layers / pp)
@@ -111,10 +166,11 @@ def stage_sizes(layers: int, pp: int) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=1024)
-def stage_counts(shape: TransformerShape, pp: int) -> tuple[LayerCounts, ...]:
+def stage_counts(shape: TransformerShape, pp: int, first: int = 0,
+                 last: int = 0) -> tuple[LayerCounts, ...]:  # fmt: skip
     """Each stage's dense and MoE layers (consecutive layers, sizes from ``stage_sizes``)."""
     out, start = [], 0
-    for size in stage_sizes(shape.layers, pp):
+    for size in stage_sizes(shape.layers, pp, first, last):
         out.append(counts_of(shape, range(start, start + size)))
         start += size
     return tuple(out)

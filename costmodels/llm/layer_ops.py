@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from costmodels.llm.attention import flash_kernels, unfused_kernels
-from costmodels.llm.fp8_recipes import Fp8Recipe, cast_bytes, get_recipe
+from costmodels.llm.fp8_recipes import NVFP4, Fp8Recipe, cast_bytes, get_recipe
 from costmodels.llm.frameworks import ElementwiseOp, KernelSet
 from costmodels.llm.kernels import GemmShape, Kernel, gemm_kernel, memory_kernel
-from costmodels.llm.layer_kinds import dense_ffn, head_dim, is_moe
+from costmodels.llm.layer_kinds import dense_ffn, head_dim, is_moe, sliding_share
 from costmodels.llm.linear_shapes import Linear, layer_linears, local_kv_heads, local_weights
 from costmodels.llm.precision import linear_gemm_dtype
 from costmodels.llm.shapes import TransformerShape
@@ -40,6 +40,7 @@ class LayerShard:
     tp: int
     sequence_parallel: bool
     ep: int = 1
+    etp: int = 0  # the experts' TP degree (issue 39; 0: tp)
 
     @property
     def tokens(self) -> int:
@@ -111,16 +112,42 @@ def _attention_kernels(shape: TransformerShape, shard: LayerShard, kernel_set: K
         return (fwd,), (bwd,)
     if kernel_set.flash_attention:
         fwd, bwd = flash_kernels(b, sq, sk, heads, kv, head_dim(shape))
+        share = sliding_share(shape)
+        if share:  # issue 39: sliding-window layers score a band of w keys per query
+            w = min(shape.sliding_window, sk)
+            band_f, band_b = flash_kernels(b, sq, w, heads, kv, head_dim(shape), causal=False)
+            fwd, bwd = (_mixed(full, band, share) for full, band in ((fwd, band_f), (bwd, band_b)))
         return (fwd,), (bwd,)
     return unfused_kernels(b, sq, sk, heads, head_dim(shape))
 
 
+def _mixed(full: Kernel, band: Kernel, share: float) -> Kernel:
+    """One layer's attention kernel averaged over full and sliding-window layers (``share`` of
+    them windowed): the per-layer mean of their FLOPs and bytes, summed right over the model."""
+    return replace(full, flops=(1 - share) * full.flops + share * band.flops,
+                   bytes=(1 - share) * full.bytes + share * band.bytes)  # fmt: skip
+
+
 def _gemm_dtype(precision: str, recipe: Fp8Recipe | None, linear: Linear) -> str:
     dtype = linear_gemm_dtype(precision)
-    if dtype != "fp8" or not linear.fp8:
-        return "bf16" if dtype == "fp8" else dtype
-    return "fp8" if recipe is None or recipe.name in ("delayed", "tensorwise") else \
+    if dtype not in ("fp8", "fp4") or not linear.fp8:
+        return "bf16" if dtype in ("fp8", "fp4") else dtype
+    if dtype == "fp4":
+        return "fp4"
+    return "fp8" if recipe is None or recipe.name in ("delayed", "tensorwise", "fp8-cs") else \
         f"fp8-{recipe.name}"  # fmt: skip
+
+
+def _low_precision_recipe(precision: str, fp8_recipe: str | None,
+                          framework: str) -> Fp8Recipe | None:  # fmt: skip
+    """The cast recipe of an fp8 (``--fp8-recipe``) or fp4 (NVFP4) step, None otherwise."""
+    dtype = linear_gemm_dtype(precision)
+    if dtype == "fp4":
+        return NVFP4
+    return get_recipe(fp8_recipe, framework) if dtype == "fp8" else None
+
+
+_INPUT_BYTES = {"fp4": 0.5 + 1 / 16}  # E2M1 and an E4M3 scale per 16 (fp8: 1, else 2)
 
 
 def layer_kernels(
@@ -140,15 +167,14 @@ def layer_kernels(
     fp8 weight (``FP8_TRANSPOSE_BYTES``) instead of re-casting it; 1 when the gathered bf16
     weight is cast."""
     moe = is_moe(shape) if moe is None else moe
-    fp8 = linear_gemm_dtype(precision) == "fp8"
-    recipe = get_recipe(fp8_recipe, kernel_set.name) if fp8 else None
+    recipe = _low_precision_recipe(precision, fp8_recipe, kernel_set.name)
     grad_out = 4.0 if kernel_set.fused_grad_accumulation else 2.0
-    linears = layer_linears(shape, shard.tokens, shard.tp, shard.ep, moe)
+    linears = layer_linears(shape, shard.tokens, shard.tp, shard.ep, moe, shard.etp)
     forward: list[Kernel] = []
     backward: list[Kernel] = []
     for x in linears:
         dtype = _gemm_dtype(precision, recipe, x)
-        ib = 1.0 if dtype.startswith("fp8") else 2.0
+        ib = _INPUT_BYTES.get(dtype, 1.0 if dtype.startswith("fp8") else 2.0)
         forward.append(gemm_kernel(x.name, "gemm", GemmShape(x.m, x.n, x.k, x.batch, ib), dtype))
         backward.append(gemm_kernel(x.name + "-dgrad", "gemm",
                                     GemmShape(x.m, x.k, x.n, x.batch, ib), dtype))  # fmt: skip
@@ -237,11 +263,9 @@ def weight_cast_bytes(shape: TransformerShape, shard: LayerShard, precision: str
     """Bytes of casting one layer's local weights to fp8 (+ transpose) once per step: the
     recipes with per-step weight scales (delayed, blockwise); dynamic recipes cast per forward
     (in ``layer_kernels``)."""
-    if linear_gemm_dtype(precision) != "fp8":
-        return 0.0
-    recipe = get_recipe(fp8_recipe, framework)
-    if recipe.weight_cast_per_microbatch:
+    recipe = _low_precision_recipe(precision, fp8_recipe, framework)
+    if recipe is None or recipe.weight_cast_per_microbatch:
         return 0.0
     moe = is_moe(shape) if moe is None else moe
-    linears = layer_linears(shape, shard.tokens, shard.tp, shard.ep, moe)
+    linears = layer_linears(shape, shard.tokens, shard.tp, shard.ep, moe, shard.etp)
     return recipe.weight_cast_bytes * local_weights([x for x in linears if x.fp8])

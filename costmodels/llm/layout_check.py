@@ -12,7 +12,10 @@ Megatron-LM", SC'21, arXiv:2104.04473, and Megatron-LM's argument checks):
 - pp is at most the layers; stages need not be equal (Llama 3 405B: 126 layers on 16 stages;
   costmodels/llm/layer_kinds.stage_sizes); an interleaved schedule with v chunks per GPU needs
   pp > 1, equal stages, v dividing layers / pp and the micro-batch count m a multiple of pp
-  (§2.2.2);
+  (§2.2.2); with Megatron's uneven first / last stages (issue 39: ``first_stage_layers`` /
+  ``last_stage_layers``) the other stages share the rest equally and, interleaved, "each
+  stage's layer count must still be divisible by the VPP size" (Megatron-LM MR 2795 design
+  note, as copied in vwxyzjn/Megatron-MoE-ModelZoo design_docs);
 - the global batch is dp x micro_batch x m with a whole m (§3.1);
 - cp divides the sequence; with sequence parallelism, tp also divides the sequence on a rank
   (seq_len / cp), as Megatron shards activations along s;
@@ -29,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from costmodels.limits import MAX_BATCH, MAX_GPUS, MAX_LAYERS, MAX_NODES, check_count
+from costmodels.llm.layer_kinds import uneven_sizes
 from costmodels.llm.shapes import Layout, Recompute, TransformerShape
 
 CLI_NAMES: dict[str, str] = {
@@ -38,6 +42,8 @@ CLI_NAMES: dict[str, str] = {
     "layers": "--layers", "heads": "--heads", "kv_heads": "--kv-heads", "ffn": "--ffn",
     "seq_len": "--seq-len", "experts": "--experts", "gpus_per_node": "--gpus-per-node",
     "gpus": "--gpus", "dp_shard": "--dp-shard", "recompute_every": "--recompute-every",
+    "first_stage_layers": "--first-stage-layers", "last_stage_layers": "--last-stage-layers",
+    "etp": "--etp",
 }  # fmt: skip
 
 
@@ -91,14 +97,38 @@ def batch_problem(global_batch: int, dp: int, micro_batch: int,
     return None
 
 
+def uneven_stage_problem(shape: TransformerShape, pp: int, first: int, last: int,
+                         interleave: int = 1,
+                         names: Mapping[str, str] = CLI_NAMES) -> str | None:  # fmt: skip
+    """Why ``first`` / ``last`` layers on the end stages do not split (None when they do, or
+    when neither is set), interleaved or not (module docstring)."""
+    if not (first or last):
+        return None
+    flags = (f"{names.get('first_stage_layers', '--first-stage-layers')} / "
+             f"{names.get('last_stage_layers', '--last-stage-layers')}")
+    sizes = uneven_sizes(shape.layers, pp, first, last)
+    if isinstance(sizes, str):
+        return f"{flags}: {sizes} ({names['pp']} {pp}, {names['layers']} {shape.layers})"
+    if interleave > 1 and any(size % interleave for size in sizes):
+        return (f"{flags} with {names['interleave']} {interleave}: every stage's layers must "
+                f"divide by {interleave} (stages of {', '.join(map(str, sorted(set(sizes))))})")
+    return None
+
+
 def interleave_problem(shape: TransformerShape, pp: int, interleave: int, micro_batches: int,
-                       names: Mapping[str, str] = CLI_NAMES) -> str | None:  # fmt: skip
+                       names: Mapping[str, str] = CLI_NAMES, first: int = 0,
+                       last: int = 0) -> str | None:  # fmt: skip
     """Why ``interleave`` chunks per GPU do not work (§2.2.2); None for interleave 1."""
     if interleave == 1:
         return None
     flag = names["interleave"]
     if pp == 1:
         return f"{flag} {interleave} needs {names['pp']} > 1"
+    if first or last:  # uneven stages: each divides by the chunks (uneven_stage_problem)
+        if micro_batches % pp:
+            return (f"{flag} {interleave}: the interleaved schedule needs the {micro_batches} "
+                    f"micro-batches per step to be a multiple of {names['pp']} {pp}")
+        return uneven_stage_problem(shape, pp, first, last, interleave, names)
     if shape.layers % pp:
         return (f"{flag} {interleave} needs equal stages: {names['pp']} {pp} does not divide "
                 f"{names['layers']} {shape.layers}")  # fmt: skip
@@ -122,8 +152,25 @@ def context_parallel_problem(shape: TransformerShape, cp: int, tp: int, sequence
 
 
 def expert_parallel_problem(shape: TransformerShape, ep: int, dp: int, cp: int,
-                            names: Mapping[str, str] = CLI_NAMES) -> str | None:  # fmt: skip
-    """Why ``ep`` expert-parallel ranks are impossible (None when they are)."""
+                            names: Mapping[str, str] = CLI_NAMES, tp: int = 1,
+                            etp: int = 0) -> str | None:  # fmt: skip
+    """Why ``ep`` expert-parallel ranks are impossible (None when they are). With ``etp`` (the
+    experts' own TP degree, Megatron's MoE parallel folding) the ep x etp expert ranks are
+    carved from tp x cp x dp, so EP may span the TP group; etp divides tp and the expert FFN."""
+    flag = names.get("etp", "--etp")
+    if etp and (ep > 1 or etp != tp):
+        if shape.experts == 1:
+            return f"{flag} {etp} needs a mixture-of-experts model ({names['experts']} > 1)"
+        if tp % etp or shape.ffn_size % etp:
+            return (f"{flag} {etp} must divide {names['tp']} {tp} and the expert FFN width "
+                    f"{shape.ffn_size}")  # fmt: skip
+        if shape.experts % ep:
+            return f"{names['ep']} {ep} does not divide {names['experts']} {shape.experts}"
+        if (tp * dp * cp) % (ep * etp):
+            return (f"{names['ep']} {ep} x {flag} {etp} does not divide the {names['tp']} x "
+                    f"{names['dp']} x {names['cp']} = {tp * dp * cp} ranks the experts are "
+                    "carved from")  # fmt: skip
+        return None
     if ep == 1:
         return None
     if shape.experts == 1:
@@ -154,6 +201,9 @@ def checked_layout(
     names: Mapping[str, str] = CLI_NAMES,
     recompute_every: int = 1,
     dp_shard: int = 0,
+    first_stage_layers: int = 0,
+    last_stage_layers: int = 0,
+    etp: int = 0,
 ) -> Layout:
     """The Layout, or LayoutError naming the first flag that breaks a rule of the module
     docstring. ``gpus_per_node=None`` lets tensor parallelism cross nodes."""
@@ -177,9 +227,11 @@ def checked_layout(
         tensor_parallel_problem(shape, tp, gpus_per_node, names)
         or pipeline_problem(shape, pp, names)
         or batch_problem(global_batch, dp, micro_batch, names)
-        or interleave_problem(shape, pp, interleave, m, names)
+        or uneven_stage_problem(shape, pp, first_stage_layers, last_stage_layers, 1, names)
+        or interleave_problem(shape, pp, interleave, m, names, first_stage_layers,
+                              last_stage_layers)
         or context_parallel_problem(shape, cp, tp, sequence_parallel, names)
-        or expert_parallel_problem(shape, ep, dp, cp, names)
+        or expert_parallel_problem(shape, ep, dp, cp, names, tp, etp)
         or _fsdp_problem(dp, cp, zero, dp_shard, recompute, recompute_every, names)
     )
     if problem:
@@ -189,6 +241,8 @@ def checked_layout(
         interleave=interleave, zero=zero, sequence_parallel=sequence_parallel,  # type: ignore[arg-type]
         recompute=recompute, cp=cp, ep=ep, recompute_every=recompute_every, dp_shard=dp_shard,
         schedule="interleaved" if interleave > 1 else "1f1b",
+        first_stage_layers=first_stage_layers, last_stage_layers=last_stage_layers,
+        etp=etp if etp != tp else 0,
     )  # fmt: skip
 
 

@@ -76,30 +76,35 @@ def attention_linears(shape: TransformerShape, tokens: int, tp: int) -> list[Lin
             Linear("attention-out", tokens, h, q_local)]  # fmt: skip
 
 
-def mlp_linears(shape: TransformerShape, tokens: int, tp: int, ep: int, moe: bool) -> list[Linear]:
+def mlp_linears(shape: TransformerShape, tokens: int, tp: int, ep: int, moe: bool,
+                etp: int = 0) -> list[Linear]:  # fmt: skip
+    """The MLP's GEMMs on one GPU. Routed experts are split ``etp`` ways (issue 39: the experts'
+    own TP degree, tp when 0): each rank then runs tokens x etp / tp of the TP group's tokens
+    (its sequence-parallel share, gathered over the etp ranks) through whole-width experts."""
     h = shape.hidden
     gate = 2 if shape.gated_mlp else 1
     if not moe:
         f_local = dense_ffn(shape) // tp
         return [Linear("mlp-in", tokens, gate * f_local, h), Linear("mlp-out", tokens, h, f_local)]
-    f_local = shape.ffn_size // tp
+    etp = etp or tp
+    f_local = shape.ffn_size // etp
     local_experts = max(1, shape.experts // ep)
-    per_expert = max(1, tokens * shape.top_k * ep // shape.experts)
+    per_expert = max(1, tokens * etp // tp * shape.top_k * ep // shape.experts)
     out = [Linear("expert-in", per_expert, gate * f_local, h, local_experts),
            Linear("expert-out", per_expert, h, f_local, local_experts),
            Linear("router", tokens, shape.experts, h, fp8=False)]  # fmt: skip
     if shape.shared_experts:
-        width = shape.shared_experts * f_local
+        width = shape.shared_experts * (shape.ffn_size // tp)
         out += [Linear("shared-expert-in", tokens, gate * width, h),
                 Linear("shared-expert-out", tokens, h, width)]  # fmt: skip
     return out
 
 
 def layer_linears(
-    shape: TransformerShape, tokens: int, tp: int, ep: int, moe: bool
+    shape: TransformerShape, tokens: int, tp: int, ep: int, moe: bool, etp: int = 0
 ) -> list[Linear]:
     """Every forward GEMM of one dense (``moe=False``) or MoE layer on one GPU."""
-    return attention_linears(shape, tokens, tp) + mlp_linears(shape, tokens, tp, ep, moe)
+    return attention_linears(shape, tokens, tp) + mlp_linears(shape, tokens, tp, ep, moe, etp)
 
 
 def local_weights(linears: list[Linear]) -> float:

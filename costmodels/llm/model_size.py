@@ -15,6 +15,11 @@ Two families are told apart by ``TransformerShape.gated_mlp``:
   parameters), a three-matrix SwiGLU MLP, grouped-query attention (k and v project to
   ``kv_heads * head_dim``). Touvron et al. 2023 (Llama 2), Llama Team 2024 (Llama 3, Table 3).
 
+Issue 39: ``mlp`` / ``position`` / ``linear_bias`` (costmodels/llm/layer_kinds.py) separate what
+the two families bundle: Nemotron-4 is a two-matrix squared-ReLU MLP with RoPE and no biases,
+GPT-OSS a SwiGLU MLP with biases (then gate, up and down each have one: 2 f + h); Qwen3's
+``qk_norm`` adds 2 head_dim weights per layer.
+
 The output head is tied to the input embedding when ``tied_embeddings`` (counted once, as
 PyTorch's ``named_parameters`` does) and is a second V x h matrix otherwise. These counts agree
 exactly with costmodels/workloads (the Hugging Face tensor lists); tests hold them together.
@@ -35,6 +40,8 @@ from functools import lru_cache
 
 from costmodels.llm.layer_kinds import (
     dense_ffn,
+    has_learned_positions,
+    has_linear_bias,
     is_moe,
     model_counts,
     query_width,
@@ -65,7 +72,7 @@ def attention_parameters(shape: TransformerShape) -> int:
     q = shape.heads * head_dim(shape)
     kv = shape.kv_head_count * head_dim(shape)  # = h without grouped-query attention
     weights = h * q + 2 * h * kv + q * h  # q, k, v, o
-    biases = (q + 2 * kv + h) if is_gpt_style(shape) else 0
+    biases = (q + 2 * kv + h) if has_linear_bias(shape) else 0
     return weights + biases
 
 
@@ -74,7 +81,7 @@ def mlp_parameters(shape: TransformerShape, width: int | None = None) -> int:
     for GPT style."""
     h, f = shape.hidden, shape.ffn_size if width is None else width
     matrices = 3 if shape.gated_mlp else 2
-    biases = (f + h) if is_gpt_style(shape) else 0
+    biases = ((matrices - 1) * f + h) if has_linear_bias(shape) else 0
     return matrices * h * f + biases
 
 
@@ -88,6 +95,7 @@ def layer_split(shape: TransformerShape, moe: bool) -> tuple[int, int]:
     """(dense, routed-expert) parameters of one dense (``moe=False``) or MoE layer: the dense
     part is attention, norms, and the dense MLP or the router and shared experts."""
     base = attention_parameters(shape) + 2 * norm_parameters(shape)
+    base += 2 * head_dim(shape) if shape.qk_norm else 0  # Qwen3's q_norm and k_norm weights
     if not moe:
         return base + mlp_parameters(shape, dense_ffn(shape)), 0
     expert = mlp_parameters(shape)
@@ -104,7 +112,7 @@ def parameters_per_layer(shape: TransformerShape) -> int:
 def embedding_parameters(shape: TransformerShape) -> int:
     """Input embedding, learned positions (GPT style) and the untied output head, if any."""
     token = shape.vocab * shape.hidden
-    positions = shape.seq_len * shape.hidden if is_gpt_style(shape) else 0
+    positions = shape.seq_len * shape.hidden if has_learned_positions(shape) else 0
     head = 0 if shape.tied_embeddings else shape.vocab * shape.hidden
     return token + positions + head
 
@@ -149,30 +157,30 @@ def stage_parameters(shape: TransformerShape, pp: int) -> int:
     if pp == 1:
         return stages[0] + embedding_parameters(shape) + norm_parameters(shape)
     token = shape.vocab * shape.hidden
-    positions = shape.seq_len * shape.hidden if is_gpt_style(shape) else 0
+    positions = shape.seq_len * shape.hidden if has_learned_positions(shape) else 0
     stages[0] += token + positions
     stages[-1] += token + norm_parameters(shape)
     return max(stages)
 
 
 @lru_cache(maxsize=4096)
-def local_layer_parameters(shape: TransformerShape, moe: bool, tp: int, ep: int = 1) -> tuple[
-        float, float]:  # fmt: skip
+def local_layer_parameters(shape: TransformerShape, moe: bool, tp: int, ep: int = 1,
+                           etp: int = 0) -> tuple[float, float]:  # fmt: skip
     """(dense, routed-expert) parameters of one layer on one GPU of a TP (x EP) group.
 
     Everything is split over tp except what every TP rank keeps whole: key/value projections of
     heads that tp exceeds (kv_heads < tp: each rank holds one kv head, costmodels/llm/
     linear_shapes.py) and MLA's latent down projections with their norms (q_a, kv_a). Routed
-    experts are split over tp x ep."""
+    experts are split over tp x ep (``etp`` x ep with the experts' own TP degree, issue 39)."""
     dense, expert = layer_split(shape, moe)
     h, m = shape.hidden, shape.mla
     if m is not None:
         whole = h * m.q_lora_rank + m.q_lora_rank if m.q_lora_rank else 0
         whole += h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank
-        return (dense - whole) / tp + whole, expert / (tp * ep)
+        return (dense - whole) / tp + whole, expert / ((etp or tp) * ep)
     if shape.kv_head_count >= tp:
-        return dense / tp, expert / (tp * ep)
+        return dense / tp, expert / ((etp or tp) * ep)
     kv = 2 * h * shape.kv_head_count * head_dim(shape)  # k and v weights
-    kv += 2 * shape.kv_head_count * head_dim(shape) if is_gpt_style(shape) else 0
+    kv += 2 * shape.kv_head_count * head_dim(shape) if has_linear_bias(shape) else 0
     local_kv = kv / shape.kv_head_count  # one key-value head per rank
-    return (dense - kv) / tp + local_kv, expert / (tp * ep)
+    return (dense - kv) / tp + local_kv, expert / ((etp or tp) * ep)

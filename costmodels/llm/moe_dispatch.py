@@ -22,10 +22,19 @@ DeepSeek-V3 (DeepSeek-AI, arXiv:2412.19437):
 With node-limited routing and an EP group over several nodes the DeepSeek form is used; otherwise
 the plain all-to-all of the dispatch element size (the average of fp8 and bf16 when dispatching
 in fp8). Cost: O(1) per call.
+
+``dispatcher`` (issue 39, ``--moe-dispatcher``; Megatron-Core's ``--moe-token-dispatcher-type``
+alltoall / flex with a DeepEP or HybridEP backend): None keeps the rule above; ``alltoall``
+forces the plain exchange; ``deepep`` the hierarchical one of DeepEP's normal kernels (a token
+crosses the network once per target node, D = min(top_k, node limit, nodes), then NVLink:
+costmodels/formulas/recent/expert_parallel.py, the same form as ``_node_limited``);
+``hybridep`` (NVIDIA's HybridEP backend) is priced as ``deepep``: an approximation, said with
+the prediction.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from costmodels.llm.groups import collective_s
@@ -55,14 +64,21 @@ def _node_limited(shape: TransformerShape, tokens: float, span: GroupSpan, clust
     return max(network, nvlink) + cluster.inter_latency_s
 
 
+DISPATCHERS: tuple[str, ...] = ("alltoall", "deepep", "hybridep")
+
+
 def ep_layer_seconds(shape: TransformerShape, tokens: float, span: GroupSpan,
                      cluster: LLMCluster, dispatch_bytes: float = BF16,
-                     nccl: bool = True) -> float:  # fmt: skip
+                     nccl: bool = True, dispatcher: str | None = None) -> float:  # fmt: skip
     """Seconds of the four EP exchanges of one MoE layer and micro-batch on one GPU."""
     if span.size == 1:
         return 0.0
     fp8 = element_bytes(dispatch_bytes)
-    if shape.node_limit and span.nodes > 1:
+    if dispatcher in ("deepep", "hybridep") and span.nodes > 1:
+        limited = replace(shape, node_limit=shape.node_limit or shape.top_k)
+        return 2 * _node_limited(limited, tokens, span, cluster, fp8) + 2 * _node_limited(
+            limited, tokens, span, cluster, BF16)  # fmt: skip
+    if shape.node_limit and span.nodes > 1 and dispatcher != "alltoall":
         return 2 * _node_limited(shape, tokens, span, cluster, fp8) + 2 * _node_limited(
             shape, tokens, span, cluster, BF16)  # fmt: skip
     routed = tokens * shape.top_k * shape.hidden

@@ -25,11 +25,13 @@ priced, asking the caller to narrow it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from costmodels.limits import MAX_BATCH, MAX_GPUS, check_count
+from costmodels.llm.layer_kinds import stage_sizes
 from costmodels.llm.layout_check import (
     LayoutError,
     batch_problem,
@@ -39,6 +41,7 @@ from costmodels.llm.layout_check import (
     nodes_problem,
     pipeline_problem,
     tensor_parallel_problem,
+    uneven_stage_problem,
 )
 from costmodels.llm.shapes import Layout, LLMCluster, Recompute, TransformerShape
 from costmodels.llm.step import StepPrediction, predict_step
@@ -116,8 +119,14 @@ def enumerate_layouts(
     context_parallel: Sequence[int] = (1,),
     expert_parallel: Sequence[int] = (1,),
     max_interleave: int | None = None,
+    stage_layers: tuple[int, int] = (0, 0),
+    expert_tensor_parallel: Sequence[int] = (0,),
 ) -> Iterator[Layout]:
-    """Every layout of ``gpus`` GPUs that satisfies the validity rules of the module docstring."""
+    """Every layout of ``gpus`` GPUs that satisfies the validity rules of the module docstring.
+    ``stage_layers``: Megatron's layers on the first and last stage (issue 39; 0 = the default
+    split), applied to every pipeline depth where that split exists (layout_check);
+    ``expert_tensor_parallel``: the experts' TP degrees to try (0: tp; issue 39), with which EP
+    may span the TP group."""
     check_count(gpus, "gpus", MAX_GPUS)
     check_count(global_batch, "global_batch", MAX_BATCH)
     per_node = cluster.gpus_per_node
@@ -130,28 +139,43 @@ def enumerate_layouts(
             for pp in divisors(gpus // (cp * tp)):
                 if pipeline_problem(shape, pp):
                     continue
+                ends = stage_layers if pp > 1 else (0, 0)
+                if uneven_stage_problem(shape, pp, *ends):
+                    continue
+                sizes = stage_sizes(shape.layers, pp, *ends)
                 dp = gpus // (cp * tp * pp)
-                for ep in sorted(set(expert_parallel)):
-                    if expert_parallel_problem(shape, ep, dp, cp):
-                        continue
+                for ep, etp in _expert_degrees(shape, tp, dp, cp, expert_parallel,
+                                               expert_tensor_parallel):  # fmt: skip
                     for mb in micro_batches:
                         if batch_problem(global_batch, dp, mb):
                             continue
                         m = global_batch // (dp * mb)
-                        for v in divisors(shape.layers // pp):
+                        for v in divisors(math.gcd(*sizes)):
                             if max_interleave is not None and v > max_interleave:
                                 break
-                            if interleave_problem(shape, pp, v, m):
+                            if interleave_problem(shape, pp, v, m, first=ends[0], last=ends[1]):
                                 continue
                             yield from _variants(
                                 shape, (tp, pp, dp, cp, ep, mb, v), global_batch,
-                                zero_stages, sequence_parallel, recompute,
+                                zero_stages, sequence_parallel, recompute, ends, etp,
                             )  # fmt: skip
+
+
+def _expert_degrees(shape: TransformerShape, tp: int, dp: int, cp: int, eps: Sequence[int],
+                    etps: Sequence[int]) -> list[tuple[int, int]]:  # fmt: skip
+    """The valid (ep, etp) pairs of one (tp, dp, cp); etp 0 stands for "= tp"."""
+    out = []
+    for ep in sorted(set(eps)):
+        for etp in sorted({0 if e in (0, tp) else e for e in etps}):
+            if not expert_parallel_problem(shape, ep, dp, cp, tp=tp, etp=etp):
+                out.append((ep, etp))
+    return out
 
 
 def _variants(shape: TransformerShape, degrees: tuple[int, ...], batch: int,
               zero_stages: Sequence[int], sequence_parallel: Sequence[bool],
-              recompute: Sequence[Recompute]) -> Iterator[Layout]:  # fmt: skip
+              recompute: Sequence[Recompute], ends: tuple[int, int] = (0, 0),
+              etp: int = 0) -> Iterator[Layout]:  # fmt: skip
     """ZeRO stage x sequence parallelism x recompute for one (tp, pp, dp, cp, ep, mb, v)."""
     tp, pp, dp, cp, ep, mb, v = degrees
     for zero in zero_stages if dp > 1 else (0,):
@@ -163,6 +187,7 @@ def _variants(shape: TransformerShape, degrees: tuple[int, ...], batch: int,
                     tp=tp, pp=pp, dp=dp, global_batch=batch, micro_batch=mb, interleave=v,
                     zero=zero, sequence_parallel=sp, recompute=rc, cp=cp, ep=ep,  # type: ignore[arg-type]
                     schedule="interleaved" if v > 1 else "1f1b",
+                    first_stage_layers=ends[0], last_stage_layers=ends[1], etp=etp,
                 )  # fmt: skip
 
 

@@ -24,6 +24,8 @@ TDPs (board power of the SXM / OAM part):
   asyncTP_llama3_h100_2025-06_torchtitan.md);
 - H20 400 W: willitrunai.com H20 page and huggingface.co/hardware/h20 ("Power 400W");
 - B200 1,000 W, GB200 1,200 W: glennklockwood.com B200 (HGX B200 at 1,000 W, GB200 at 1,200 W);
+- B300 1,100 W, GB300 1,400 W: verda.com 'NVIDIA GB300 NVL72' per-GPU table ("Max Thermal
+  Design Power (TDP)": GB300 1.4 kW, B300 1.1 kW); glennklockwood.com B300: "1400 W maximum";
 - MI300X 750 W, MI325X 1,000 W: yobitel.com MI325X page (MI325X ~1,000 W, MI300X 750 W).
 - MI355X 1,400 W: tomshardware.com 'AMD's Instinct MI355X accelerator will consume 1,400 watts'.
 The H800 and GH200 are left without a TDP here (the H800's is not in a stored source; the
@@ -41,6 +43,8 @@ TDP_W: dict[str, float] = {
     "H20": 400.0,
     "B200": 1000.0,
     "GB200": 1200.0,
+    "B300": 1100.0,
+    "GB300": 1400.0,
     "MI300X": 750.0,
     "MI325X": 1000.0,
     "MI355X": 1400.0,

@@ -54,6 +54,7 @@ from dataclasses import dataclass, replace
 from costmodels.llm.megatron_table import SEQ_LEN as MEGATRON_SEQ
 from costmodels.llm.megatron_table import TABLE_1
 from costmodels.llm.megatron_table import VOCAB as MEGATRON_VOCAB
+from costmodels.llm.presets_recent import recent_presets
 from costmodels.llm.shapes import LatentAttention, TransformerShape
 from costmodels.workloads.gpt import GPT2_VOCAB
 from costmodels.workloads.llama import LLAMA_CONFIGS
@@ -67,6 +68,8 @@ class ModelPreset:
     shape: TransformerShape  # seq_len = context, the default sequence length
     source: str
     aliases: tuple[str, ...] = ()
+    # what the model cannot price exactly, printed with every prediction (issue 39)
+    approximations: tuple[str, ...] = ()
 
     @property
     def context(self) -> int:
@@ -141,6 +144,8 @@ def _presets() -> list[ModelPreset]:
                     kv_heads=8, **moe), f"Qwen2-72B config in {_SCALE} (same architecture)",
                     ("qwen2.5-72b",)),
     ]  # fmt: skip
+    out += [ModelPreset(name, shape, source, aliases, approx)
+            for name, shape, source, aliases, approx in recent_presets()]  # issue 39
     for run in TABLE_1:
         size = f"{run.params_billion:g}B" if run.params_billion < 1000 else "1T"
         shape = _shape(run.layers, run.hidden, run.heads, MEGATRON_SEQ, vocab=MEGATRON_VOCAB)
@@ -178,6 +183,11 @@ def alias_note(name: str) -> str:
     if _key(name) == _key(preset.name):
         return ""
     return f" (read from the alias {name.strip()!r}; {preset.source.split(';')[0]})"
+
+
+def approximation_note(name: str) -> str:
+    """The preset's approximations, each as "; APPROXIMATION: ..." (issue 39: never silent)."""
+    return "".join(f"; APPROXIMATION: {text}" for text in get_preset(name).approximations)
 
 
 def preset_shape(name: str, seq_len: int | None = None) -> TransformerShape:

@@ -26,6 +26,14 @@ Defaults are what each framework does out of the box, with where that was read:
 - ``moe_dispatch_fp8``: the expert-parallel dispatch carries fp8 activations (DeepSeek-V3,
   arXiv:2412.19437, Sec. 3.3: "we quantize the activation before MoE up-projections into FP8 and
   then apply dispatch components"; the combine stays BF16). None: on with the blockwise recipe.
+- ``moe_dispatcher`` (issue 39): ``alltoall``, ``deepep`` or ``hybridep``, how the expert
+  exchange is priced (costmodels/llm/moe_dispatch.py); None: plain all-to-all, or DeepSeek's
+  node-limited form for a model with node-limited routing.
+- ``cuda_graphs`` (issue 39; Megatron ``--enable-cuda-graph`` / TE ``make_graphed_callables``):
+  each layer's kernels are replayed from a captured graph, so the host no longer issues them one
+  by one (NVIDIA, "Getting Started with CUDA Graphs": graphs combine the driver work of the
+  launches): the per-kernel host time (``host_s_per_kernel``) is dropped; the GPU-side gap
+  between kernels (``kernel_launch_s``) is kept (no source gives its value inside a graph).
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from costmodels.llm.fp8_recipes import FP8_RECIPES
+from costmodels.llm.moe_dispatch import DISPATCHERS
 
 REDUCE_DTYPES = ("fp32", "bf16")
 
@@ -49,8 +58,13 @@ class TrainingRecipe:
     async_tp: bool = False
     fp8_param_gather: bool | None = None
     moe_dispatch_fp8: bool | None = None
+    moe_dispatcher: str | None = None
+    cuda_graphs: bool = False
 
     def __post_init__(self) -> None:
+        if self.moe_dispatcher is not None and self.moe_dispatcher not in DISPATCHERS:
+            raise ValueError(f"MoE dispatcher must be one of {', '.join(DISPATCHERS)}, got "
+                             f"{self.moe_dispatcher!r}")  # fmt: skip
         if self.reduce_dtype is not None and self.reduce_dtype not in REDUCE_DTYPES:
             raise ValueError(f"reduce dtype must be one of {', '.join(REDUCE_DTYPES)}, got "
                              f"{self.reduce_dtype!r}")  # fmt: skip

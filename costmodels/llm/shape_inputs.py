@@ -19,14 +19,16 @@ from typing import Any
 
 from costmodels.limits import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH, check_count
 from costmodels.llm.hf_config import read_hf_config
-from costmodels.llm.presets import alias_note, get_preset
+from costmodels.llm.layer_kinds import has_learned_positions, has_linear_bias
+from costmodels.llm.presets import alias_note, approximation_note, get_preset
 from costmodels.llm.shapes import TransformerShape
 
 SHAPE_FLAGS: dict[str, str] = {
     "layers": "--layers", "hidden": "--hidden", "heads": "--heads", "seq_len": "--seq-len",
     "ffn": "--ffn", "vocab": "--vocab", "kv_heads": "--kv-heads", "gated_mlp": "--gated-mlp",
     "tied_embeddings": "--untied-embeddings", "experts": "--experts", "top_k": "--top-k",
-    "model": "--model", "hf_config": "--hf-config",
+    "model": "--model", "hf_config": "--hf-config", "head_dim": "--head-dim", "mlp": "--mlp",
+    "position": "--position",
 }  # fmt: skip
 _LIMITS = {"layers": MAX_LAYERS, "seq_len": MAX_SEQUENCE}  # every other count: MAX_WIDTH
 DEFAULT_VOCAB = 51_200  # without a model: Megatron-LM's padded GPT-2 vocabulary (SC'21 §5.1)
@@ -44,7 +46,8 @@ class ResolvedShape:
     source: str
 
 
-def _base(model: str | None, hf_config: str | None, names: Mapping[str, str]) -> tuple[dict, str]:
+def _base(model: str | None, hf_config: str | None,
+          names: Mapping[str, str]) -> tuple[dict, str, str]:  # fmt: skip
     if model is not None and hf_config is not None:
         raise ShapeError(f"give {names['model']} or {names['hf_config']}, not both")
     if model is not None:
@@ -53,11 +56,12 @@ def _base(model: str | None, hf_config: str | None, names: Mapping[str, str]) ->
         except ValueError as exc:
             raise ShapeError(f"{names['model']}: {exc}") from None
         base = {f.name: getattr(preset.shape, f.name) for f in fields(TransformerShape)}
-        return base, f"preset {preset.name}{alias_note(model)}"
+        return base, f"preset {preset.name}{alias_note(model)}", approximation_note(model)
     if hf_config is not None:
         imported = read_hf_config(hf_config)  # ConfigError names the flag, file and key
-        return dict(imported.fields), f"{imported.family} config {hf_config}"
-    return {"vocab": DEFAULT_VOCAB}, "flags"
+        notes = "".join(f"; APPROXIMATION: {note}" for note in imported.notes)
+        return dict(imported.fields), f"{imported.family} config {hf_config}", notes
+    return {"vocab": DEFAULT_VOCAB}, "flags", ""
 
 
 def check_shape(values: Mapping[str, Any], names: Mapping[str, str] = SHAPE_FLAGS) -> None:
@@ -68,7 +72,7 @@ def check_shape(values: Mapping[str, Any], names: Mapping[str, str] = SHAPE_FLAG
             f"{', '.join(missing)} required (or give {names['model']} or {names['hf_config']})"
         )
     for key in ("layers", "hidden", "heads", "seq_len", "ffn", "vocab", "kv_heads", "experts",
-                "top_k"):  # fmt: skip
+                "top_k", "head_dim"):  # fmt: skip
         if values.get(key) is not None:
             try:
                 check_count(values[key], names[key], _LIMITS.get(key, MAX_WIDTH))
@@ -88,6 +92,16 @@ def check_shape(values: Mapping[str, Any], names: Mapping[str, str] = SHAPE_FLAG
         )
 
 
+def _pin_style(values: dict[str, Any]) -> None:
+    """Fix a preset's or config's biases and position encoding before its MLP flag changes, so
+    that they do not follow the GPT / Llama rule of the new activation (issue 39)."""
+    base = TransformerShape(**values)
+    if values.get("linear_bias") is None:
+        values["linear_bias"] = has_linear_bias(base)
+    if values.get("position") is None:
+        values["position"] = "learned" if has_learned_positions(base) else "rope"
+
+
 def resolve_shape(
     *,
     model: str | None = None,
@@ -96,13 +110,17 @@ def resolve_shape(
     names: Mapping[str, str] = SHAPE_FLAGS,
 ) -> ResolvedShape:
     """The shape from a preset or config (or nothing), with every non-None override applied."""
-    values, source = _base(model, hf_config, names)
+    values, source, notes = _base(model, hf_config, names)
     given = {key: value for key, value in (overrides or {}).items() if value is not None}
     unknown = set(given) - {f.name for f in fields(TransformerShape)}
     if unknown:
         raise ShapeError(f"not TransformerShape fields: {', '.join(sorted(unknown))}")
+    if "gated_mlp" in given and "mlp" not in given:
+        values["mlp"] = None  # --gated-mlp / --no-gated-mlp replaces the preset's activation
+    if source != "flags" and ("mlp" in given or "gated_mlp" in given):
+        _pin_style(values)  # --mlp changes the MLP only: biases and positions stay the model's
     values.update(given)
     if given and source != "flags":
         source += " with " + ", ".join(names.get(key, key) for key in sorted(given))
     check_shape(values, names)
-    return ResolvedShape(TransformerShape(**values), source)
+    return ResolvedShape(TransformerShape(**values), source + notes)

@@ -18,6 +18,8 @@ from costmodels.hardware import GPU
 # torchtitan's per-layer selective checkpointing)
 Recompute = Literal["none", "selective", "op", "full"]
 RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "op", "full")
+MLP_KINDS: tuple[str, ...] = ("swiglu", "gelu", "relu2")  # issue 39: --mlp
+POSITIONS: tuple[str, ...] = ("rope", "learned")  # issue 39: --position
 
 
 @dataclass(frozen=True)
@@ -69,8 +71,31 @@ class TransformerShape:
     # a token's routed experts lie on at most this many nodes (DeepSeek-V3's node-limited
     # routing, M = 4; costmodels/llm/moe_dispatch.py); 0 = no limit (issue 26)
     node_limit: int = 0
+    # issue 39: what gated_mlp alone left implicit (None: as gated_mlp says, i.e. SwiGLU with
+    # RoPE and no biases, or GELU with learned positions and biases). ``mlp`` "relu2" is
+    # Nemotron-4's squared ReLU (two matrices); setting ``mlp`` sets gated_mlp to match.
+    mlp: str | None = None  # "swiglu" | "gelu" | "relu2"
+    position: str | None = None  # "learned" | "rope"
+    linear_bias: bool | None = None  # biases on the linear layers (GPT-OSS: yes, with SwiGLU)
+    qk_norm: bool = False  # a norm of head_dim weights on queries and keys (Qwen3)
+    # issue 39: ``sliding_layers`` of the layers attend to the last ``sliding_window`` keys only
+    # (GPT-OSS: every second layer, 128); costmodels/llm/layer_kinds.attended_keys
+    sliding_window: int = 0
+    sliding_layers: int = 0
 
     def __post_init__(self) -> None:
+        if self.mlp is not None:
+            if self.mlp not in MLP_KINDS:
+                raise ValueError(f"TransformerShape.mlp must be one of {'|'.join(MLP_KINDS)}, "
+                                 f"got {self.mlp!r}")  # fmt: skip
+            object.__setattr__(self, "gated_mlp", self.mlp == "swiglu")
+        if not 0 <= self.sliding_layers <= self.layers or (self.sliding_layers > 0) != (
+                self.sliding_window > 0):  # fmt: skip
+            raise ValueError("TransformerShape.sliding_layers (0..layers) and sliding_window "
+                             "must be set together")  # fmt: skip
+        if self.position is not None and self.position not in POSITIONS:
+            raise ValueError(f"TransformerShape.position must be one of {'|'.join(POSITIONS)}, "
+                             f"got {self.position!r}")  # fmt: skip
         for name in ("layers", "hidden", "heads", "seq_len", "vocab", "experts", "top_k",
                      "moe_layer_step"):  # fmt: skip
             if getattr(self, name) < 1:
@@ -117,8 +142,17 @@ class Layout:
     # ZeRO-3 / FSDP: ranks each parameter is sharded over (HSDP: shard inside groups of this
     # size, replicate across the dp / dp_shard groups); 0 = all dp x cp ranks (full shard)
     dp_shard: int = 0
+    # issue 39: Megatron's --decoder-first/last-pipeline-num-layers (0: the default split,
+    # costmodels/llm/layer_kinds.stage_sizes); the other stages share the rest equally
+    first_stage_layers: int = 0
+    last_stage_layers: int = 0
+    # issue 39: Megatron's --expert-tensor-parallel-size: the experts' own TP degree (0: tp).
+    # The experts then sit on ep x etp ranks carved from tp x cp x dp (MoE parallel folding)
+    etp: int = 0
 
     def __post_init__(self) -> None:
+        if self.first_stage_layers < 0 or self.last_stage_layers < 0 or self.etp < 0:
+            raise ValueError("Layout.first_stage_layers, last_stage_layers and etp must be >= 0")
         for name in ("tp", "pp", "dp", "global_batch", "micro_batch", "interleave", "cp", "ep",
                      "recompute_every"):  # fmt: skip
             if getattr(self, name) < 1:
@@ -145,6 +179,11 @@ class Layout:
     def micro_batches(self) -> int:
         """Micro-batches per pipeline per step (m)."""
         return self.global_batch // (self.dp * self.micro_batch)
+
+    @property
+    def expert_tp(self) -> int:
+        """The experts' tensor-parallel degree (``etp``, or tp when unset)."""
+        return self.etp or self.tp
 
     @property
     def shard_group(self) -> int:

@@ -100,7 +100,7 @@ def stage_times(
     ranks a dynamic fp8 recipe's forward weight cast is split over (layer_ops.layer_kernels)."""
     return _stage_times(
         shape,
-        layout.pp,
+        (layout.pp, layout.first_stage_layers, layout.last_stage_layers),
         layout.recompute,
         layout.recompute_every,
         shard,
@@ -117,13 +117,13 @@ def stage_times(
 
 
 @lru_cache(maxsize=2048)
-def _stage_times(shape: TransformerShape, pp: int, recompute: str, every: int,
+def _stage_times(shape: TransformerShape, stages: tuple[int, int, int], recompute: str, every: int,
                  shard: LayerShard, gpu: GPU, precision: str, framework: str,
                  constants: StepConstants, table: OperatorTable | None, fp8_recipe: str | None,
                  clock: float, calibration: StepCalibration | None,
                  weight_shards: int = 1) -> StageTimes:  # fmt: skip
     scale = _calibrated(calibration)
-    counts = stage_counts(shape, pp)
+    counts = stage_counts(shape, *stages)  # pp, first-stage and last-stage layers
     present = {moe for c in counts for moe, n in ((False, c.dense), (True, c.moe)) if n}
     kinds: dict[bool, KindTimes] = {}
     for moe in sorted(present):

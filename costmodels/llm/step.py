@@ -56,8 +56,9 @@ from costmodels.llm.constants import StepConstants, default_constants
 from costmodels.llm.dp_exposure import fsdp_stages, zero12_exposed
 from costmodels.llm.edge_ops import optimizer_kernel
 from costmodels.llm.error_bands import expected_error
-from costmodels.llm.fp8_recipes import default_recipe
+from costmodels.llm.fp8_recipes import BLACKWELL_ONLY, default_recipe
 from costmodels.llm.frameworks import LOSS_SCALE_BYTES, get_kernel_set
+from costmodels.llm.gpu_arch import gpu_arch
 from costmodels.llm.kernel_time import kernel_seconds
 from costmodels.llm.kernels import memory_kernel
 from costmodels.llm.layer_kinds import stage_sizes
@@ -120,7 +121,7 @@ def _normalised(layout: Layout) -> Layout:
 
 def _shard(shape: TransformerShape, layout: Layout) -> LayerShard:
     return LayerShard(layout.micro_batch, shape.seq_len // layout.cp, shape.seq_len, layout.tp,
-                      layout.sequence_parallel, layout.ep)  # fmt: skip
+                      layout.sequence_parallel, layout.ep, layout.etp)  # fmt: skip
 
 
 def _optimizer_s(shape: TransformerShape, layout: Layout, cluster: LLMCluster, precision: str,
@@ -131,7 +132,8 @@ def _optimizer_s(shape: TransformerShape, layout: Layout, cluster: LLMCluster, p
     if layout.zero >= 1:  # the distributed optimizer updates 1/dp of the shard (ZeRO-1)
         params /= layout.dp * layout.cp
     kernel_set = get_kernel_set(framework)
-    layers = max(stage_sizes(shape.layers, layout.pp))
+    layers = max(stage_sizes(shape.layers, layout.pp, layout.first_stage_layers,
+                             layout.last_stage_layers))  # fmt: skip
     opt = optimizer_kernel(params, layers, shape.gated_mlp, kernel_set)
     if precision == "fp16":
         opt = memory_kernel(opt.name, opt.bytes + LOSS_SCALE_BYTES * params, opt.launches + 1)
@@ -179,7 +181,7 @@ def predict_step(
     layout: Layout,
     cluster: LLMCluster,
     *,
-    precision: Literal["bf16", "fp16", "fp8"] = "bf16",
+    precision: Literal["bf16", "fp16", "fp8", "fp4"] = "bf16",
     framework: Literal["megatron", "pytorch", "pytorch-compile"] | str = "megatron",
     calibration: StepCalibration | None = None,
     constants: StepConstants | None = None,
@@ -199,8 +201,14 @@ def predict_step(
     recipe = recipe or DEFAULT_RECIPE
     gpu = cluster.gpu
     peak = tensor_peak_flops(gpu, linear_gemm_dtype(precision))  # also rejects fp8 w/o support
+    if precision == "fp8" and recipe.fp8_recipe in BLACKWELL_ONLY and gpu_arch(gpu.name) != \
+            "blackwell":  # fmt: skip
+        raise ValueError(f"--fp8-recipe {recipe.fp8_recipe} (MX block scaling) needs Blackwell "
+                         f"tensor cores (SM 10.0+); {gpu.name} is {gpu_arch(gpu.name)}")
     layout = _normalised(layout)
     constants = constants or default_constants()
+    if recipe.cuda_graphs:  # the host issues one graph per layer, not each kernel (recipe.py)
+        constants = replace(constants, host_s_per_kernel=0.0)
     clock = clock_factor(gpu.name, cluster.power_cap_w) * constants.tensor_rate(gpu.name)
     n, m, pp = layout.gpus, layout.micro_batches, layout.pp
     v = layout.interleave if layout.schedule == "interleaved" else 1
@@ -225,6 +233,7 @@ def predict_step(
         overlap_dp=kernel_set.overlap_dp, layers=stages.counts[critical],
         gathers_per_microbatch=2 if recipe.reshard_after_forward else 1,
         dispatch_bytes=1.0 if recipe.dispatches_fp8(precision) else 2.0, tp_schedule=schedule,
+        dispatcher=recipe.moe_dispatcher,
     )  # fmt: skip
     tp_mb, tp_hidden = _tp_exposed_per_mb(stages, comm, schedule, layout, recipe, constants)
     comm_mb = tp_mb + (comm.pp + comm.ep + comm.exposed_of("cp")) / m

@@ -18,6 +18,8 @@ A100 40/80GB SXM   NVSwitch, NVLink 3     12 links x 20 GB/s = 240 GB/s         
 H100 / H200 SXM    NVSwitch, NVLink 4     18 links x 20.6 GB/s = 370.8 GB/s           yes
 B200               NVSwitch, NVLink 5     18 links x 40.1 GB/s = 721.8 GB/s           yes
 GB200              NVL72 NVLink Switch    18 links x 40.1 GB/s, up to 72 GPUs         yes
+B300               NVSwitch, NVLink 5     18 links x 40.1 GB/s = 721.8 GB/s           yes
+GB300              NVL72 NVLink Switch    18 links x 40.1 GB/s, up to 72 GPUs         yes
 H100 PCIe          PCIe 5.0 switch        48 GB/s                                     no
 RTX 2080 Ti        PCIe 3.0 via the CPU   12 / 1.2 = 10 GB/s                          no
 MI300X / MI325X    xGMI, fully connected  7 links x 48 GB/s = 336 GB/s (RCCL's view)  no
@@ -158,6 +160,21 @@ FABRICS: dict[str, IntraFabric] = {
         "with SHARP engines (NVIDIA NVLink page, catalogone.com copy). The NVLink domain is the "
         "'node' here: NCCL treats it as one (multi-node NVLink, MNNVL). Host CPUs are Grace "
         "(Arm; MLPerf Inference v6.1 Crusoe GB200-NVL72 system description)",
+        cpu_arch="arm",
+    ),  # fmt: skip
+    # issue 39: Blackwell Ultra keeps NVLink 5 (18 links, 1.8 TB/s per GPU both ways together;
+    # verda.com GB300 NVL72 per-GPU table): HGX/DGX B300 boards of 8, GB300 NVL72 racks of 72
+    "B300": _nvswitch(5, "blackwell", 18, True, 8, _NVLINK_GENS + "; " + _NVLS),
+    "GB300": IntraFabric(
+        name="GB300 NVL72: NVLink 5 switch trays (18 links x 40.1 GB/s, up to 72 GPUs)",
+        kind="nvswitch",
+        arch="blackwell",
+        bus_Bps_per_gpu=18 * NVLINK_LINK_GBPS["blackwell"] * 1e9,
+        nvls=True,
+        max_gpus=72,
+        source=_NVLINK_GENS + "; GB300 NVL72: 72 Blackwell Ultra GPUs and 36 Grace CPUs in one "
+        "NVLink domain, '18 NVLink Switches at 130 TB/s' (glennklockwood.com B300 page) = 1.8 "
+        "TB/s per GPU; NCCL treats the rack as one node (MNNVL)",
         cpu_arch="arm",
     ),  # fmt: skip
     "H100 PCIe": IntraFabric(

@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass
 
 # dense_ffn, head_dim, is_moe, is_moe_layer: re-exported, the serving modules read them here
-from costmodels.llm.layer_kinds import LayerCounts, counts_of
+from costmodels.llm.layer_kinds import LayerCounts, counts_of, has_linear_bias
 from costmodels.llm.layer_kinds import dense_ffn as dense_ffn
 from costmodels.llm.layer_kinds import head_dim as head_dim
 from costmodels.llm.layer_kinds import is_moe as is_moe
@@ -69,19 +69,21 @@ def attention_parameters(shape: TransformerShape) -> int:
         return q + kv + heads * m.v_head_dim * h
     d = head_dim(shape)
     q, kv = heads * d, shape.kv_head_count * d
-    biases = 0 if shape.gated_mlp else q + 2 * kv + h
+    biases = q + 2 * kv + h if has_linear_bias(shape) else 0
     return h * q + 2 * h * kv + q * h + biases
 
 
 def mlp_parameters(shape: TransformerShape, width: int) -> int:
-    biases = 0 if shape.gated_mlp else width + shape.hidden
-    return (3 if shape.gated_mlp else 2) * shape.hidden * width + biases
+    matrices = 3 if shape.gated_mlp else 2
+    biases = (matrices - 1) * width + shape.hidden if has_linear_bias(shape) else 0
+    return matrices * shape.hidden * width + biases
 
 
 def norm_parameters(shape: TransformerShape) -> int:
     """The layer's norms: two RMSNorms (LayerNorm weight and bias GPT style), plus MLA's norms
     of its query and key-value latents."""
     latent = shape.mla.q_lora_rank + shape.mla.kv_lora_rank if shape.mla is not None else 0
+    latent += 2 * head_dim(shape) if shape.qk_norm else 0  # Qwen3's q_norm and k_norm
     return (2 * shape.hidden if shape.gated_mlp else 4 * shape.hidden) + latent
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from costmodels.llm.model_size import is_gpt_style
+from costmodels.llm.layer_kinds import has_learned_positions
 from costmodels.llm.shapes import TransformerShape
 from costmodels.serving.kv_cache import head_dim, kv_bytes_per_token_per_gpu, kv_heads_per_gpu
 from costmodels.serving.layers import (
@@ -63,7 +63,8 @@ def weight_bytes_per_gpu(shape: TransformerShape, layout: ServingLayout) -> floa
     dense = _layer_bytes(shape, layout, layer_parameters(shape, False))
     moe = _layer_bytes(shape, layout, layer_parameters(shape, True))
     token = shape.vocab * shape.hidden / layout.tp * EMBEDDING_BYTES
-    positions = shape.seq_len * shape.hidden * EMBEDDING_BYTES if is_gpt_style(shape) else 0.0
+    learned = has_learned_positions(shape)
+    positions = shape.seq_len * shape.hidden * EMBEDDING_BYTES if learned else 0.0
     stages = stage_layers(shape, layout.pp)
     if layout.pp == 1:
         head = 0.0 if shape.tied_embeddings else token

@@ -218,6 +218,7 @@ def test_changing_an_input_updates_numbers_and_url() -> None:
         (dict(model="Custom size", llm_size="-5B"), "error", "Model size"),
         (dict(model="Llama 3.1 405B", nodes="1", gpus="1"), "error", "None of the"),
         (dict(prec="fp8"), "error", "Precision: the A100 80GB SXM has no fp8 tensor cores"),
+        (dict(prec="fp4"), "error", "Precision: the A100 80GB SXM has no FP4 tensor cores"),
         (dict(prec="int4"), "warning", "URL parameter prec='int4' ignored"),
         (dict(fw="jax"), "warning", "URL parameter fw='jax' ignored"),
         (dict(mstep="-1"), "warning", "URL parameter mstep='-1' ignored"),

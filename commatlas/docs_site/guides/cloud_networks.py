@@ -122,7 +122,10 @@ def page_text(tax: Taxonomy) -> str:
         "traffic between racks crosses the InfiniBand network at 72 NICs a rack. Inside a rack "
         "NCCL runs NVLS, across racks NVLS-tree; its tuner prices the NVLS graph's 32 channels "
         "but launches 24 CTAs on one rack (32 on two, 24 on more with 400 Gbit/s NICs), and the "
-        "time here follows the CTAs (`costmodels/nccl/constants.py` NVLS_CTAS).",
+        "time here follows the CTAs (`costmodels/nccl/constants.py` NVLS_CTAS). A GB300 NVL72 "
+        "(Blackwell Ultra, `gb300-nvl72`) is the same 72-GPU NVLink 5 domain with one 800 Gb/s "
+        "ConnectX-8 per GPU; `dgx-b300` is 8 B300 with eight 800 Gb/s NICs, `dgx-b200` 8 B200 "
+        "with eight 400 Gb/s ConnectX-7.",
         "- **AMD nodes.** MI300X, MI325X and MI355X nodes are eight GPUs fully connected by "
         "Infinity Fabric (xGMI: seven links per GPU, 48 GB/s each as RCCL counts them). They "
         "run RCCL: its tuner's own tables pick ring or tree with LL or Simple (no LL128, NVLS or "

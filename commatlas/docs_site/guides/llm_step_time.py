@@ -190,6 +190,45 @@ def page_text(tax: Taxonomy) -> str:
         f"on); on Megatron-LM's published table within {errors['narayanan_mape']:.1f} % "
         "([validation](../validation-llm.md)).",
         "",
+        "## Models and systems of 2025-26",
+        "",
+        "Presets `Qwen3 32B`, `Qwen3 30B-A3B`, `Qwen3 235B-A22B` (head width 128, q/k norms), "
+        "`GPT-OSS 20B` / `120B` (SwiGLU experts with biases), `Kimi K2` (DeepSeek-V3's MLA, "
+        "384 experts), `Llama 4 Scout` / `Maverick` and `Nemotron-4 15B` / `340B` (squared ReLU); "
+        "`--hf-config` reads the same families (qwen3, qwen3_moe, gpt_oss, kimi_k2, "
+        "llama4, nemotron). `--head-dim`, `--mlp swiglu|gelu|relu2` and `--position "
+        "rope|learned` state what `--gated-mlp` bundles. GPT-OSS's alternate layers score "
+        "only their 128-token window (FLOPs and flash kernels). What the model prices only "
+        "approximately (GPT-OSS's attention sinks; Llama 4's chunked attention beyond 8,192 "
+        "tokens) is printed after the "
+        "model's name as `APPROXIMATION: ...`; a state-space model (Nemotron-H, Mamba) is "
+        "refused in one line naming what is missing. GPUs `b300` and `gb300` and clusters "
+        "`dgx-b200`, `dgx-b300`, `gb300-nvl72` (800 Gb/s ConnectX-8 per GPU) are presets "
+        "(`commatlas clusters` lists the sources).",
+        "",
+        "Precisions: `--fp8-recipe fp8-cs` is Transformer Engine's current scaling (per-tensor "
+        "scales from each tensor's own amax: an extra read per cast, the norm cannot cast), "
+        "`--fp8-recipe mxfp8` its MXFP8 block scaling (an E8M0 scale per 32 values, row- and "
+        "column-wise copies, Blackwell only) and `--precision fp4` NVFP4 training "
+        "(arXiv:2509.25149: fprop, dgrad and wgrad of the linear layers in FP4 at the GPU's "
+        "dense FP4 rate, 16-value E4M3 and per-tensor FP32 scales, attention and the output "
+        "layer in BF16; Blackwell only). The prediction prints what each runs in and what it "
+        "leaves out (NVFP4's BF16 last layers).",
+        "",
+        "Layout words: `--moe-dispatcher alltoall` prices the flat expert all-to-all, "
+        "`deepep` DeepEP's normal kernels (a token crosses the network once per target node, "
+        "then NVLink), `hybridep` as `deepep` (said as an approximation); `--cuda-graphs` "
+        "drops the host's per-kernel launch time (each layer replays a captured graph). Both "
+        "are accepted by predict-llm and plan-llm. `--first-stage-layers N` / "
+        "`--last-stage-layers N` put N layers on the first / last pipeline stage as Megatron's "
+        "`--decoder-first/last-pipeline-num-layers` do (the other stages share the rest "
+        "equally), also with `--interleave` when every stage's count divides by it (Qwen3 "
+        "235B-A22B's 94 layers on PP 8 VP 2: 10 + 6 x 12 + 12); plan-llm applies them to every "
+        "pipeline depth where they split. `--etp N` is Megatron's expert tensor-parallel "
+        "size: the ep x etp expert ranks are carved from tp x cp x dp, so EP may span the TP "
+        "group (`--tp 4 --dp 8 --ep 32 --etp 1`: whole experts, each rank its "
+        "sequence-parallel share of the tokens); plan-llm's `--etp 0,1` searches it.",
+        "",
         "## Calibrating on your own step",
         "",
         "One measured step identifies one factor: `--measured-step SECONDS` fits `gemm_scale` "

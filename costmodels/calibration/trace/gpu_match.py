@@ -25,6 +25,8 @@ _NAMES = (  # (pattern on the driver's name, preset), first match wins: GH200 be
     (re.compile(r"H100.*PCIe", re.I), "H100 PCIe"),
     (re.compile(r"H100", re.I), "H100 SXM"),
     (re.compile(r"\bH20\b", re.I), "H20"),
+    (re.compile(r"GB300", re.I), "GB300"),
+    (re.compile(r"B300", re.I), "B300"),
     (re.compile(r"GB200", re.I), "GB200"),
     (re.compile(r"B200", re.I), "B200"),
     (re.compile(r"V100", re.I), "V100 SXM2"),
