@@ -41,7 +41,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "validate-models": (
         "commatlas.validate_models_command", "add_parsers",
-        "calibrate on BSP rows, predict measured runs",
+        "calibrate on BSP rows, predict measured runs (also leaving each model out) and the "
+        "regret of the pick",
     ),
     "collective": (
         "commatlas.collective_command", "add_parsers",

@@ -39,7 +39,7 @@ def test_run_keys_change_the_measured_run() -> None:
         "pytorch", "fp16", 32, 1024)  # fmt: skip
     other = run("tp=8,pp=1,dp=1,model=llama-3.1-8b")
     assert other.shape.hidden == 4096 and other.shape.seq_len == SHAPE.seq_len
-    for text, words in (("tp=1,pp=1,dp=8,precision=fp4", "precision must be one of"),
+    for text, words in (("tp=1,pp=1,dp=8,precision=int4", "precision must be one of"),
                         ("tp=1,pp=1,dp=8,framework=jax", "framework must be one of"),
                         ("tp=1,pp=1,dp=8,model=gpt-5", "model"),
                         ("tp=1,pp=1,dp=8,seq=0", "seq"),
