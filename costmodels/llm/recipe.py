@@ -26,6 +26,14 @@ Defaults are what each framework does out of the box, with where that was read:
 - ``moe_dispatch_fp8``: the expert-parallel dispatch carries fp8 activations (DeepSeek-V3,
   arXiv:2412.19437, Sec. 3.3: "we quantize the activation before MoE up-projections into FP8 and
   then apply dispatch components"; the combine stays BF16). None: on with the blockwise recipe.
+- ``fused_loss``: the cross-entropy runs as one in-place kernel on the 16-bit logits (flash-attn's
+  xentropy ``CrossEntropyLoss(inplace_backward=True)``, llm-foundry's MPT default
+  ``loss_fn='fused_crossentropy'``, read in mosaicml/llm-foundry ComposerMPTCausalLM with the
+  search tool): the loss keeps the logits only (2 bytes per element, the gradient overwrites
+  them) instead of an fp32 copy and gradient (costmodels/llm/activations.py). Default off.
+- ``dropout``: the model trains with dropout (its masks are stored for the backward). None: as
+  the shape's style (GPT shapes with, Llama shapes without); MPT's benchmark configs set every
+  dropout to 0.
 """
 
 from __future__ import annotations
@@ -49,6 +57,8 @@ class TrainingRecipe:
     async_tp: bool = False
     fp8_param_gather: bool | None = None
     moe_dispatch_fp8: bool | None = None
+    fused_loss: bool = False
+    dropout: bool | None = None
 
     def __post_init__(self) -> None:
         if self.reduce_dtype is not None and self.reduce_dtype not in REDUCE_DTYPES:
