@@ -62,7 +62,7 @@ from costmodels.llm.kernel_time import kernel_seconds
 from costmodels.llm.kernels import memory_kernel
 from costmodels.llm.layer_kinds import stage_sizes
 from costmodels.llm.layer_ops import LayerShard, weight_cast_bytes
-from costmodels.llm.memory import fits, memory_per_gpu, usable_memory_bytes
+from costmodels.llm.memory import fits, memory_per_gpu, memory_verdict, usable_memory_bytes
 from costmodels.llm.operator_table import OperatorTable
 from costmodels.llm.pipeline import bubble_fraction
 from costmodels.llm.power import clock_factor
@@ -109,6 +109,9 @@ class StepPrediction:
     memory_reserve_bytes: float
     expected_error_pct: float
     unvalidated_mechanisms: tuple[str, ...]
+    # "fits" | "may not fit" (within memory.MAY_NOT_FIT_BAND above the usable memory) |
+    # "does not fit"; ``fits`` stays the strict comparison
+    memory_verdict: str = "fits"
 
 
 def _normalised(layout: Layout) -> Layout:
@@ -286,4 +289,5 @@ def predict_step(
         memory_reserve_bytes=gpu.memory_bytes - usable,
         expected_error_pct=band,
         unvalidated_mechanisms=unvalidated,
+        memory_verdict=memory_verdict(memory.total, usable),
     )
