@@ -8,7 +8,8 @@ H100) and prints, per source:
 
 - ``shipped``: MAPE with the constants shipped in costmodels/data/ (fitted on some sources);
 - ``in-sample``: MAPE with every constant fitted jointly on every source
-  (costmodels.validation.loso.fit_on, each source weighted alike);
+  (costmodels.validation.loso.fit_on, each source weighted alike; vTrain's rows enter the fit
+  through every eighth row, ``fit_sample``, to keep a fit to minutes: its weight is the same);
 - ``LOSO``: MAPE with every constant refitted without the source (the headline number);
 - ``flat-gen``: one share of peak per GPU generation fitted on the other sources;
 - ``flat-50``: every step at 50 % of the dense peak (llm-analysis' default);
@@ -16,8 +17,9 @@ H100) and prints, per source:
   not fit" / "may not fit" (costmodels.llm.memory.memory_verdict).
 
 Then the same errors per regime tag (generation, framework, precision, parallel mechanisms,
-scale). ``--write`` stores each row's LOSO log error with its tags in
-costmodels/data/llm-loso-residuals.json (the error bands' input, costmodels/validation/bands.py).
+scale), and the coverage of the error bands: the share of LOSO errors inside the band of
+their combination of mechanisms (costmodels/llm/combination_bands.py). ``--write`` stores each
+run's LOSO error and mechanisms in costmodels/data/llm-loso-bands.json (the bands' input).
 Time: about 9 LM fits of ~200 model evaluations over ~1,000 rows (~0.3 s each): ~10 minutes on
 a shared 2-core VM. Dev data only.
 """
@@ -34,27 +36,71 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from costmodels.llm.combination_bands import (  # noqa: E402
+    LOSO_BANDS,
+    MIN_ROWS,
+    DevResidual,
+    combination_band,
+)
+from costmodels.llm.constants import CEILINGS_DATA, MFU_CEILINGS  # noqa: E402
+from costmodels.llm.error_bands import mechanisms  # noqa: E402
 from costmodels.safe_output import json_text, write_atomic  # noqa: E402
-from costmodels.validation.corpus import SOURCES, load_corpus  # noqa: E402
+from costmodels.validation.corpus import SOURCES, CorpusRow, load_corpus  # noqa: E402
 from costmodels.validation.loso import (  # noqa: E402
     FLAT_DEFAULT,
+    ceiling_name,
     fit_on,
     flat_by_generation,
     flat_time,
     log_errors,
-    loso,
     mape,
+    measured_ceilings,
+    model_mfu,
     predict,
 )
 
-RESIDUALS = ROOT / "costmodels" / "data" / "llm-loso-residuals.json"
 REGIME_TAGS = ("generation", "framework", "precision", "moe", "scale", "seq", "recompute")
+
+
+def mechanisms_of(row: CorpusRow) -> tuple[str, ...]:
+    return mechanisms(row.shape, row.layout, row.cluster, row.options["precision"],
+                      row.options["framework"], row.options.get("recipe"))  # fmt: skip
+
+
+def print_coverage(residuals: tuple[DevResidual, ...]) -> None:
+    """Share of held-out errors inside their combination band: the band built from every run,
+    and the band built without the run's own source; and how many runs had a flagged band."""
+    inside = inside_held = flagged = 0
+    for r in residuals:
+        band = combination_band(r.mechanisms, residuals)
+        held = combination_band(r.mechanisms, residuals, exclude_source=r.source)
+        inside += r.abs_error_pct <= band.pct
+        inside_held += held is not None and r.abs_error_pct <= held.pct
+        flagged += band.few_rows
+    n = len(residuals)
+    print(f"\nband coverage: {100 * inside / n:.1f} % of LOSO errors inside their combination band"
+          f"; {100 * inside_held / n:.1f} % with the band built without their source; "
+          f"{flagged} of {n} runs in a combination of < {MIN_ROWS} runs (band widened, flagged)")
+
+
+def best_runs(corpus: tuple[CorpusRow, ...]) -> dict[str, str]:
+    """{ceiling: the label of the run that sets it}."""
+    out = {}
+    for name in MFU_CEILINGS:
+        rows = [r for r in corpus if ceiling_name(r) == name]
+        if rows:
+            best = max(rows, key=model_mfu)
+            out[name] = f"{best.source}: {best.label}"
+    return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=25)
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--verbose", action="store_true", help="print every LM iteration")
+    parser.add_argument("--no-ceiling", action="store_true",
+                        help="fit and predict without the MFU ceilings (mechanism before/after)")
     parser.add_argument("--sources", default=",".join(SOURCES))
     args = parser.parse_args()
     started = time.time()
@@ -64,12 +110,18 @@ def main() -> int:
     verdicts = [predict(r).memory_verdict for r in corpus]
     print(f"{len(corpus)} rows; shipped constants predicted in {time.time() - started:.0f} s",
           flush=True)  # fmt: skip
-    joint = fit_on(corpus, iterations=args.iterations)
+    fit_rows = [r for r in corpus if r.source != "vtrain" or r.tags["fit_sample"] == "yes"]
+    ceilings = not args.no_ceiling
+    joint = fit_on(fit_rows, iterations=args.iterations, ceilings=ceilings)
     in_sample = log_errors(corpus, joint.constants)
     print(f"joint fit: {joint.evaluations} evaluations, {time.time() - started:.0f} s", flush=True)
     held: dict[int, float] = {}
     flat_gen: dict[int, float] = {}
-    for source, fitted in loso(corpus, sources, iterations=args.iterations).items():
+    progress = (lambda i, m: print(f"    iteration {i}: weighted MAPE {m:.2f} %", flush=True)) \
+        if args.verbose else None  # fmt: skip
+    for source in sources:
+        fitted = fit_on([r for r in fit_rows if r.source != source], iterations=args.iterations,
+                        progress=progress, ceilings=ceilings)  # fmt: skip
         idx = [i for i, r in enumerate(corpus) if r.source == source]
         errs = log_errors([corpus[i] for i in idx], fitted.constants)
         shares = flat_by_generation([r for r in corpus if r.source != source])
@@ -104,14 +156,25 @@ def main() -> int:
         print(f"\nper {tag}")
         for value in sorted(groups):
             print(row(value, groups[value]))
+    residuals = tuple(DevResidual(r.source, frozenset(mechanisms_of(r)),
+                                  100 * abs(math.expm1(held[i])))
+                      for i, r in enumerate(corpus))  # fmt: skip
+    print_coverage(residuals)
     if args.write:
-        record = {"method": "benchmarks/llm_loso.py: log(predicted/measured) of each dev row "
-                  "with every constant refitted without the row's source",
-                  "rows": [{"source": r.source, "label": r.label, "tags": r.tags,
-                            "loso_log_error": held[i], "in_sample_log_error": float(in_sample[i])}
-                           for i, r in enumerate(corpus)]}  # fmt: skip
-        write_atomic(RESIDUALS, json_text(record, indent=1) + "\n")
-        print(f"wrote {RESIDUALS.relative_to(ROOT)}")
+        record = {"method": "benchmarks/llm_loso.py: |predicted/measured - 1| in percent of each "
+                  "dev run with every fitted constant refitted without the run's source; "
+                  "mechanisms as costmodels.llm.error_bands.mechanisms names them",
+                  "rows": [{"source": d.source, "label": r.label,
+                            "mechanisms": sorted(d.mechanisms), "abs_error_pct": d.abs_error_pct}
+                           for d, r in zip(residuals, corpus, strict=True)]}  # fmt: skip
+        write_atomic(LOSO_BANDS, json_text(record, indent=1) + "\n")
+        print(f"wrote {LOSO_BANDS.relative_to(ROOT)}")
+        best = {"constants": measured_ceilings(corpus), "method": "the best model-FLOPs "
+                "utilisation measured on the dev runs of the validation corpus per GPU "
+                "generation and precision class (costmodels.validation.loso.measured_ceilings)",
+                "runs": best_runs(corpus)}  # fmt: skip
+        write_atomic(CEILINGS_DATA, json_text(best, indent=2) + "\n")
+        print(f"wrote {CEILINGS_DATA.relative_to(ROOT)}")
     print(f"\n{time.time() - started:.0f} s")
     return 0
 

@@ -38,6 +38,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "commatlas.validate_models_command", "add_parsers",
         "calibrate on BSP rows, predict measured runs",
     ),
+    "validate-llm": (
+        "commatlas.validate_llm_command", "add_parsers",
+        "training step model vs every dev run, per source and regime",
+    ),
     "collective": (
         "commatlas.collective_command", "add_parsers",
         "one collective over sizes, as NCCL would run it",

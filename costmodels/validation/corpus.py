@@ -97,7 +97,8 @@ def _vtrain() -> list[CorpusRow]:
     cluster = vtrain_cluster()
     options = {"precision": PRECISION, "framework": FRAMEWORK}
     return [make_row("vtrain", f"row {r.row_in_source}", r.shape, r.layout, cluster, options,
-                     r.measured_s) for r in read_vtrain_rows()]  # fmt: skip
+                     r.measured_s, {"fit_sample": "yes" if r.row_in_source % 16 == 0 else "no"})
+            for r in read_vtrain_rows()]  # fmt: skip
 
 
 def _narayanan() -> list[CorpusRow]:

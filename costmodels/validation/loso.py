@@ -4,7 +4,9 @@
 ``FITTED`` and ``FITTED_PYTORCH``) jointly on ``rows`` with costmodels.llm.fit_constants.fit
 (Levenberg-Marquardt on log(predicted / measured)), each source weighted alike (a row's residual
 is scaled by 1 / sqrt(rows of its source), so vTrain's 720 rows count as much as Narayanan's
-ten). It starts from the class defaults of StepConstants, never from the shipped values (those
+ten). Its MFU ceilings (costmodels/llm/mfu_ceiling.py) are the best measured on ``rows``
+(``measured_ceilings``), not fitted. It starts from the class defaults of StepConstants, never
+from the shipped values (those
 were fitted with every source, so starting there would leak a held-out source into a constant
 that the other sources cannot move). ``loso(corpus)`` refits without each source in turn and
 predicts that source with the refitted constants: the held-out error of every constant at once.
@@ -19,12 +21,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from costmodels.llm.compute import flops_per_step
-from costmodels.llm.constants import FITTED, FITTED_PYTORCH, StepConstants
+from costmodels.llm.constants import FITTED, FITTED_PYTORCH, MFU_CEILINGS, StepConstants
 from costmodels.llm.fit_constants import fit
 from costmodels.llm.precision import linear_gemm_dtype, tensor_peak_flops
 from costmodels.llm.step import StepPrediction, predict_step
@@ -72,14 +74,18 @@ class Fitted:
 
 def fit_on(rows: Sequence[CorpusRow], *, iterations: int = 25,
            names: Sequence[str] = FIT_NAMES, start: StepConstants | None = None,
-           progress: Callable[[int, float], None] | None = None) -> Fitted:  # fmt: skip
-    """Every constant in ``names`` fitted on ``rows`` (module docstring)."""
+           progress: Callable[[int, float], None] | None = None,
+           ceilings: bool = True) -> Fitted:  # fmt: skip
+    """Every constant in ``names`` fitted on ``rows`` (module docstring); ``ceilings`` False
+    leaves the MFU ceilings off (the before/after of that mechanism)."""
     if not rows:
         raise ValueError("fit_on needs at least one row")
     weights = source_weights(rows)
-    result = fit(lambda c, _link: weights * log_errors(rows, c), names,
-                 start or StepConstants(), bounds=BOUNDS, iterations=iterations,
-                 progress=progress)  # fmt: skip
+    best = measured_ceilings(rows)
+    start = replace(start or StepConstants(),
+                    **(best if ceilings else dict.fromkeys(best, 0.0)))  # fmt: skip
+    result = fit(lambda c, _link: weights * log_errors(rows, c), names, start, bounds=BOUNDS,
+                 iterations=iterations, progress=progress)  # fmt: skip
     return Fitted(result.constants, tuple(sorted({r.source for r in rows})), result.evaluations)
 
 
@@ -92,6 +98,30 @@ def fit_filtered(corpus: Iterable[CorpusRow], keep: Callable[[CorpusRow], bool],
 def loso(corpus: Sequence[CorpusRow], sources: Sequence[str], **kwargs) -> dict[str, Fitted]:  # noqa: ANN003
     """{source: constants fitted on every other source}."""
     return {s: fit_filtered(corpus, lambda r, s=s: r.source != s, **kwargs) for s in sources}
+
+
+def model_mfu(row: CorpusRow) -> float:
+    """Model FLOPs / (peak of the GEMM precision x measured time): the run's MFU."""
+    flops = flops_per_step(row.shape, row.layout.global_batch, row.layout.recompute,
+                           row.layout.recompute_every).model  # fmt: skip
+    return flops / (peak_flops(row) * row.measured_s)
+
+
+def ceiling_name(row: CorpusRow) -> str:
+    """The StepConstants field of the row's GPU generation and precision class."""
+    fp8 = linear_gemm_dtype(row.options["precision"]) == "fp8"
+    return f"mfu_ceiling_{row.tags['generation']}" + ("_fp8" if fp8 else "")
+
+
+def measured_ceilings(rows: Iterable[CorpusRow]) -> dict[str, float]:
+    """{StepConstants.mfu_ceiling_*: the best MFU measured on ``rows``} per GPU generation and
+    precision class (costmodels/llm/mfu_ceiling.py); classes without a row stay 0 (none)."""
+    best: dict[str, float] = dict.fromkeys(MFU_CEILINGS, 0.0)
+    for r in rows:
+        name = ceiling_name(r)
+        if name in best:
+            best[name] = max(best[name], model_mfu(r))
+    return best
 
 
 def hardware_flops(row: CorpusRow) -> float:
