@@ -236,7 +236,10 @@ def predict_step(
         dispatch_bytes=1.0 if recipe.dispatches_fp8(precision) else 2.0, tp_schedule=schedule,
     )  # fmt: skip
     tp_mb, tp_hidden = _tp_exposed_per_mb(stages, comm, schedule, layout, recipe, constants)
-    comm_mb = tp_mb + (comm.pp + comm.ep + comm.exposed_of("cp")) / m
+    # Megatron-Core overlaps the interleaved schedule's p2p sends/receives with the next chunk
+    # (``overlap_p2p_comm``: on by default with virtual stages, Megatron-LM's arguments.py)
+    pp_hidden = comm.pp if kernel_set.name == "megatron" and v > 1 else 0.0
+    comm_mb = tp_mb + (comm.pp - pp_hidden + comm.ep + comm.exposed_of("cp")) / m
     host_mb = constants.microbatch_overhead_s * overhead_scale
     fsdp = fsdp_stages(shape, layout, cluster, stages, wire, recipe) if layout.zero == 3 else None
     per_mb = [stages.total(i) + comm_mb + host_mb + (fsdp.exposed_per_microbatch[i] if fsdp
@@ -249,7 +252,7 @@ def predict_step(
         dp_mb = 0.0
         dp_after, dp_hidden = zero12_exposed(comm, t_f, recipe.overlaps_param_gather(
             kernel_set.name) and layout.zero in (1, 2))  # fmt: skip
-    interference = constants.overlap_interference * (dp_hidden + tp_hidden)
+    interference = constants.overlap_interference * (dp_hidden + tp_hidden + pp_hidden)
     optimizer = _optimizer_s(shape, layout, cluster, precision, kernel_set.name, constants,
                              operator_table, recipe) * overhead_scale  # fmt: skip
     step_host = constants.step_overhead_s * overhead_scale
