@@ -29,7 +29,12 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from costmodels.llm.combination_bands import combination_band, load_residuals
+from costmodels.llm.combination_bands import (
+    FEW_ROWS_FACTOR,
+    combination_band,
+    load_residuals,
+    quantile,
+)
 from costmodels.llm.gpu_arch import gpu_arch
 
 if TYPE_CHECKING:
@@ -114,18 +119,22 @@ def expected_error_detail(
     recipe: TrainingRecipe | None = None,
 ) -> ExpectedError:
     """The combination band (costmodels/llm/combination_bands.py) when the held-out residuals
-    are shipped; else the per-mechanism band of ``expected_error``. A mechanism no dev run
-    exercises multiplies the band by UNVALIDATED_FACTOR."""
+    are shipped; else the per-mechanism band of ``expected_error``. A combination shared by
+    fewer than MIN_ROWS dev runs is flagged ``few_rows`` (its band is widened); a mechanism no
+    dev run exercises gives every such layout one band, UNVALIDATED_FACTOR x the widened 90th
+    percentile of all held-out errors, and is listed in ``unvalidated``."""
     used = mechanisms(shape, layout, cluster, precision, framework, recipe)
     residuals = load_residuals()
     band = combination_band(used, residuals)
     if band is None:
         pct, missing = expected_error(shape, layout, cluster, precision, framework, recipe)
-        return ExpectedError(pct, missing, 0, True)
+        return ExpectedError(pct, missing, 0, False)
     covered = frozenset().union(*(r.mechanisms for r in residuals))
     missing = tuple(name for name in used if name not in covered)
-    pct = band.pct * (UNVALIDATED_FACTOR if missing else 1.0)
-    return ExpectedError(pct, missing, band.rows, band.few_rows)
+    if missing:  # one band for every unvalidated layout: the widest, as in the per-mechanism rule
+        widest = FEW_ROWS_FACTOR * quantile([r.abs_error_pct for r in residuals])
+        return ExpectedError(UNVALIDATED_FACTOR * widest, missing, band.rows, True)
+    return ExpectedError(band.pct, (), band.rows, band.few_rows)
 
 
 def expected_error(
