@@ -268,7 +268,8 @@ def predict_step(
         "bubble": fill_drain + m * (host_mb + kernels.idle) + step_host,
     }
     flops = flops_per_step(shape, layout.global_batch, layout.recompute, layout.recompute_every)
-    measured = calibration is not None or operator_table is not None  # own evidence: no ceiling
+    measured = operator_table is not None or (calibration is not None and (  # own evidence
+        calibration.gemm_scale != 1.0 or calibration.overhead_scale != 1.0))  # fmt: skip
     capped = not measured and apply_ceiling(breakdown, flops.model, n * peak,
                                             constants.mfu_ceiling(gpu.name, fp8))  # fmt: skip
     total = sum(breakdown.values())
