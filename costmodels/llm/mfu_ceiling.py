@@ -9,9 +9,9 @@ the dev runs (``benchmarks/llm_loso.py --write`` writes costmodels/data/llm-mfu-
 a leave-one-source-out refit takes them from the other sources only). A step predicted above
 it is stretched to it (the kernels run at the best measured rate, no faster) and flagged
 ``mfu-above-measured`` in ``unvalidated_mechanisms``. A prediction calibrated on the user's own
-measurement (a measured step that moved a scale, or an operator table) is not capped: that is evidence beyond the
-dev runs. 0 = no ceiling (a generation without
-dev runs: its predictions are flagged unvalidated anyway).
+measurement (a measured step that moved a scale, or an operator table) is not capped: that is
+evidence beyond the dev runs. 0 = no ceiling (a generation without dev runs: its predictions are
+flagged unvalidated anyway).
 """
 
 from __future__ import annotations

@@ -52,7 +52,8 @@ def test_run_keys_change_the_measured_run() -> None:
 
 def test_one_step_carries_the_posterior_share_of_its_error() -> None:
     """A run on a mechanism no dev row validates (DeepSeek's MLA; Megatron-Core kernels have dev
-    rows since issue 36) takes the wide prior only: a 1.6x step carries almost whole. A validated one (vTrain's megatron-legacy kernels)
+    rows since issue 36) takes the wide prior only: a 1.6x step carries almost whole. A
+    validated one (vTrain's megatron-legacy kernels)
     moves by W of a small error, W ~ tau^2 / (tau^2 + sigma^2); the fit reproduces exactly
     the carried share; the links are never sped up."""
     r = run("tp=2,pp=1,dp=4,mb=1,model=deepseek-v3")
