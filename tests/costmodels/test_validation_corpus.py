@@ -88,3 +88,22 @@ def test_flat_baseline_reproduces_a_run_at_its_own_share() -> None:
     assert set(shares) == {"ampere", "hopper"}
     korth = [measured_share(r) for r in corpus if r.source == "korthikanti"]
     assert shares["ampere"] == pytest.approx(math.exp(sum(map(math.log, korth)) / len(korth)))
+
+
+def test_a_users_own_csv_enters_the_same_table(tmp_path) -> None:  # noqa: ANN001
+    from costmodels.validation.report import validation_report
+    from costmodels.validation.user_runs import read_user_rows
+
+    nanotron = load_corpus(("nanotron",))[0]
+    path = tmp_path / "ours.csv"
+    path.write_text("# two of our runs\nstep_s,tp,pp,dp,mb\n0.9,2,1,1,3\n0.5,4,1,1,3\n")
+    rows = read_user_rows(path, nanotron.cluster, shape=nanotron.shape, global_batch=3,
+                          framework="pytorch")  # fmt: skip
+    assert [r.source for r in rows] == ["user", "user"] and rows[1].layout.tp == 4
+    assert rows[0].tags["generation"] == "hopper" and rows[0].tags["parallel"] == "tp2"
+    report = validation_report(rows=rows)
+    assert report["per_source"]["user"]["rows"] == 2
+    assert report["per_source"]["user"]["loso_mape_pct"] is None  # never held out: not stored
+    path.write_text("step_s,tp,pp,dp,nonsense\n1,1,1,1,2\n")
+    with pytest.raises(ValueError, match="ours.csv:1: columns must include step_s"):
+        read_user_rows(path, nanotron.cluster, shape=nanotron.shape, global_batch=3)
