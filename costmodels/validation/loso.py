@@ -36,8 +36,13 @@ FIT_NAMES: tuple[str, ...] = (*FITTED, *FITTED_PYTORCH)
 BOUNDS: dict[str, tuple[float, float]] = {
     "gemm_sustained": (0.3, 1.0),
     "hbm_efficiency": (0.3, 0.95),
-    "kernel_launch_s": (0.5e-6, 20e-6),
-    "host_s_per_kernel": (1e-6, 200e-6),
+    # per-kernel costs held to what a kernel costs at least: "~1-3 us" for cudaLaunchKernel and
+    # "~5-25 us of CPU-side work per op" in eager PyTorch (jiahuanglin.xyz, "From PyTorch op to
+    # kernel launch", found with the search tool; verified: false). Without them a fit without
+    # vTrain's small models drives both to the old lower bounds (0.5 and 1 us) and vTrain held
+    # out is 27 % too fast.
+    "kernel_launch_s": (2e-6, 20e-6),
+    "host_s_per_kernel": (5e-6, 200e-6),
     "microbatch_overhead_s": (1e-6, 50e-3),
     "hopper_tensor_rate": (0.3, 1.5),
     "rowwise_gemm_efficiency": (0.2, 1.0),
