@@ -281,9 +281,10 @@ def main() -> None:
         show_table(top, TABLE_COLUMNS, more=MORE_COLUMNS, more_label="Layout details")
         st.caption(
             "Ranked by the slow end of each layout's expected error band (step time x (1 + "
-            "error/100)); the band is the 90th-percentile error of the dev validation runs that "
-            "use the same mechanisms, and a layout resting on a mechanism no validation covers "
-            "is named in the last column and carries the widest band."
+            "error/100)); the band is the 90th-percentile held-out error (source left out of "
+            "the fit) of the dev runs with the same combination of mechanisms, widened when "
+            "fewer than 10 runs share it; a layout resting on a mechanism no validation covers, "
+            "or predicted above the best MFU measured on its GPU, is named in the last column."
         )
         st.subheader("Memory of the best layout")
         parts = {label: best[f"mem_{key}_GiB"] for key, label in (

@@ -44,6 +44,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "calibrate on BSP rows, predict measured runs (also leaving each model out) and the "
         "regret of the pick",
     ),
+    "validate-llm": (
+        "commatlas.validate_llm_command", "add_parsers",
+        "training step model vs every dev run, per source and regime",
+    ),
     "collective": (
         "commatlas.collective_command", "add_parsers",
         "one collective over sizes, as NCCL would run it",

@@ -97,6 +97,7 @@ ROOMS: list[tuple[str, ...]] = [
     ("costmodels.llm",),
     ("costmodels.goodput", "costmodels.serving"),
     ("costmodels.calibration",),
+    ("costmodels.validation",),  # the measurement corpus: reads every room's dev data
 ]
 
 

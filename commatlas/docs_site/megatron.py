@@ -11,6 +11,7 @@ from costmodels.llm.megatron_table import validate_megatron
 
 def megatron_page(validated: tuple | None = None) -> str:
     """The page; ``validated`` is ``validate_megatron()``'s result when the caller has it."""
+    from commatlas.docs_site.validation_corpus import corpus_section
     from commatlas.docs_site.validation_llm import vtrain_section
     from commatlas.docs_site.validation_llm_dev import (
         bands_section,
@@ -27,6 +28,7 @@ def megatron_page(validated: tuple | None = None) -> str:
         "(guides/llm-step-time.md)), the communication and the pipeline schedule. Dev",
         "data sets fix its fitted constants; all are shown here against the predictions.",
         "",
+        *corpus_section(),
         *families_section(),
         *bands_section(),
         *transfer_section(),

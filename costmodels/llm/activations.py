@@ -44,6 +44,7 @@ LOSS_BUFFER_BYTES = {
     "pytorch": 10.0,
     "pytorch-compile": 4.0,
 }  # fmt: skip  ESTIMATES (module docstring)
+FUSED_LOSS_BYTES = 2.0  # in-place fused cross-entropy: the bf16 logits (costmodels/llm/recipe.py)
 
 
 def _mlp_bytes(shape: TransformerShape, width: int, framework: str) -> float:
@@ -55,12 +56,14 @@ def _mlp_bytes(shape: TransformerShape, width: int, framework: str) -> float:
 
 @lru_cache(maxsize=4096)
 def layer_bytes_per_token(shape: TransformerShape, layout: Layout, framework: str, moe: bool,
-                          recompute: str | None = None) -> float:  # fmt: skip
-    """Bytes one layer stores per token of its micro-batch (module docstring)."""
+                          recompute: str | None = None,
+                          dropout: bool | None = None) -> float:  # fmt: skip
+    """Bytes one layer stores per token of its micro-batch (module docstring); ``dropout`` None:
+    GPT-style shapes (no gated MLP) store two dropout masks, Llama-style ones none."""
     recompute = layout.recompute if recompute is None else recompute
     t, h, sp = layout.tp, shape.hidden, layout.sequence_parallel
-    gpt = not shape.gated_mlp
-    replicated = 8.0 * h + (2.0 * h if gpt else 0.0)
+    masks = (not shape.gated_mlp) if dropout is None else dropout
+    replicated = 8.0 * h + (2.0 * h if masks else 0.0)
     d = head_dim(shape)
     q = shape.heads * d if shape.mla is None else shape.heads * (
         shape.mla.qk_nope_head_dim + shape.mla.qk_rope_head_dim)  # fmt: skip
@@ -111,12 +114,12 @@ def micro_batches_in_flight(layout: Layout) -> float:
 
 @lru_cache(maxsize=4096)
 def stored_activation_bytes(shape: TransformerShape, layout: Layout, framework: str,
-                            layers: range) -> float:  # fmt: skip
+                            layers: range, dropout: bool | None = None) -> float:  # fmt: skip
     """Activations the first stage stores: per layer x its layers x micro-batches in flight."""
     tokens = layout.micro_batch * shape.seq_len / layout.cp
     counts = counts_of(shape, layers)
     per_mb = tokens * sum(
-        n * layer_bytes_per_token(shape, layout, framework, moe)
+        n * layer_bytes_per_token(shape, layout, framework, moe, dropout=dropout)
         for n, moe in ((counts.dense, False), (counts.moe, True))
         if n
     )
@@ -125,14 +128,17 @@ def stored_activation_bytes(shape: TransformerShape, layout: Layout, framework: 
 
 @lru_cache(maxsize=4096)
 def working_set_bytes(shape: TransformerShape, layout: Layout, framework: str,
-                      last_stage: bool) -> float:  # fmt: skip
-    """The peak's working set beyond the stored activations (module docstring)."""
+                      last_stage: bool, fused_loss: bool = False,
+                      dropout: bool | None = None) -> float:  # fmt: skip
+    """The peak's working set beyond the stored activations (module docstring); ``fused_loss``:
+    an in-place fused cross-entropy keeps only the 16-bit logits (FUSED_LOSS_BYTES)."""
     tokens = layout.micro_batch * shape.seq_len / layout.cp
     layer = 0.0
     if layout.recompute in ("full", "op"):
         moe = shape.experts > 1
-        layer = layer_bytes_per_token(shape, layout, framework, moe, "none") * tokens
+        layer = layer_bytes_per_token(shape, layout, framework, moe, "none", dropout) * tokens
     logits = 0.0
     if last_stage:
-        logits = tokens * shape.vocab / layout.tp * LOSS_BUFFER_BYTES.get(framework, 10.0)
+        per = FUSED_LOSS_BYTES if fused_loss else LOSS_BUFFER_BYTES.get(framework, 10.0)
+        logits = tokens * shape.vocab / layout.tp * per
     return max(layer, logits)

@@ -40,6 +40,9 @@ FITTED: tuple[str, ...] = (
     "microbatch_overhead_s",
 )
 PYTORCH_DATA = DATA.with_name("llm-pytorch-constants.json")
+CEILINGS_DATA = DATA.with_name("llm-mfu-ceilings.json")
+MFU_CEILINGS: tuple[str, ...] = ("mfu_ceiling_ampere", "mfu_ceiling_hopper",
+                                 "mfu_ceiling_hopper_fp8")  # fmt: skip
 FITTED_PYTORCH: tuple[str, ...] = (
     "hopper_tensor_rate",
     "rowwise_gemm_efficiency",
@@ -94,6 +97,11 @@ class StepConstants:
     # the caching allocator's reserve beyond the live tensors, as a share of the dynamic memory
     # (activations, working set, communication buffers; costmodels/llm/runtime_memory.py)
     allocator_fragmentation: float = 0.1
+    # the best model-FLOPs utilisation measured on the dev runs, per GPU generation and
+    # precision class (costmodels/llm/mfu_ceiling.py; 0 = none): measured, not fitted
+    mfu_ceiling_ampere: float = 0.0
+    mfu_ceiling_hopper: float = 0.0
+    mfu_ceiling_hopper_fp8: float = 0.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -113,6 +121,13 @@ class StepConstants:
 
         return self.hopper_tensor_rate if gpu_arch(gpu_name) == "hopper" else 1.0
 
+    def mfu_ceiling(self, gpu_name: str, fp8: bool) -> float:
+        """The MFU ceiling of the GPU's generation and precision class (0 = none)."""
+        from costmodels.llm.gpu_arch import gpu_arch
+
+        name = f"mfu_ceiling_{gpu_arch(gpu_name)}" + ("_fp8" if fp8 else "")
+        return float(getattr(self, name, 0.0))
+
     def host_seconds(self, framework: str) -> float:
         """Host time per kernel launch of ``framework``."""
         if framework == "pytorch-compile":
@@ -130,5 +145,8 @@ def default_constants(path: Path = DATA, pytorch_path: Path = PYTORCH_DATA) -> S
     values = {k: float(v) for k, v in json.loads(path.read_text())["constants"].items()}
     if pytorch_path.exists():
         record = json.loads(pytorch_path.read_text())["constants"]
+        values.update({k: float(v) for k, v in record.items()})
+    if pytorch_path == PYTORCH_DATA and CEILINGS_DATA.exists():
+        record = json.loads(CEILINGS_DATA.read_text())["constants"]
         values.update({k: float(v) for k, v in record.items()})
     return StepConstants(**values)

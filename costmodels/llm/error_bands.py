@@ -10,7 +10,11 @@ scaling) exercises a set of them. ``benchmarks/llm_step_accuracy.py --write-band
 dev row and stores, per mechanism, the 90th percentile of |predicted / measured - 1| over the
 rows that use it (costmodels/data/llm-error-bands.json, with the rows' provenance).
 
-A prediction's ``expected_error_pct`` is the widest band among its mechanisms. A mechanism no
+Since issue 36 a prediction's ``expected_error_pct`` is the band of its *combination* of
+mechanisms from leave-one-source-out residuals (costmodels/llm/combination_bands.py,
+``expected_error_detail``), with ``expected_error_rows`` dev runs behind it; the per-mechanism
+bands below remain the fallback when that file is absent. Per mechanism, the band is the widest
+band among its mechanisms. A mechanism no
 dev row uses is listed in ``unvalidated_mechanisms`` and widens the band to
 ``UNVALIDATED_FACTOR`` x the widest band of any mechanism (the planner ranks by the pessimistic
 end of the band, so such layouts are flagged and pay for it rather than silently winning).
@@ -20,10 +24,17 @@ Only dev data enters the bands; the data kept for independent checks is not read
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from costmodels.llm.combination_bands import (
+    FEW_ROWS_FACTOR,
+    combination_band,
+    load_residuals,
+    quantile,
+)
 from costmodels.llm.gpu_arch import gpu_arch
 
 if TYPE_CHECKING:
@@ -91,6 +102,41 @@ def load_bands(path: Path = BANDS) -> dict[str, float]:
     return {name: float(entry["p90_abs_error_pct"]) for name, entry in record["bands"].items()}
 
 
+@dataclass(frozen=True)
+class ExpectedError:
+    pct: float
+    unvalidated: tuple[str, ...]  # mechanisms no dev run exercises
+    rows: int  # dev runs with exactly this combination of mechanisms (0: per-mechanism bands)
+    few_rows: bool  # fewer than combination_bands.MIN_ROWS: the band is widened and flagged
+
+
+def expected_error_detail(
+    shape: TransformerShape,
+    layout: Layout,
+    cluster: LLMCluster,
+    precision: str,
+    framework: str,
+    recipe: TrainingRecipe | None = None,
+) -> ExpectedError:
+    """The combination band (costmodels/llm/combination_bands.py) when the held-out residuals
+    are shipped; else the per-mechanism band of ``expected_error``. A combination shared by
+    fewer than MIN_ROWS dev runs is flagged ``few_rows`` (its band is widened); a mechanism no
+    dev run exercises gives every such layout one band, UNVALIDATED_FACTOR x the widened 90th
+    percentile of all held-out errors, and is listed in ``unvalidated``."""
+    used = mechanisms(shape, layout, cluster, precision, framework, recipe)
+    residuals = load_residuals()
+    band = combination_band(used, residuals)
+    if band is None:
+        pct, missing = expected_error(shape, layout, cluster, precision, framework, recipe)
+        return ExpectedError(pct, missing, 0, False)
+    covered = frozenset().union(*(r.mechanisms for r in residuals))
+    missing = tuple(name for name in used if name not in covered)
+    if missing:  # one band for every unvalidated layout: the widest, as in the per-mechanism rule
+        widest = FEW_ROWS_FACTOR * quantile([r.abs_error_pct for r in residuals])
+        return ExpectedError(UNVALIDATED_FACTOR * widest, missing, band.rows, True)
+    return ExpectedError(band.pct, (), band.rows, band.few_rows)
+
+
 def expected_error(
     shape: TransformerShape,
     layout: Layout,
@@ -100,7 +146,8 @@ def expected_error(
     recipe: TrainingRecipe | None = None,
     bands: dict[str, float] | None = None,
 ) -> tuple[float, tuple[str, ...]]:
-    """(expected error in percent, the mechanisms no validation covers)."""
+    """(expected error in percent, the mechanisms no validation covers) from the per-mechanism
+    bands (llm-error-bands.json): the widest band among the mechanisms used."""
     bands = load_bands() if bands is None else bands
     used = mechanisms(shape, layout, cluster, precision, framework, recipe)
     if not bands:

@@ -12,13 +12,20 @@ costmodels/llm/communication.stage_parameters_per_gpu), by framework:
 - ``megatron`` (Megatron-Core): bf16 weights 2, fp32 main-gradient buffer 4 (gradients are
   accumulated and reduced in fp32), fp32 master weights and Adam moments 12; the distributed
   optimizer (ZeRO-1) shards the 12 over the data-parallel ranks: 6 + 12/d bytes, as Megatron's
-  distributed-optimizer documentation tabulates; FP8 (Transformer Engine) adds an fp8 copy of
-  every linear weight and of its transpose (2 bytes);
+  distributed-optimizer documentation tabulates; with gradients reduced in bf16 (``reduce_dtype
+  bf16``: NeMo's performance recipes set ``grad_reduce_in_fp32 = False``) the gradient buffer is
+  bf16 and the optimizer adds an fp32 main-gradient shard: 4 + 16/d (the same table's 16-bit
+  row). FP8 (Transformer Engine) caches an fp8 copy of every linear weight and of its transpose
+  (2 bytes) beside the bf16 weight; with fp8 parameters (``fp8_param_gather``, on in NeMo's
+  ``bf16_with_fp8_mixed``: ``fp8_params = True``) the fp8 weight and its transpose replace the
+  bf16 weight (no extra bytes; the fp32 master copy is the optimizer's);
 - ``pytorch`` / ``pytorch-compile`` (torchtitan, FSDP2): fp32 sharded weights 4, fp32 gradients
   4 and Adam moments 8 (FSDP2 casts to bf16 only the gathered copy, counted as a buffer);
 - ``fp32``: 4 + 4 + 8 without mixed precision.
 
-ZeRO shards over the ranks holding the same weights (dp x cp, or HSDP's shard group; experts
+ZeRO shards over the ranks holding the same weights (dp x cp: Megatron's distributed optimizer
+and FSDP both shard over the data-parallel group with context parallelism folded in; HSDP's
+shard group; experts
 over their cp x dp / ep replicas): stage 1 the optimizer states, 2 also the gradients, 3 also
 the weights (down to (2 + 2 + K) Psi / N_d bytes, as the ZeRO paper states).
 
@@ -55,6 +62,7 @@ BYTES_PER_PARAM: dict[str, tuple[int, int, int]] = {
     "mixed": (2, 2, 12),  # ZeRO paper section 3.1, K = 12 for mixed-precision Adam
     "fp32": (4, 4, 8),  # fp32 weights and gradients, Adam momentum and variance
     "megatron": (2, 4, 12),  # Megatron-Core: fp32 main grads (module docstring)
+    "megatron-bf16-grads": (2, 2, 16),  # bf16 grad buffer + fp32 main-grad shard (docstring)
     "fsdp2": (4, 4, 8),  # torchtitan / FSDP2: fp32 sharded weights
 }
 BREAKDOWN_PARTS = ("parameters", "gradients", "optimizer_states", "activations",
@@ -88,10 +96,10 @@ class MemoryBreakdown:
         return {name: float(getattr(self, name)) for name in BREAKDOWN_PARTS}
 
 
-def state_precision(framework: str | None) -> str:
+def state_precision(framework: str | None, reduce_dtype: str | None = None) -> str:
     """The BYTES_PER_PARAM row a framework keeps its model states in."""
     if framework == "megatron":
-        return "megatron"
+        return "megatron-bf16-grads" if reduce_dtype == "bf16" else "megatron"
     if framework in ("pytorch", "pytorch-compile"):
         return "fsdp2"
     return "mixed"
@@ -106,7 +114,6 @@ def model_state_bytes(
     w_bytes, g_bytes, o_bytes = BYTES_PER_PARAM[precision]
     dense, expert = _stage_split(shape, layout)
     shard = layout.shard_group if layout.zero == 3 else layout.dp * layout.cp
-    shard = layout.dp if layout.zero < 3 else shard
     replicas = max(1.0, layout.cp * layout.dp / layout.ep)
 
     def sharded(bytes_each: float, stage: int) -> float:
@@ -185,20 +192,23 @@ def memory_per_gpu(
     from costmodels.llm.recipe import DEFAULT_RECIPE
 
     recipe = recipe or DEFAULT_RECIPE
-    weights, gradients, optimizer = model_state_bytes(shape, layout, state_precision(framework))
-    if step_precision == "fp8" and framework == "megatron":  # TE's fp8 weight + transpose
+    weights, gradients, optimizer = model_state_bytes(
+        shape, layout, state_precision(framework, recipe.reduce_dtype))
+    if (step_precision == "fp8" and framework == "megatron"
+            and not recipe.gathers_fp8(framework)):  # TE's fp8 weight + transpose beside bf16
         linears = layer_linears(shape, 1, layout.tp, layout.ep, shape.experts > 1)
         per_layer = local_weights([x for x in linears if x.fp8])
         weights += 2.0 * per_layer * stage_sizes(shape.layers, layout.pp)[0]
     sizes = stage_sizes(shape.layers, layout.pp)
-    first = stored_activation_bytes(shape, layout, framework, range(sizes[0]))
-    first += working_set_bytes(shape, layout, framework, last_stage=layout.pp == 1)
+    drop, fused = recipe.dropout, recipe.fused_loss
+    first = stored_activation_bytes(shape, layout, framework, range(sizes[0]), drop)
+    first += working_set_bytes(shape, layout, framework, layout.pp == 1, fused, drop)
     if layout.pp > 1:  # the last stage: one micro-batch in flight, and the logits
         start = sum(sizes[:-1])
         last_layout_acts = stored_activation_bytes(shape, layout, framework,
-                                                   range(start, shape.layers))  # fmt: skip
+                                                   range(start, shape.layers), drop)  # fmt: skip
         last_layout_acts /= max(1.0, min(layout.pp, layout.micro_batches))
-        last = last_layout_acts + working_set_bytes(shape, layout, framework, last_stage=True)
+        last = last_layout_acts + working_set_bytes(shape, layout, framework, True, fused, drop)
         first = max(first, last)
     buffers = _buffers(shape, layout, framework, recipe, grad_bytes, param_bytes, layout.pp == 1)
     runtime = CUDA_CONTEXT_BYTES + fragmentation * (first + buffers)
@@ -208,6 +218,22 @@ def memory_per_gpu(
 def usable_memory_bytes(gpu: GPU) -> float:
     """What a training process can allocate on ``gpu`` (runtime_memory.VISIBLE_FRACTION)."""
     return usable_bytes(gpu.memory_bytes)
+
+
+# A prediction within this share above the usable memory is "may not fit", not a hard no: the
+# breakdown matched the torchtitan H200 runs' reported peaks within +3 % (allocator part,
+# costmodels/data/llm-pytorch-constants.json) and the dev runs that ran reach at most 1.007 x
+# the usable memory (Llama 3.1 70B FP8 on 64 H100, benchmarks/llm_loso.py); 5 % covers both.
+MAY_NOT_FIT_BAND = 0.05
+VERDICTS = ("fits", "may not fit", "does not fit")
+
+
+def memory_verdict(total_bytes: float, usable_bytes: float) -> str:
+    """"fits" up to the usable memory, "may not fit" within MAY_NOT_FIT_BAND above it, else
+    "does not fit"."""
+    if total_bytes <= usable_bytes:
+        return "fits"
+    return "may not fit" if total_bytes <= usable_bytes * (1 + MAY_NOT_FIT_BAND) else "does not fit"
 
 
 def fits(breakdown: MemoryBreakdown, gpu: GPU, reserve_fraction: float | None = None) -> bool:

@@ -34,6 +34,14 @@ Defaults are what each framework does out of the box, with where that was read:
   by one (NVIDIA, "Getting Started with CUDA Graphs": graphs combine the driver work of the
   launches): the per-kernel host time (``host_s_per_kernel``) is dropped; the GPU-side gap
   between kernels (``kernel_launch_s``) is kept (no source gives its value inside a graph).
+- ``fused_loss``: the cross-entropy runs as one in-place kernel on the 16-bit logits (flash-attn's
+  xentropy ``CrossEntropyLoss(inplace_backward=True)``, llm-foundry's MPT default
+  ``loss_fn='fused_crossentropy'``, read in mosaicml/llm-foundry ComposerMPTCausalLM with the
+  search tool): the loss keeps the logits only (2 bytes per element, the gradient overwrites
+  them) instead of an fp32 copy and gradient (costmodels/llm/activations.py). Default off.
+- ``dropout``: the model trains with dropout (its masks are stored for the backward). None: as
+  the shape's style (GPT shapes with, Llama shapes without); MPT's benchmark configs set every
+  dropout to 0.
 """
 
 from __future__ import annotations
@@ -60,6 +68,8 @@ class TrainingRecipe:
     moe_dispatch_fp8: bool | None = None
     moe_dispatcher: str | None = None
     cuda_graphs: bool = False
+    fused_loss: bool = False
+    dropout: bool | None = None
 
     def __post_init__(self) -> None:
         if self.moe_dispatcher is not None and self.moe_dispatcher not in DISPATCHERS:

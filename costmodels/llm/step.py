@@ -55,7 +55,7 @@ from costmodels.llm.compute import flops_per_step
 from costmodels.llm.constants import StepConstants, default_constants
 from costmodels.llm.dp_exposure import fsdp_stages, zero12_exposed
 from costmodels.llm.edge_ops import optimizer_kernel
-from costmodels.llm.error_bands import expected_error
+from costmodels.llm.error_bands import expected_error_detail
 from costmodels.llm.fp8_recipes import BLACKWELL_ONLY, default_recipe
 from costmodels.llm.frameworks import LOSS_SCALE_BYTES, get_kernel_set
 from costmodels.llm.gpu_arch import gpu_arch
@@ -63,7 +63,9 @@ from costmodels.llm.kernel_time import kernel_seconds
 from costmodels.llm.kernels import memory_kernel
 from costmodels.llm.layer_kinds import stage_sizes
 from costmodels.llm.layer_ops import LayerShard, weight_cast_bytes
-from costmodels.llm.memory import fits, memory_per_gpu, usable_memory_bytes
+from costmodels.llm.memory import fits, memory_per_gpu, memory_verdict, usable_memory_bytes
+from costmodels.llm.mfu_ceiling import FLAG as MFU_FLAG
+from costmodels.llm.mfu_ceiling import apply_ceiling
 from costmodels.llm.operator_table import OperatorTable
 from costmodels.llm.pipeline import bubble_fraction
 from costmodels.llm.power import clock_factor
@@ -110,6 +112,13 @@ class StepPrediction:
     memory_reserve_bytes: float
     expected_error_pct: float
     unvalidated_mechanisms: tuple[str, ...]
+    # "fits" | "may not fit" (within memory.MAY_NOT_FIT_BAND above the usable memory) |
+    # "does not fit"; ``fits`` stays the strict comparison
+    memory_verdict: str = "fits"
+    # dev runs with exactly this combination of mechanisms behind ``expected_error_pct``, and
+    # whether they are fewer than 10 (the band is then widened: combination_bands.py)
+    expected_error_rows: int = 0
+    expected_error_few_rows: bool = True
 
 
 def _normalised(layout: Layout) -> Layout:
@@ -236,7 +245,10 @@ def predict_step(
         dispatcher=recipe.moe_dispatcher,
     )  # fmt: skip
     tp_mb, tp_hidden = _tp_exposed_per_mb(stages, comm, schedule, layout, recipe, constants)
-    comm_mb = tp_mb + (comm.pp + comm.ep + comm.exposed_of("cp")) / m
+    # Megatron-Core overlaps the interleaved schedule's p2p sends/receives with the next chunk
+    # (``overlap_p2p_comm``: on by default with virtual stages, Megatron-LM's arguments.py)
+    pp_hidden = comm.pp if kernel_set.name == "megatron" and v > 1 else 0.0
+    comm_mb = tp_mb + (comm.pp - pp_hidden + comm.ep + comm.exposed_of("cp")) / m
     host_mb = constants.microbatch_overhead_s * overhead_scale
     fsdp = fsdp_stages(shape, layout, cluster, stages, wire, recipe) if layout.zero == 3 else None
     per_mb = [stages.total(i) + comm_mb + host_mb + (fsdp.exposed_per_microbatch[i] if fsdp
@@ -249,7 +261,7 @@ def predict_step(
         dp_mb = 0.0
         dp_after, dp_hidden = zero12_exposed(comm, t_f, recipe.overlaps_param_gather(
             kernel_set.name) and layout.zero in (1, 2))  # fmt: skip
-    interference = constants.overlap_interference * (dp_hidden + tp_hidden)
+    interference = constants.overlap_interference * (dp_hidden + tp_hidden + pp_hidden)
     optimizer = _optimizer_s(shape, layout, cluster, precision, kernel_set.name, constants,
                              operator_table, recipe) * overhead_scale  # fmt: skip
     step_host = constants.step_overhead_s * overhead_scale
@@ -264,15 +276,19 @@ def predict_step(
         "communication_exposed": exposed,
         "bubble": fill_drain + m * (host_mb + kernels.idle) + step_host,
     }
+    flops = flops_per_step(shape, layout.global_batch, layout.recompute, layout.recompute_every)
+    measured = operator_table is not None or (calibration is not None and (  # own evidence
+        calibration.gemm_scale != 1.0 or calibration.overhead_scale != 1.0))  # fmt: skip
+    capped = not measured and apply_ceiling(breakdown, flops.model, n * peak,
+                                            constants.mfu_ceiling(gpu.name, fp8))  # fmt: skip
     total = sum(breakdown.values())
 
-    flops = flops_per_step(shape, layout.global_batch, layout.recompute, layout.recompute_every)
     memory = memory_per_gpu(shape, layout, framework=kernel_set.name, step_precision=precision,
                             recipe=recipe, fragmentation=constants.allocator_fragmentation,
                             grad_bytes=wire.grad_reduce, param_bytes=wire.param_gather)  # fmt: skip
     schedule = layout.schedule if pp > 1 or v > 1 else "1f1b"
     usable = usable_memory_bytes(gpu)
-    band, unvalidated = expected_error(shape, layout, cluster, precision, kernel_set.name, recipe)
+    band = expected_error_detail(shape, layout, cluster, precision, kernel_set.name, recipe)
     return StepPrediction(
         iteration_time_s=total,
         compute_s=m * kernels.busy,
@@ -293,6 +309,9 @@ def predict_step(
         memory_breakdown_bytes=memory.as_dict(),
         usable_memory_bytes=usable,
         memory_reserve_bytes=gpu.memory_bytes - usable,
-        expected_error_pct=band,
-        unvalidated_mechanisms=unvalidated,
+        expected_error_pct=band.pct,
+        unvalidated_mechanisms=band.unvalidated + ((MFU_FLAG,) if capped else ()),
+        memory_verdict=memory_verdict(memory.total, usable),
+        expected_error_rows=band.rows,
+        expected_error_few_rows=band.few_rows,
     )

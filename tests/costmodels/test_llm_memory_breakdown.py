@@ -95,8 +95,10 @@ def test_korthikanti_figure_7_fractions() -> None:
 
 def test_model_states_by_framework() -> None:
     """Bytes per parameter: Megatron-Core 2 + 4 + 12 (fp32 main grads; 6 + 12/d with the
-    distributed optimizer), FSDP2 4 + 4 + 8 sharded (16/d), Megatron-DeepSpeed 2 + 2 + 12;
-    Transformer Engine FP8 adds an fp8 copy and transpose of each linear weight."""
+    distributed optimizer; 4 + 16/d with bf16 gradient reduction), FSDP2 4 + 4 + 8 sharded
+    (16/d), Megatron-DeepSpeed 2 + 2 + 12; Transformer Engine FP8 adds an fp8 copy and transpose
+    of each linear weight unless the weights are fp8 parameters (Megatron's default, NeMo's
+    ``fp8_params``), which replace the bf16 weight (issue 36)."""
     shape = preset_shape("Llama 3.1 8B", 4096)
     layout = Layout(tp=1, pp=1, dp=8, global_batch=8)
     psi = 8_030_261_248
@@ -107,10 +109,20 @@ def test_model_states_by_framework() -> None:
     assert z1.parameters + z1.gradients + z1.optimizer_states == pytest.approx((6 + 12 / 8) * psi)
     z3 = memory_per_gpu(shape, replace(layout, zero=3), framework="pytorch")
     assert z3.parameters + z3.gradients + z3.optimizer_states == pytest.approx(16 / 8 * psi)
-    fp8 = memory_per_gpu(shape, layout, framework="megatron", step_precision="fp8")
+    bf16_grads = memory_per_gpu(shape, replace(layout, zero=1), framework="megatron",
+                                recipe=TrainingRecipe(reduce_dtype="bf16"))  # fmt: skip
+    assert bf16_grads.parameters + bf16_grads.gradients + bf16_grads.optimizer_states == (
+        pytest.approx((4 + 16 / 8) * psi))  # fmt: skip
+    cp2 = memory_per_gpu(shape, replace(layout, zero=1, dp=4, cp=2), framework="megatron")
+    assert cp2.optimizer_states == pytest.approx(z1.optimizer_states)  # sharded over dp x cp
+    plain = memory_per_gpu(shape, layout, framework="megatron").parameters
+    no_fp8_params = TrainingRecipe(fp8_param_gather=False)
+    fp8 = memory_per_gpu(shape, layout, framework="megatron", step_precision="fp8",
+                         recipe=no_fp8_params)  # fmt: skip
     linear = 32 * (4096 * (4096 + 2 * 1024) + 4096 * 4096 + 3 * 4096 * 14336)
-    assert fp8.parameters - memory_per_gpu(shape, layout, framework="megatron").parameters == (
-        2 * linear)  # fmt: skip
+    assert fp8.parameters - plain == 2 * linear
+    fp8_params = memory_per_gpu(shape, layout, framework="megatron", step_precision="fp8")
+    assert fp8_params.parameters == plain
 
 
 def test_fsdp2_buffers_by_hand() -> None:

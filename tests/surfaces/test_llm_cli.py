@@ -35,6 +35,12 @@ def strict(text: str):
     return json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in JSON"))
 
 
+def slow_ends(rows: list[dict]) -> list[float]:
+    """plan-llm ranks by the slow end of each layout's band (issue 36: bands differ by the
+    combination of mechanisms, so the step times alone need not be sorted)."""
+    return [r["iteration_time_s"] * (1 + r["expected_error_pct"] / 100) for r in rows]
+
+
 def predict_json(capsys, argv: list[str]) -> dict:
     assert main(["predict-llm", *argv, "--json"]) == 0, capsys.readouterr().err
     return strict(capsys.readouterr().out)
@@ -128,9 +134,11 @@ def test_precision_and_framework(capsys) -> None:
 
 
 def test_measured_step_calibrates_predict_llm(capsys) -> None:
-    plain = predict_json(capsys, LLAMA)
+    # on a GPU no dev run validates (B200), the measured step carries whole (issue 28's prior);
+    # Megatron-Core on A100 has dev rows since issue 36 and would carry only part of it
+    plain = predict_json(capsys, LLAMA + ["--gpu", "b200"])
     measured = 1.3 * plain["iteration_time_s"]
-    out = predict_json(capsys, LLAMA + ["--measured-step", f"{measured:.9g}"])
+    out = predict_json(capsys, LLAMA + ["--gpu", "b200", "--measured-step", f"{measured:.9g}"])
     cal = out["calibration"]
     assert cal["measured_step_s"] == pytest.approx(measured) and cal["fitted"]
     assert cal["measured_layout"] == plain["layout"] and cal["source"]
@@ -139,7 +147,7 @@ def test_measured_step_calibrates_predict_llm(capsys) -> None:
     assert out["iteration_time_s"] == pytest.approx(cal["reproduced_s"])
     # Fitted on tp=8, used on tp=4 x dp=2: slower than the uncalibrated tp=4 prediction.
     other = ["--model", "llama-2-7b", "--global-batch", "64", "--tp", "4", "--pp", "1", "--dp",
-             "2"]  # fmt: skip
+             "2", "--gpu", "b200"]  # fmt: skip
     moved = predict_json(capsys, other + ["--measured-step", f"{measured:.9g}",
                                           "--measured-layout", "tp=8,dp=1"])  # fmt: skip
     assert moved["calibration"]["measured_layout"]["tp"] == 8
@@ -157,8 +165,7 @@ def test_measured_step_ranks_plan_llm(capsys) -> None:
                         "tp=1,pp=1,dp=8,mb=1,zero=1"]) == 0  # fmt: skip
     calibrated = strict(capsys.readouterr().out)
     assert calibrated[0]["iteration_time_s"] > plain[0]["iteration_time_s"]
-    times = [row["iteration_time_s"] for row in calibrated]
-    assert times == sorted(times)
+    assert slow_ends(calibrated) == sorted(slow_ends(calibrated))
 
 
 @pytest.mark.parametrize(
@@ -220,8 +227,7 @@ def test_plan_llm_ranks_fitting_layouts(capsys) -> None:
     assert main(["plan-llm", *SMALL, "--gpus", "8", "--top", "5", "--json"]) == 0
     rows = strict(capsys.readouterr().out)
     assert len(rows) == 5
-    times = [r["iteration_time_s"] for r in rows]
-    assert times == sorted(times)
+    assert slow_ends(rows) == sorted(slow_ends(rows))
     for row in rows:
         lay = row["layout"]
         assert row["fits"] and lay["tp"] * lay["pp"] * lay["dp"] == 8 and lay["tp"] <= 4

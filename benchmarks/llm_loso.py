@@ -1,0 +1,183 @@
+"""Leave-one-source-out accuracy of the LLM step model on the whole validation corpus.
+
+    .venv/bin/python benchmarks/llm_loso.py [--iterations N] [--write] [--sources a,b]
+
+Loads every dev training set through costmodels.validation.corpus.load_corpus (vTrain,
+Narayanan Table 1, Korthikanti, torchtitan, nanotron, llm-foundry MPT FSDP, DGX Cloud Megatron
+H100) and prints, per source:
+
+- ``shipped``: MAPE with the constants shipped in costmodels/data/ (fitted on some sources);
+- ``in-sample``: MAPE with every constant fitted jointly on every source
+  (costmodels.validation.loso.fit_on, each source weighted alike; vTrain's rows enter the fit
+  through every eighth row, ``fit_sample``, to keep a fit to minutes: its weight is the same);
+- ``LOSO``: MAPE with every constant refitted without the source (the headline number);
+- ``flat-gen``: one share of peak per GPU generation fitted on the other sources;
+- ``flat-50``: every step at 50 % of the dense peak (llm-analysis' default);
+- ``no-fit`` / ``maybe``: how many runs of the source (all of which ran) the model judges "does
+  not fit" / "may not fit" (costmodels.llm.memory.memory_verdict).
+
+Then the same errors per regime tag (generation, framework, precision, parallel mechanisms,
+scale), and the coverage of the error bands: the share of LOSO errors inside the band of
+their combination of mechanisms (costmodels/llm/combination_bands.py). ``--write`` stores each
+run's LOSO error and mechanisms in costmodels/data/llm-loso-bands.json (the bands' input).
+Time: about 9 LM fits of ~200 model evaluations over ~1,000 rows (~0.3 s each): ~10 minutes on
+a shared 2-core VM. Dev data only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from costmodels.llm.combination_bands import (  # noqa: E402
+    LOSO_BANDS,
+    MIN_ROWS,
+    DevResidual,
+    combination_band,
+)
+from costmodels.llm.constants import CEILINGS_DATA, MFU_CEILINGS  # noqa: E402
+from costmodels.llm.error_bands import mechanisms  # noqa: E402
+from costmodels.safe_output import json_text, write_atomic  # noqa: E402
+from costmodels.validation.corpus import SOURCES, CorpusRow, load_corpus  # noqa: E402
+from costmodels.validation.loso import (  # noqa: E402
+    FLAT_DEFAULT,
+    ceiling_name,
+    fit_on,
+    flat_by_generation,
+    flat_time,
+    log_errors,
+    mape,
+    measured_ceilings,
+    model_mfu,
+    predict,
+)
+
+REGIME_TAGS = ("generation", "framework", "precision", "moe", "scale", "seq", "recompute")
+
+
+def mechanisms_of(row: CorpusRow) -> tuple[str, ...]:
+    return mechanisms(row.shape, row.layout, row.cluster, row.options["precision"],
+                      row.options["framework"], row.options.get("recipe"))  # fmt: skip
+
+
+def print_coverage(residuals: tuple[DevResidual, ...]) -> None:
+    """Share of held-out errors inside their combination band: the band built from every run,
+    and the band built without the run's own source; and how many runs had a flagged band."""
+    inside = inside_held = flagged = 0
+    for r in residuals:
+        band = combination_band(r.mechanisms, residuals)
+        held = combination_band(r.mechanisms, residuals, exclude_source=r.source)
+        inside += r.abs_error_pct <= band.pct
+        inside_held += held is not None and r.abs_error_pct <= held.pct
+        flagged += band.few_rows
+    n = len(residuals)
+    print(f"\nband coverage: {100 * inside / n:.1f} % of LOSO errors inside their combination band"
+          f"; {100 * inside_held / n:.1f} % with the band built without their source; "
+          f"{flagged} of {n} runs in a combination of < {MIN_ROWS} runs (band widened, flagged)")
+
+
+def best_runs(corpus: tuple[CorpusRow, ...]) -> dict[str, str]:
+    """{ceiling: the label of the run that sets it}."""
+    out = {}
+    for name in MFU_CEILINGS:
+        rows = [r for r in corpus if ceiling_name(r) == name]
+        if rows:
+            best = max(rows, key=model_mfu)
+            out[name] = f"{best.source}: {best.label}"
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=25)
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--verbose", action="store_true", help="print every LM iteration")
+    parser.add_argument("--no-ceiling", action="store_true",
+                        help="fit and predict without the MFU ceilings (mechanism before/after)")
+    parser.add_argument("--sources", default=",".join(SOURCES))
+    args = parser.parse_args()
+    started = time.time()
+    sources = tuple(args.sources.split(","))
+    corpus = load_corpus(sources)
+    shipped = log_errors(corpus)
+    verdicts = [predict(r).memory_verdict for r in corpus]
+    print(f"{len(corpus)} rows; shipped constants predicted in {time.time() - started:.0f} s",
+          flush=True)  # fmt: skip
+    fit_rows = [r for r in corpus if r.source != "vtrain" or r.tags["fit_sample"] == "yes"]
+    ceilings = not args.no_ceiling
+    joint = fit_on(fit_rows, iterations=args.iterations, ceilings=ceilings)
+    in_sample = log_errors(corpus, joint.constants)
+    print(f"joint fit: {joint.evaluations} evaluations, {time.time() - started:.0f} s", flush=True)
+    held: dict[int, float] = {}
+    flat_gen: dict[int, float] = {}
+    progress = (lambda i, m: print(f"    iteration {i}: weighted MAPE {m:.2f} %", flush=True)) \
+        if args.verbose else None  # fmt: skip
+    for source in sources:
+        fitted = fit_on([r for r in fit_rows if r.source != source], iterations=args.iterations,
+                        progress=progress, ceilings=ceilings)  # fmt: skip
+        idx = [i for i, r in enumerate(corpus) if r.source == source]
+        errs = log_errors([corpus[i] for i in idx], fitted.constants)
+        shares = flat_by_generation([r for r in corpus if r.source != source])
+        for i, e in zip(idx, errs, strict=True):
+            held[i] = float(e)
+            share = shares.get(corpus[i].tags["generation"], FLAT_DEFAULT)
+            flat_gen[i] = math.log(flat_time(corpus[i], share) / corpus[i].measured_s)
+        print(f"  LOSO {source}: {fitted.evaluations} evaluations, {time.time() - started:.0f} s",
+              flush=True)  # fmt: skip
+    flat50 = [math.log(flat_time(r, FLAT_DEFAULT) / r.measured_s) for r in corpus]
+
+    def row(name: str, idx: list[int]) -> str:
+        cols = [mape(shipped[idx]), mape(in_sample[idx]), mape(held[i] for i in idx),
+                mape(flat_gen[i] for i in idx), mape(flat50[i] for i in idx)]  # fmt: skip
+        hard = sum(verdicts[i] == "does not fit" for i in idx)
+        maybe = sum(verdicts[i] == "may not fit" for i in idx)
+        return (f"{name:<26}{len(idx):>5}" + "".join(f"{c:>10.1f}" for c in cols)
+                + f"{hard:>8}{maybe:>8}")
+
+    names = ("shipped", "in-sample", "LOSO", "flat-gen", "flat-50")
+    head = f"{'':<26}{'rows':>5}" + "".join(f"{h:>10}" for h in names)
+    head += f"{'no-fit':>8}{'maybe':>8}"
+    print("\nMAPE % of step time per source (LOSO = every constant refitted without it)")
+    print(head)
+    for source in sources:
+        print(row(source, [i for i, r in enumerate(corpus) if r.source == source]))
+    print(row("all", list(range(len(corpus)))))
+    for tag in REGIME_TAGS:
+        groups: dict[str, list[int]] = defaultdict(list)
+        for i, r in enumerate(corpus):
+            groups[r.tags[tag]].append(i)
+        print(f"\nper {tag}")
+        for value in sorted(groups):
+            print(row(value, groups[value]))
+    residuals = tuple(DevResidual(r.source, frozenset(mechanisms_of(r)),
+                                  100 * abs(math.expm1(held[i])))
+                      for i, r in enumerate(corpus))  # fmt: skip
+    print_coverage(residuals)
+    if args.write:
+        record = {"method": "benchmarks/llm_loso.py: |predicted/measured - 1| in percent of each "
+                  "dev run with every fitted constant refitted without the run's source; "
+                  "mechanisms as costmodels.llm.error_bands.mechanisms names them",
+                  "rows": [{"source": d.source, "label": r.label,
+                            "mechanisms": sorted(d.mechanisms), "abs_error_pct": d.abs_error_pct}
+                           for d, r in zip(residuals, corpus, strict=True)]}  # fmt: skip
+        write_atomic(LOSO_BANDS, json_text(record, indent=1) + "\n")
+        print(f"wrote {LOSO_BANDS.relative_to(ROOT)}")
+        best = {"constants": measured_ceilings(corpus), "method": "the best model-FLOPs "
+                "utilisation measured on the dev runs of the validation corpus per GPU "
+                "generation and precision class (costmodels.validation.loso.measured_ceilings)",
+                "runs": best_runs(corpus)}  # fmt: skip
+        write_atomic(CEILINGS_DATA, json_text(best, indent=2) + "\n")
+        print(f"wrote {CEILINGS_DATA.relative_to(ROOT)}")
+    print(f"\n{time.time() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,109 @@
+"""The validation corpus (issue 36): one loader for every dev training set, regime tags, the fit's
+row filter, the flat baselines and the memory verdicts of runs that really trained."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from costmodels.llm.memory import MAY_NOT_FIT_BAND, memory_verdict
+from costmodels.validation.corpus import SOURCES, load_corpus, select
+from costmodels.validation.llmfoundry import read_rows
+from costmodels.validation.loso import (
+    fit_filtered,
+    flat_by_generation,
+    flat_time,
+    log_errors,
+    mape,
+    measured_share,
+    predict,
+    source_weights,
+)
+
+# rows per source in the dev files (vTrain's even rows, Table 1, Korthikanti's 8, torchtitan's
+# 12 H100 + 2 H200, nanotron's 10, llm-foundry's 216, DGX Cloud's 86)
+ROWS = {"vtrain": 720, "narayanan": 10, "korthikanti": 8, "torchtitan": 14, "nanotron": 10,
+        "llmfoundry": 216, "dgxc": 86}  # fmt: skip
+TAGS = ("source", "gpu", "generation", "framework", "precision", "parallel", "moe", "scale",
+        "seq", "recompute")  # fmt: skip
+
+
+def test_one_loader_reads_every_source_with_its_tags() -> None:
+    corpus = load_corpus()
+    assert {s: sum(r.source == s for r in corpus) for s in SOURCES} == ROWS
+    for row in corpus:
+        assert set(TAGS) <= set(row.tags), row.label
+        assert row.measured_s > 0 and row.ran
+    assert {r.tags["generation"] for r in corpus} == {"ampere", "hopper"}
+    assert len(select(corpus, source="dgxc", moe="moe")) == 18  # Grok-1, bf16 and fp8
+    assert len(select(corpus, source="llmfoundry", generation="ampere")) == 139
+
+
+def test_llmfoundry_step_time_gives_back_the_published_tokens_per_gpu() -> None:
+    rows = read_rows()
+    corpus = load_corpus(("llmfoundry",))
+    for raw, row in zip(rows, corpus, strict=True):
+        assert row.tokens_per_s_per_gpu == pytest.approx(float(raw["tok_per_s_per_gpu"]))
+
+
+def test_unknown_source_is_one_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown source.*nope"):
+        load_corpus(("vtrain", "nope"))
+
+
+def test_every_dev_run_that_ran_is_not_ruled_out() -> None:
+    """Every row of every dev file trained, so none may be judged 'does not fit'."""
+    verdicts = {r.label: predict(r).memory_verdict for r in load_corpus()}
+    assert [label for label, v in verdicts.items() if v == "does not fit"] == []
+    assert sum(v == "fits" for v in verdicts.values()) >= len(verdicts) - 3
+
+
+def test_memory_verdict_has_a_may_not_fit_band() -> None:
+    usable = 80.0
+    assert memory_verdict(80.0, usable) == "fits"
+    assert memory_verdict(80.0 * (1 + MAY_NOT_FIT_BAND / 2), usable) == "may not fit"
+    assert memory_verdict(80.0 * (1 + 2 * MAY_NOT_FIT_BAND), usable) == "does not fit"
+
+
+def test_fit_takes_a_row_filter_and_weighs_sources_alike() -> None:
+    corpus = load_corpus(("nanotron", "korthikanti"))
+    weights = source_weights(corpus)
+    assert sum(w**2 for w in weights) == pytest.approx(2.0)  # each source sums to 1
+    fitted = fit_filtered(corpus, lambda r: r.source == "nanotron",
+                          names=("hopper_tensor_rate",), iterations=4)  # fmt: skip
+    assert fitted.sources == ("nanotron",)
+    nano = [r for r in corpus if r.source == "nanotron"]
+    from costmodels.llm.constants import StepConstants
+
+    before = mape(log_errors(nano, StepConstants()))
+    assert mape(log_errors(nano, fitted.constants)) < before
+
+
+def test_flat_baseline_reproduces_a_run_at_its_own_share() -> None:
+    corpus = load_corpus(("nanotron", "korthikanti"))
+    for row in corpus:
+        assert flat_time(row, measured_share(row)) == pytest.approx(row.measured_s)
+    shares = flat_by_generation(corpus)
+    assert set(shares) == {"ampere", "hopper"}
+    korth = [measured_share(r) for r in corpus if r.source == "korthikanti"]
+    assert shares["ampere"] == pytest.approx(math.exp(sum(map(math.log, korth)) / len(korth)))
+
+
+def test_a_users_own_csv_enters_the_same_table(tmp_path) -> None:  # noqa: ANN001
+    from costmodels.validation.report import validation_report
+    from costmodels.validation.user_runs import read_user_rows
+
+    nanotron = load_corpus(("nanotron",))[0]
+    path = tmp_path / "ours.csv"
+    path.write_text("# two of our runs\nstep_s,tp,pp,dp,mb\n0.9,2,1,1,3\n0.5,4,1,1,3\n")
+    rows = read_user_rows(path, nanotron.cluster, shape=nanotron.shape, global_batch=3,
+                          framework="pytorch")  # fmt: skip
+    assert [r.source for r in rows] == ["user", "user"] and rows[1].layout.tp == 4
+    assert rows[0].tags["generation"] == "hopper" and rows[0].tags["parallel"] == "tp2"
+    report = validation_report(rows=rows)
+    assert report["per_source"]["user"]["rows"] == 2
+    assert report["per_source"]["user"]["loso_mape_pct"] is None  # never held out: not stored
+    path.write_text("step_s,tp,pp,dp,nonsense\n1,1,1,1,2\n")
+    with pytest.raises(ValueError, match="ours.csv:1: columns must include step_s"):
+        read_user_rows(path, nanotron.cluster, shape=nanotron.shape, global_batch=3)
