@@ -130,7 +130,8 @@ def _stage_split(shape: TransformerShape, layout: Layout) -> tuple[float, float]
     from costmodels.llm.communication import stage_parameters_per_gpu
 
     if shape.experts == 1 and shape.mla is None and shape.kv_head_count >= layout.tp:
-        return stage_parameters(shape, layout.pp) / layout.tp, 0.0  # the issue-5 count
+        return stage_parameters(shape, layout.pp, layout.first_stage_layers,
+                                layout.last_stage_layers) / layout.tp, 0.0  # the issue-5 count
     return stage_parameters_per_gpu(shape, layout)
 
 
@@ -138,7 +139,9 @@ def activation_bytes(shape: TransformerShape, layout: Layout,
                      framework: str = "megatron-legacy") -> float:  # fmt: skip
     """Activations a first-stage GPU stores (costmodels/llm/activations.py)."""
     return stored_activation_bytes(shape, layout, framework,
-                                   range(stage_sizes(shape.layers, layout.pp)[0]))  # fmt: skip
+                                   range(stage_sizes(shape.layers, layout.pp,
+                                                     layout.first_stage_layers,
+                                                     layout.last_stage_layers)[0]))  # fmt: skip
 
 
 def _buffers(shape: TransformerShape, layout: Layout, framework: str, recipe: TrainingRecipe,

@@ -142,18 +142,20 @@ def active_parameter_count(shape: TransformerShape) -> int:
 
 
 @lru_cache(maxsize=4096)
-def stage_parameters(shape: TransformerShape, pp: int) -> int:
+def stage_parameters(shape: TransformerShape, pp: int, first: int = 0, last: int = 0) -> int:
     """Parameters on the most loaded pipeline stage (before tensor-parallel splitting).
 
     Stage sizes follow costmodels/llm/layer_kinds.stage_sizes (equal when pp divides the
-    layers). The first stage also holds the token (and position) embedding; the last holds the
+    layers; Megatron's uneven split with ``first`` / ``last`` stage layers). The first stage
+    also holds the token (and position) embedding; the last holds the
     final norm and the output head, which for tied embeddings and pp > 1 is a second copy of
     the embedding kept in sync by an all-reduce (Megatron-LM, as in its
     theoretical_memory_usage.py).
     """
     if pp < 1:
         raise ValueError(f"pp must be >= 1, got {pp}")
-    stages = [_layers_parameters(shape, c.dense, c.moe) for c in stage_counts(shape, pp)]
+    stages = [_layers_parameters(shape, c.dense, c.moe)
+              for c in stage_counts(shape, pp, first, last)]
     if pp == 1:
         return stages[0] + embedding_parameters(shape) + norm_parameters(shape)
     token = shape.vocab * shape.hidden

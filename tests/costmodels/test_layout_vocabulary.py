@@ -178,3 +178,22 @@ def test_expert_tensor_parallel_by_hand(capsys: pytest.CaptureFixture[str]) -> N
     assert ranked and all(r["layout"]["ep"] == 32 and r["layout"]["etp"] in (0, 1)
                           for r in ranked)  # fmt: skip
     assert any(r["layout"]["tp"] > 1 for r in ranked)  # EP 32 over TP x DP exists only so
+
+
+def test_memory_follows_the_uneven_first_and_last_stages() -> None:
+    """Megatron's --decoder-first/last-pipeline-num-layers reach memory too: the most loaded
+    stage's parameters and the first stage's stored activations are those of the stages given
+    (32 layers on 4 stages as 6, 8, 8, 10: the last stage holds 10 layers and the output head)."""
+    from costmodels.llm.layout_check import checked_layout
+    from costmodels.llm.memory import activation_bytes
+    from costmodels.llm.model_size import norm_parameters, parameters_per_layer, stage_parameters
+    from costmodels.llm.presets import get_preset
+
+    shape = get_preset("Llama 3.1 8B").shape
+    head = shape.vocab * shape.hidden + norm_parameters(shape)  # untied output layer, final norm
+    assert stage_parameters(shape, 4, 6, 10) == 10 * parameters_per_layer(shape) + head
+    even = checked_layout(shape, tp=1, pp=4, dp=2, global_batch=64)
+    uneven = checked_layout(shape, tp=1, pp=4, dp=2, global_batch=64, first_stage_layers=6,
+                            last_stage_layers=10)  # fmt: skip
+    assert activation_bytes(shape, uneven) == pytest.approx(
+        activation_bytes(shape, even) * 6 / 8, rel=0.02)  # 6 layers stored, not 8  # fmt: skip
