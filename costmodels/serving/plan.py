@@ -16,7 +16,9 @@ settings. For each one:
    x1.5 up or x0.6 down) and narrowed by geometric bisection to within about 5 %. The search
    stops once ``top`` deployments are simulated and no unvisited estimate, scaled by the
    largest simulated/estimated ratio seen so far (x1.1), could beat the worst of them; the rest
-   keep their estimate (``simulated=False``).
+   keep their estimate (``simulated=False``). The searches of the ``top`` first must fit the
+   engine work bound (costmodels.serving.work; else one error, before any simulation); a later
+   deployment is simulated only while the total stays within it.
 
 Rates are per instance; per GPU they divide by its GPUs. Replicas scale linearly (each gets
 1/R of the traffic, as a load balancer sends it); with a target rate the plan says how many are
@@ -29,6 +31,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from costmodels.limits import MAX_ENGINE_WORK
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving.capacity import concurrency_for_tpot
 from costmodels.serving.engine import EngineConfig, kv_pool
@@ -37,10 +40,13 @@ from costmodels.serving.layout import ServingLayout, check_layout
 from costmodels.serving.precision import check_gpu_supports
 from costmodels.serving.requests import RequestSet
 from costmodels.serving.simulate import iteration_cost, simulate_serving
+from costmodels.serving.work import check_work, simulation_work
 
 BISECTIONS = 3  # geometric halvings of the bracket (a factor 1.5 -> within 5 %)
 MARGIN = 1.1  # how much better than its estimate an unvisited deployment may still turn out
 GROWTHS = 5  # steps up (x1.5) or down (x0.6) from the estimate to bracket the answer
+SIMULATIONS = GROWTHS + BISECTIONS  # simulations of one deployment's search at most
+PLAN_ADVICE = "fewer requests, fewer deployments simulated (top), or shorter prompts and outputs"
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,7 @@ class _Candidate:
     cost: object
     estimate: float  # requests per second per instance
     gpus: int
+    work: float = 0.0  # engine work units of one simulation, overloaded (costmodels.serving.work)
 
 
 def _screen(
@@ -150,7 +157,8 @@ def _screen(
         return _row(d, gpus, False, f"one decode step alone takes {tpot0 * 1e3:.4g} ms")
     state = concurrency_for_tpot(cost, engine, pool, prompt, output, slo.tpot_p99_s)
     estimate = state.requests_per_s if state is not None else 0.0
-    return _Candidate(d, cluster, cost, estimate, gpus)
+    work = simulation_work(requests, engine, pool, saturated=True)
+    return _Candidate(d, cluster, cost, estimate, gpus, work)
 
 
 def _meets(
@@ -229,11 +237,19 @@ def plan_serving(
         return per_gpu * 3600 / price if rank_by == "dollar" and price else per_gpu
 
     candidates.sort(key=lambda c: value(c.estimate, c), reverse=True)
+    # the work bound: the ``top`` first searches are certain, so they are judged up front; a
+    # later deployment is simulated only while the sum stays under the bound (else: estimate)
+    spent = SIMULATIONS * sum(c.work for c in candidates[:top])
+    check_work(spent, f"simulating the {min(top, len(candidates))} most promising deployments",
+               PLAN_ADVICE)  # fmt: skip
     found: list[float] = []
     ratios: list[float] = []  # simulated rate / estimate, of the deployments simulated so far
     for c in candidates:
         margin = MARGIN * max(ratios, default=1.0)
         simulate = len(found) < top or value(margin * c.estimate, c) > sorted(found)[-top]
+        if simulate and len(found) >= top:
+            simulate = spent + SIMULATIONS * c.work <= MAX_ENGINE_WORK
+            spent += SIMULATIONS * c.work if simulate else 0.0
         rate, sim = _search(shape, c, engine, requests, slo) if simulate else (c.estimate, None)
         if simulate:
             found.append(value(rate, c))

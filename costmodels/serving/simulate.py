@@ -24,6 +24,10 @@ from costmodels.serving.iteration import IterationCost
 from costmodels.serving.layout import ServingLayout, check_layout
 from costmodels.serving.requests import RequestSet
 from costmodels.serving.scheduler import Trace, simulate_engine
+from costmodels.serving.work import check_work, simulation_work
+
+ADVICE = ("fewer --requests, shorter prompts or outputs, a larger --max-batched-tokens or more KV "
+          "memory (GPUs, an fp8 cache)")
 
 
 @dataclass(frozen=True)
@@ -95,22 +99,6 @@ def summarize(
     )
 
 
-MAX_STEPS = 5_000_000  # scheduler steps one simulation may take (a few minutes at most)
-
-
-def check_work(requests: RequestSet, engine: EngineConfig) -> None:
-    """ValueError naming the flags when a simulation would take too long: every prompt needs
-    ceil(prompt / token budget) prefill iterations of its own at worst, and arrivals and
-    completions cut decode stretches about three times per request."""
-    chunks = -(-requests.prompt // engine.max_batched_tokens)
-    steps = int(chunks.sum()) + 3 * len(requests)
-    if steps > MAX_STEPS:
-        raise ValueError(
-            f"this simulation would take about {steps:,} engine steps (at most {MAX_STEPS:,}): "
-            "fewer --requests, shorter prompts or a larger --max-batched-tokens"
-        )
-
-
 def iteration_cost(
     shape: TransformerShape,
     layout: ServingLayout,
@@ -137,8 +125,8 @@ def simulate_serving(
 ) -> SimulationResult:
     """Replay ``requests`` on one instance laid out as ``layout`` (module docstring)."""
     check_layout(shape, layout, cluster.gpus_per_node)
-    check_work(requests, engine)
     pool = kv_pool(shape, layout, cluster, engine, constants)
     cost = cost or iteration_cost(shape, layout, cluster, engine, requests, constants)
+    check_work(simulation_work(requests, engine, pool, cost), "this simulation", ADVICE)
     trace = simulate_engine(requests, cost, engine, pool)
     return summarize(requests, trace, layout.gpus, pool.tokens, pool.block_size, engine)
