@@ -32,6 +32,7 @@ from app_pages.calibrate_compute import (
     points_table,
     read_source,
 )
+from app_pages.markdown_text import escape_markdown
 from app_pages.query_inputs import Field, choice, seed, show_problems, text, write_back
 from app_pages.tables import show_table
 from costmodels.calibration.profile import COLLECTIVES, ClusterProfile, profile_to_yaml
@@ -229,7 +230,8 @@ def show_profile(profile: ClusterProfile) -> None:
     )
     for collective, by_level in profile.collectives.items():
         for level, fit in by_level.items():
-            st.markdown(f"**{collective}**, {level}, {fit.world_size or '?'} ranks")
+            st.markdown(f"**{escape_markdown(collective)}**, {escape_markdown(level)}, "
+                        f"{fit.world_size or '?'} ranks")
             st.latex(fit_latex(fit))
     curves = fitted_curves(profile)
     if not curves.empty:
@@ -249,9 +251,8 @@ def main() -> None:
     state = st.session_state
     active = state.get(PROFILE_KEY)
     if active is not None:
-        st.info(
-            f"Active profile: {active.name!r} (the other pages offer 'Calibrated: {active.name}')."
-        )
+        shown = escape_markdown(active.name)
+        st.info(f"Active profile: '{shown}' (the other pages offer 'Calibrated: {shown}').")
     try:
         source = source_text()
         if source is None:
@@ -262,15 +263,14 @@ def main() -> None:
         name = state["pname"].strip() or "my cluster"
         profile = read_source(source[0], source[1], collective, level, name)
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(exc))
         return
     show_profile(profile)
     left, right = st.columns(2)
     if left.button("Use this profile", key="use_profile", type="primary"):
         state[PROFILE_KEY] = profile
-        st.success(
-            f"Profile {profile.name!r} is active: choose 'Calibrated: {profile.name}' as a link."
-        )
+        shown = escape_markdown(profile.name)
+        st.success(f"Profile '{shown}' is active: choose 'Calibrated: {shown}' as a link.")
     slug = re.sub(r"[^a-z0-9]+", "-", profile.name.lower()).strip("-") or "profile"
     right.download_button(
         "Download profile YAML", profile_to_yaml(profile), file_name=f"{slug}.yaml",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.charts import draw
+from app_pages.markdown_text import escape_markdown
 from app_pages.network_inputs import cluster_field, cluster_widget
 from app_pages.query_inputs import (
     Field,
@@ -125,7 +126,7 @@ def main() -> None:
                             output_len=output, pools=pools)  # fmt: skip
         frame = sweep(shape, layout, cluster, prompt, output, pools)
     except ValueError as exc:
-        st.error(str(exc).replace("--", ""))
+        st.error(escape_markdown(str(exc).replace("--", "")))
         return
     _caption(s, layout, cluster)
     cols = st.columns(4)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.charts import draw
+from app_pages.markdown_text import escape_markdown
 from app_pages.query_inputs import (
     Field,
     choice,
@@ -138,7 +139,7 @@ def main() -> None:
             5,
         )
     except ValueError as exc:
-        st.error(str(exc).replace("--", ""))
+        st.error(escape_markdown(str(exc).replace("--", "")))
         return
     st.caption(
         f"{s['cp_model']}, {s['cp_prompt']} prompt and {s['cp_output']} output tokens per "

@@ -18,6 +18,7 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
+from app_pages.markdown_text import escape_markdown
 from app_pages.tables import show_table
 from app_pages.trace_calibration_compute import (
     EXAMPLE_TRACES,
@@ -74,10 +75,10 @@ def show_calibration(calibration) -> None:
     if left.button("Use its network on the other pages", key="use_trace_network"):
         try:
             st.session_state[PROFILE_KEY] = calibration_profile(calibration)
-            st.success(f"Profile {calibration.name!r} is active: choose 'Calibrated: "
-                       f"{calibration.name}' as a link.")  # fmt: skip
+            shown = escape_markdown(calibration.name)
+            st.success(f"Profile '{shown}' is active: choose 'Calibrated: {shown}' as a link.")
         except ValueError as exc:
-            st.info(str(exc))
+            st.info(escape_markdown(exc))
     right.download_button("Download calibration YAML", calibration_to_yaml(calibration),
                           file_name=f"{calibration.name}.yaml", mime="application/x-yaml",
                           key="download_calibration")  # fmt: skip
@@ -101,13 +102,13 @@ def what_if_controls(report: dict, data: bytes, name: str) -> None:
                            "measured times)", key="wi_absolute")  # fmt: skip
     base_gpu = traced_gpu or gpu
     if traced_gpu is None:
-        st.caption(f"The trace does not name its GPU: it is taken as the {gpu} (compute not "
-                   "rescaled).")  # fmt: skip
+        st.caption(f"The trace does not name its GPU: it is taken as the "
+                   f"{escape_markdown(gpu)} (compute not rescaled).")  # fmt: skip
     try:
         result = what_if_report(data, name, (base_gpu, world, per_node, inter),
                                 (gpu, gpus, per_node, inter), absolute)  # fmt: skip
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(exc))
         return
     cols = st.columns(4)
     cols[0].metric("Trace step", f"{result['trace_step_s'] * 1e3:.3f} ms")
@@ -149,7 +150,7 @@ def main() -> None:
         with st.spinner("Reading the trace ..."):
             report, calibration = imported(data, name, None)
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(exc))
         return
     cols = st.columns(5)
     cols[0].metric("Step", f"{report['step_time_s'] * 1e3:.3f} ms")
@@ -161,7 +162,7 @@ def main() -> None:
     st.subheader("Communication per step")
     show_table(communication_rows(report), {c: c for c in communication_rows(report).columns})
     for note in report["notes"]:
-        st.caption(note)
+        st.caption(escape_markdown(note))
     show_calibration(calibration)
     what_if_controls(report, data, name)
 
