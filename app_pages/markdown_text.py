@@ -5,8 +5,9 @@
 math). A URL parameter, an uploaded file's content or an exception message that quotes either is
 data, not formatting: ``?sg_dist=[Click](https://x)`` must not become a link, nor ``![x](...)``
 an image the browser fetches. :func:`escape_markdown` puts a backslash before every ASCII
-punctuation character, which CommonMark allows for all of them (spec 0.31 section 2.4, "Backslash
-escapes", https://spec.commonmark.org/0.31/#backslash-escapes), so the text shows verbatim; bare ``https://`` and ``www.`` no longer autolink either.
+punctuation character, which CommonMark allows for all of them (spec 0.31, section 2.4
+"Backslash escapes": https://spec.commonmark.org/0.31/#backslash-escapes), so the text shows
+verbatim; bare ``https://`` and ``www.`` no longer autolink either.
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ Usage::
 from __future__ import annotations
 
 import re
-
 from typing import Any
 
 import pandas as pd

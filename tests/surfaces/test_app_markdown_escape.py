@@ -17,8 +17,8 @@ from app_pages.markdown_text import escape_markdown
 ROOT = Path(__file__).resolve().parents[2]
 SHOWN = {"error", "warning", "info", "success", "caption", "markdown", "write"}
 USER_NAMES = {"exc", "problems", "errors", "note", "b_msg"}  # values built from user input
-HOSTILE = ["[Click](https://x.example)", "![x](https://x.example/p.png)", ":red[big]",
-           "$x^2$", "<img src=x>", "# head", "**bold** _it_ `code`", "https://x.example"]  # fmt: skip
+HOSTILE = ["[Click](https://x.example)", "![x](https://x.example/p.png)", ":red[big]", "$x^2$",
+           "<img src=x>", "# head", "**bold** _it_ `code`", "https://x.example"]  # fmt: skip
 
 
 @pytest.mark.parametrize("text", HOSTILE)
