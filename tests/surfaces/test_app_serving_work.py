@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app_helpers import app_test
+from app_helpers import app_test, shown
 
 from costmodels.limits import MAX_ENGINE_WORK
 
@@ -21,7 +21,7 @@ def test_an_over_limit_plan_is_one_message_and_no_simulation(monkeypatch) -> Non
     monkeypatch.setattr("costmodels.serving.plan.simulate_serving", no_engine)
     at = app_test(PAGE, timeout_s=60, cp_prompt="131072", cp_output="32768", cp_requests="3000",
                   cp_ttft="600000", cp_tpot="10000")
-    errors = [e.value for e in at.error]
+    errors = [shown(e.value) for e in at.error]
     assert len(errors) == 1 and "engine work units" in errors[0], errors
     assert f"at most {MAX_ENGINE_WORK:,}" in errors[0] and "--" not in errors[0]
     assert not at.dataframe
