@@ -247,15 +247,16 @@ def plan_serving(
     for c in candidates:
         margin = MARGIN * max(ratios, default=1.0)
         simulate = len(found) < top or value(margin * c.estimate, c) > sorted(found)[-top]
+        bounded = False  # worth simulating, but past the work bound
         if simulate and len(found) >= top:
-            simulate = spent + SIMULATIONS * c.work <= MAX_ENGINE_WORK
-            spent += SIMULATIONS * c.work if simulate else 0.0
+            bounded = spent + SIMULATIONS * c.work > MAX_ENGINE_WORK
+            simulate, spent = not bounded, spent + (0.0 if bounded else SIMULATIONS * c.work)
         rate, sim = _search(shape, c, engine, requests, slo) if simulate else (c.estimate, None)
         if simulate:
             found.append(value(rate, c))
             if c.estimate > 0:
                 ratios.append(rate / c.estimate)
-        rows.append(_result(c, rate, sim, simulate, output, prices, target_rate))
+        rows.append(_result(c, rate, sim, simulate, output, prices, target_rate, bounded))
     key = (
         (lambda r: r.output_tokens_per_dollar or 0.0)
         if rank_by == "dollar"
@@ -272,6 +273,7 @@ def _result(
     output: float,  # noqa: ANN001
     prices: dict[str, float],
     target_rate: float | None,
+    bounded: bool = False,
 ) -> PlanRow:
     per_gpu = rate * output / c.gpus
     price = prices.get(c.deployment.gpu)
@@ -279,6 +281,8 @@ def _result(
     reason = "meets the targets" if rate > 0 else "no load meets the targets"
     if not simulated:
         reason = "estimate (closed-form steady state; not simulated)"
+    if bounded:
+        reason = "estimate (closed-form steady state; not simulated: engine work bound)"
     return _row(
         c.deployment,
         c.gpus,

@@ -85,3 +85,19 @@ def test_a_plan_over_the_bound_is_refused_before_any_simulation(monkeypatch) -> 
     with pytest.raises(EngineWorkError, match=CAP):
         plan_serving(serving_shape("Llama 3.1 70B", 163840), deployments, cluster_of,
                      EngineConfig(), requests, SLO(600.0, 1.0), top=5)  # fmt: skip
+
+
+def test_past_the_bound_a_worthy_deployment_keeps_its_estimate_and_says_why(monkeypatch) -> None:  # noqa: ANN001
+    """The ``top`` searches are judged up front; a later deployment that could still rank is
+    simulated only within the bound (here none is left), else its row says why not."""
+    deployments = [Deployment(gpu, ServingLayout(tp, 1, 1, "fp8", "fp8"))
+                   for gpu in ("H100 SXM", "H200 SXM") for tp in (1, 2)]  # fmt: skip
+    requests = make_requests(100, mode="server", rate=1.0, prompt_len=512, output_len=64)
+    args = (serving_shape("Llama 3.1 8B", 576), deployments, cluster_of, EngineConfig(), requests,
+            SLO(2.0, 0.05))  # fmt: skip
+    free = plan_serving(*args, top=1)
+    assert sum(r.simulated for r in free) > 1  # more than the top one was worth simulating
+    monkeypatch.setattr(plan_module, "MAX_ENGINE_WORK", 0)
+    bounded = plan_serving(*args, top=1)
+    assert sum(r.simulated for r in bounded) == 1
+    assert any("engine work bound" in r.reason for r in bounded)
