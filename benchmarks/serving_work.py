@@ -44,6 +44,8 @@ CASES = (
      EngineConfig()),
     ("light server", "Llama 3.1 8B", "B200", 8, 4000, 1024, 1024, "server", 2.0,
      EngineConfig()),
+    ("no chunked prefill", "Llama 3.1 70B", "H100", 8, 40, 32768, 2048, "server", 0.05,
+     EngineConfig(chunked_prefill=False)),
     ("long chunked prompts", "Llama 3.1 8B", "H100", 1, 400, 65536, 64, "server", 0.5,
      EngineConfig(max_batched_tokens=512)),
 )  # fmt: skip

@@ -4,17 +4,20 @@ would take minutes over is refused at once with one line (costmodels.limits.MAX_
 The engine (costmodels.serving.scheduler) pays per *step*, a pass of its Python loop, and within
 a step a little per running sequence (numpy over the running set). A step advances one iteration,
 or a whole decode-only stretch when nothing can change. With ``C`` sequences running (the most
-``max_num_seqs`` and the KV pool allow: costmodels.serving.capacity.memory_concurrency):
+``max_num_seqs``, the KV pool (costmodels.serving.capacity.memory_concurrency) and, without
+chunked prefill, the token budget allow):
 
 1. events: every prompt's prefill chunks (``ceil(prompt / token budget)`` each) and about three
    events per request (arrival, admission, completion) end a stretch, one step each at most;
 2. a full engine runs about ``sum(output) / C + sum(prompt) / budget`` iterations, and takes no
    more steps than iterations: offline, the steps are the fewer of the two counts;
-3. while requests wait for KV memory under the ``live`` policy (or the running decodes exceed the
-   token budget), the engine re-tries admission every iteration: each of those iterations is a
-   step. Offline that is all of them; in server mode the events plus the iterations' share in
-   which a queue stands, taken as the offered load ``rate / capacity`` (capped at 1; the
-   closed-form steady state's capacity).
+3. while requests wait for KV memory under the ``live`` policy, or for token budget (without
+   chunked prefill a whole prompt joins only beside the decodes the budget leaves room for: one
+   sequence at a time once prompts exceed the budget), or the running decodes exceed the budget,
+   the engine re-tries admission every iteration: each of those iterations is a step. Offline
+   that is all of them; in server mode the events plus the iterations' share in which a queue
+   stands, taken as the offered load ``rate / capacity`` (capped at 1; the closed-form steady
+   state's capacity).
 
 Work units are steps weighted by the running set, ``steps * (1 + C / SEQS_PER_STEP)``, plus a
 fixed cost per simulation. ``benchmarks/serving_work.py`` measures units per second on the
@@ -59,15 +62,23 @@ def simulation_work(
     budget = engine.max_batched_tokens
     chunks = float(np.ceil(requests.prompt / budget).sum()) if engine.chunked_prefill else n
     memory = max(1, memory_concurrency(pool, engine, prompt, output))
-    running = max(1, min(engine.max_num_seqs, memory))
-    queued = (engine.policy == "live" and memory < engine.max_num_seqs) or running > budget
+    held = min(engine.max_num_seqs, memory)
+    # without chunked prefill a whole prompt joins only beside the decodes the budget leaves
+    # room for (one at a time once prompts exceed the budget): admission stays open
+    joins = budget if engine.chunked_prefill else max(1, int(budget - prompt) + 1)
+    running = max(1, min(held, joins))
+    queued = (
+        (engine.policy == "live" and memory < engine.max_num_seqs)
+        or joins < held
+        or held > budget
+    )
     events = chunks + EVENTS_PER_REQUEST * n
     iterations = float(requests.output.sum()) / running + float(requests.prompt.sum()) / budget
     offline = saturated or not float(requests.arrival_s[-1] - requests.arrival_s[0]) > 0
     if offline:
         steps = iterations if queued else min(events, iterations)
     elif queued:
-        steps = events + iterations * _load(requests, engine, pool, cost, prompt, output)
+        steps = events + iterations * _load(requests, engine, pool, cost, prompt, output, running)
     else:
         steps = events
     return steps * (1.0 + running / SEQS_PER_STEP) + SETUP_UNITS
@@ -80,13 +91,15 @@ def _load(
     cost: IterationCost | None,
     prompt: float,
     output: float,
+    running: int,
 ) -> float:
-    """Offered load, rate over capacity, at most 1 (1 offline or without a cost model)."""
+    """Offered load, rate over the capacity at ``running`` sequences, at most 1 (1 offline or
+    without a cost model)."""
     span = float(requests.arrival_s[-1] - requests.arrival_s[0])
     if cost is None or span <= 0 or len(requests) < 2:
         return 1.0
     rate = (len(requests) - 1) / span
-    capacity = steady_state(cost, engine, pool, prompt, output).requests_per_s
+    capacity = steady_state(cost, engine, pool, prompt, output, running).requests_per_s
     return 1.0 if not capacity > 0 else min(1.0, rate / capacity)
 
 

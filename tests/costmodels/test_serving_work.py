@@ -54,15 +54,19 @@ def _steps(monkeypatch, requests, shape, layout, cluster, engine) -> int:  # noq
 
 
 @pytest.mark.parametrize(
-    ("mode", "rate"), [("offline", None), ("server", 0.5), ("server", 20.0)]
-)
-def test_the_estimate_counts_the_steps_of_a_memory_bound_engine(monkeypatch, mode, rate) -> None:  # noqa: ANN001
-    """KV memory holds a handful of long sequences: requests queue and each iteration is a
-    step. The estimate is at least the steps taken and (offline, where they are all queued)
-    within a factor two of them."""
+    ("mode", "rate", "n", "engine"),
+    [("offline", None, 48, EngineConfig()), ("server", 0.5, 48, EngineConfig()),
+     ("server", 20.0, 48, EngineConfig()),
+     ("offline", None, 8, EngineConfig(chunked_prefill=False)),
+     ("server", 0.05, 8, EngineConfig(chunked_prefill=False))],
+)  # fmt: skip
+def test_the_estimate_counts_the_steps_of_a_queueing_engine(monkeypatch, mode, rate, n, engine) -> None:  # noqa: ANN001, E501
+    """KV memory holds a handful of long sequences (or, without chunked prefill, a prompt longer
+    than the token budget joins only an idle engine): requests queue and each iteration is a
+    step. The estimate is at least the steps taken and, offline, within a factor two of them."""
     shape = serving_shape("Llama 3.1 70B", 32768 + 1024)
-    layout, cluster, engine = ServingLayout(4), cluster_of("H100 SXM"), EngineConfig()
-    requests = make_requests(48, mode=mode, rate=rate, prompt_len=32768, output_len=1024)
+    layout, cluster = ServingLayout(4), cluster_of("H100 SXM")
+    requests = make_requests(n, mode=mode, rate=rate, prompt_len=32768, output_len=1024)
     pool = kv_pool(shape, layout, cluster, engine)
     units = simulation_work(
         requests, engine, pool, iteration_cost(shape, layout, cluster, engine, requests)
