@@ -195,12 +195,13 @@ def show_profile(profile: ClusterProfile) -> None:
     fits = fits_table(profile, nominal)
     show_table(fits, FIT_TABLE, more=FIT_MORE, more_label="Ranks, points, error, nominal rate")
     for row in fits.to_dict("records"):
+        fit_name = f"{escape_markdown(row['collective'])} ({escape_markdown(row['level'])})"
         share = row["per-GPU / nominal (%)"]
         bound = row.get("B / NCCL on nominal (%)")
         if bound is not None and bound == bound:  # several nodes: NCCL on the nominal links
             if bound > 100:
                 st.warning(
-                    f"{row['collective']} ({row['level']}): the fitted bus bandwidth is "
+                    f"{fit_name}: the fitted bus bandwidth is "
                     f"{format_number(bound)} % of what NCCL reaches on {nominal['intra']} inside "
                     f"and one {nominal['inter']} NIC per GPU at their nominal rates (costmodels."
                     "nccl): the log measured more than these links carry. Check the level and "
@@ -209,7 +210,7 @@ def show_profile(profile: ClusterProfile) -> None:
         elif share is not None and share == share and share > 100:  # share == share: not NaN
             link = nominal[row["level"]]
             st.warning(
-                f"{row['collective']} ({row['level']}): the fitted per-GPU bandwidth is "
+                f"{fit_name}: the fitted per-GPU bandwidth is "
                 f"{format_number(share)} % of the nominal {link} rate, more than that link "
                 "carries. The log measured more than this link: check the level and the nominal "
                 "link chosen (a multi-node all-reduce also moves part of its bus bandwidth over "

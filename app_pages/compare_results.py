@@ -140,7 +140,7 @@ def show_results(
                key="method")  # fmt: skip
     draw(breakdown_chart(at.sort_values("iteration_ms")))
     gantt = state["gantt"]
-    st.subheader(f"Timeline of {describe(gantt)} at {at_p} GPUs")
+    st.subheader(f"Timeline of {escape_markdown(describe(gantt))} at {at_p} GPUs")
     try:
         timeline, cut = timeline_frame(
             key, int(state["batch"]), step_s, links, int(state["gpus"]), at_p, gantt
