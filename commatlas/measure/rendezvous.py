@@ -8,13 +8,17 @@ a mistyped address) leaves it silent until its timeout, 30 minutes for gloo by d
 each rank first prints one line to stderr, ``PROG: rank R waiting for N ranks at ADDR:PORT
 (timeout S s)``, joins with ``--timeout S`` (default :data:`DEFAULT_TIMEOUT_S`; the same
 timeout then bounds every collective, as torch applies it to both), and a rendezvous that does
-not complete is one line, :class:`RendezvousError`, instead of torch's traceback.
+not complete is one line, :class:`RendezvousError`, instead of torch's traceback. A rank other
+than 0 first waits, quietly, for rank 0's store port to accept a connection (torch's TCP
+client logs each failed try with a C++ stack trace).
 """
 
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
+import time
 from datetime import timedelta
 
 from commatlas.cli_types import positive_float
@@ -52,11 +56,28 @@ def join_group(backend: str, env: TorchrunEnv, timeout_s: float, prog: str) -> N
     where = f"{env.master_addr}:{env.master_port}"
     print(f"{prog}: rank {env.rank} waiting for {env.world_size} ranks at {where} "
           f"(timeout {timeout_s:g} s)", file=sys.stderr, flush=True)  # fmt: skip
+    deadline = time.monotonic() + timeout_s
+    failed = f"the {env.world_size} ranks did not meet at {where} within {timeout_s:g} s (--timeout"
+    if env.rank != 0 and not _reachable(env.master_addr, env.master_port, deadline):
+        raise RendezvousError(f"{failed}; nothing listens there)")
+    left = max(1.0, deadline - time.monotonic())
     try:
-        dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s))
+        dist.init_process_group(backend, timeout=timedelta(seconds=left))
     except (RuntimeError, OSError, ValueError) as exc:  # DistStoreError, DistNetworkError ...
         detail = " ".join(str(exc).split())[:200]
-        raise RendezvousError(
-            f"the {env.world_size} ranks did not meet at {where} within {timeout_s:g} s "
-            f"(--timeout; torch: {detail})"
-        ) from None
+        raise RendezvousError(f"{failed}; torch: {detail})") from None
+
+
+def _reachable(host: str, port: int, deadline: float) -> bool:
+    """Whether rank 0's store port accepts a connection before ``deadline``. A rank other than
+    0 waits here, quietly, rather than in torch's TCP client, which logs every failed try with
+    a C++ stack trace."""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        try:
+            with socket.create_connection((host, port), timeout=min(1.0, left)):
+                return True
+        except OSError:
+            time.sleep(min(0.25, max(0.0, deadline - time.monotonic())))
