@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from costmodels.limits import MAX_ENGINE_WORK
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving.constants import ServingConstants
 from costmodels.serving.engine import ASSUMPTIONS, EngineConfig, kv_pool
@@ -24,7 +25,7 @@ from costmodels.serving.iteration import IterationCost
 from costmodels.serving.layout import ServingLayout, check_layout
 from costmodels.serving.requests import RequestSet
 from costmodels.serving.scheduler import Trace, simulate_engine
-from costmodels.serving.work import check_work, simulation_work
+from costmodels.serving.work import EngineWorkError, check_work, simulation_work
 
 ADVICE = ("fewer --requests, shorter prompts or outputs, a larger --max-batched-tokens or more KV "
           "memory (GPUs, an fp8 cache)")
@@ -127,6 +128,11 @@ def simulate_serving(
     check_layout(shape, layout, cluster.gpus_per_node)
     pool = kv_pool(shape, layout, cluster, engine, constants)
     cost = cost or iteration_cost(shape, layout, cluster, engine, requests, constants)
-    check_work(simulation_work(requests, engine, pool, cost), "this simulation", ADVICE)
-    trace = simulate_engine(requests, cost, engine, pool)
+    estimate = simulation_work(requests, engine, pool, cost)
+    check_work(estimate, "this simulation", ADVICE)
+    try:
+        trace = simulate_engine(requests, cost, engine, pool, max_work=MAX_ENGINE_WORK)
+    except EngineWorkError as exc:  # the estimate missed (KV preemptions stalling the queue)
+        raise EngineWorkError(f"this simulation was stopped: {exc} (about 10 s; estimated "
+                              f"{estimate:,.0f}): {ADVICE}") from None  # fmt: skip
     return summarize(requests, trace, layout.gpus, pool.tokens, pool.block_size, engine)

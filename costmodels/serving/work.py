@@ -4,13 +4,15 @@ would take minutes over is refused at once with one line (costmodels.limits.MAX_
 The engine (costmodels.serving.scheduler) pays per *step*, a pass of its Python loop, and within
 a step a little per running sequence (numpy over the running set). A step advances one iteration,
 or a whole decode-only stretch when nothing can change. With ``C`` sequences running (the most
-``max_num_seqs``, the KV pool (costmodels.serving.capacity.memory_concurrency) and, without
-chunked prefill, the token budget allow):
+``max_num_seqs``, the KV pool (costmodels.serving.capacity.memory_concurrency, at the lengths
+of the mean running sequence: requests weighted by their output, as long ones stay longer) and,
+without chunked prefill, the token budget allow):
 
 1. events: every prompt's prefill chunks (``ceil(prompt / token budget)`` each) and about three
    events per request (arrival, admission, completion) end a stretch, one step each at most;
-2. a full engine runs about ``sum(output) / C + sum(prompt) / budget`` iterations, and takes no
-   more steps than iterations: offline, the steps are the fewer of the two counts;
+2. a full engine runs about ``sum(output) / C + sum(prompt) / budget + max(output)`` iterations
+   (the longest output runs alone at the end), and takes no more steps than iterations:
+   offline, the steps are the fewer of the two counts;
 3. while requests wait for KV memory under the ``live`` policy, or for token budget (without
    chunked prefill a whole prompt joins only beside the decodes the budget leaves room for: one
    sequence at a time once prompts exceed the budget), or the running decodes exceed the budget,
@@ -20,7 +22,10 @@ chunked prefill, the token budget allow):
    state's capacity).
 
 Work units are steps weighted by the running set, ``steps * (1 + C / SEQS_PER_STEP)``, plus a
-fixed cost per simulation. ``benchmarks/serving_work.py`` measures units per second on the
+fixed cost per simulation. The estimate cannot foresee every stall (a KV preemption can hold the
+queue behind one long recomputation while the running set drains), so the engine also counts
+the units it spends and stops at the cap (costmodels.serving.scheduler.simulate_engine's
+``max_work``). ``benchmarks/serving_work.py`` measures units per second on the
 machine it runs on (it justifies the cap).
 """
 
@@ -61,7 +66,7 @@ def simulation_work(
     prompt, output = float(requests.prompt.mean()), float(requests.output.mean())
     budget = engine.max_batched_tokens
     chunks = float(np.ceil(requests.prompt / budget).sum()) if engine.chunked_prefill else n
-    memory = max(1, memory_concurrency(pool, engine, prompt, output))
+    memory = max(1, memory_concurrency(pool, engine, *_resident_lengths(requests)))
     held = min(engine.max_num_seqs, memory)
     # without chunked prefill a whole prompt joins only beside the decodes the budget leaves
     # room for (one at a time once prompts exceed the budget): admission stays open
@@ -73,7 +78,8 @@ def simulation_work(
         or held > budget
     )
     events = chunks + EVENTS_PER_REQUEST * n
-    iterations = float(requests.output.sum()) / running + float(requests.prompt.sum()) / budget
+    iterations = (float(requests.output.sum()) / running + float(requests.prompt.sum()) / budget
+                  + float(requests.output.max()))  # the last, longest output runs alone
     offline = saturated or not float(requests.arrival_s[-1] - requests.arrival_s[0]) > 0
     if offline:
         steps = iterations if queued else min(events, iterations)
@@ -82,6 +88,15 @@ def simulation_work(
     else:
         steps = events
     return steps * (1.0 + running / SEQS_PER_STEP) + SETUP_UNITS
+
+
+def _resident_lengths(requests: RequestSet) -> tuple[float, float]:
+    """(prompt, output) of the mean *running* sequence: a request stays for its output's
+    iterations, so the running set samples requests in proportion to their output (the long
+    ones hold the cache); equal to the plain means when the lengths are fixed."""
+    out = requests.output.astype(float)
+    total = float(out.sum())
+    return float(requests.prompt @ out) / total, float(out @ out) / total
 
 
 def _load(

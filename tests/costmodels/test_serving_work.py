@@ -105,3 +105,14 @@ def test_past_the_bound_a_worthy_deployment_keeps_its_estimate_and_says_why(monk
     bounded = plan_serving(*args, top=1)
     assert sum(r.simulated for r in bounded) == 1
     assert any("engine work bound" in r.reason for r in bounded)
+
+
+def test_the_engine_stops_at_the_bound_when_the_estimate_missed(monkeypatch) -> None:  # noqa: ANN001
+    """The backstop: KV preemptions can stall the queue behind one long recomputation, which no
+    estimate from the lengths foresees (a heavy-tailed output mix ran 310 k steps on an estimate
+    of 20 k); the engine counts the work it spends and stops at the bound with one line."""
+    monkeypatch.setattr("costmodels.serving.simulate.MAX_ENGINE_WORK", 50)
+    shape = serving_shape("Llama 3.1 8B", 640)
+    requests = make_requests(100, mode="server", rate=2.0, prompt_len=512, output_len=128)
+    with pytest.raises(EngineWorkError, match="was stopped: the engine passed 50 work units"):
+        simulate_serving(shape, ServingLayout(1), cluster_of("H100 SXM"), requests, EngineConfig())
