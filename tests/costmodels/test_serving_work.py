@@ -116,3 +116,16 @@ def test_the_engine_stops_at_the_bound_when_the_estimate_missed(monkeypatch) -> 
     requests = make_requests(100, mode="server", rate=2.0, prompt_len=512, output_len=128)
     with pytest.raises(EngineWorkError, match="was stopped: the engine passed 50 work units"):
         simulate_serving(shape, ServingLayout(1), cluster_of("H100 SXM"), requests, EngineConfig())
+
+
+def test_each_disaggregated_pool_instance_is_bounded_too(monkeypatch, capsys) -> None:  # noqa: ANN001
+    from commatlas.cli import main
+
+    monkeypatch.setattr("costmodels.serving.disaggregated.MAX_ENGINE_WORK", 5)
+    argv = ["predict-serving", "--model", "llama-3.1-8b", "--gpu", "h100", "--tp", "1",
+            "--mode", "server", "--rate", "5", "--requests", "50", "--prompt-len", "256",
+            "--output-len", "32", "--disaggregated"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "a pool instance's simulation was stopped: the engine passed 5 work units" in err
+    assert len(err.strip().splitlines()) == 1
