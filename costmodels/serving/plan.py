@@ -46,6 +46,7 @@ BISECTIONS = 3  # geometric halvings of the bracket (a factor 1.5 -> within 5 %)
 MARGIN = 1.1  # how much better than its estimate an unvisited deployment may still turn out
 GROWTHS = 5  # steps up (x1.5) or down (x0.6) from the estimate to bracket the answer
 SIMULATIONS = GROWTHS + BISECTIONS  # simulations of one deployment's search at most
+PLAN_WORK = MAX_ENGINE_WORK  # engine work units of a whole plan (costmodels.serving.work)
 PLAN_ADVICE = "fewer requests, fewer deployments simulated (top), or shorter prompts and outputs"
 
 
@@ -169,9 +170,10 @@ def _meets(
     rate: float,
     slo: SLO,
 ):  # noqa: ANN202 - (bool, SimulationResult)
-    sim = simulate_serving(
-        shape, c.deployment.layout, c.cluster, _scaled(requests, rate), engine, cost=c.cost
-    )
+    # the plan's budget counted c.work per simulation: twice that stops one the estimate missed
+    limit = min(MAX_ENGINE_WORK, 2 * c.work)
+    sim = simulate_serving(shape, c.deployment.layout, c.cluster, _scaled(requests, rate), engine,
+                           cost=c.cost, max_work=limit)  # fmt: skip
     return sim.ttft_p90_s <= slo.ttft_p90_s and sim.tpot_p99_s <= slo.tpot_p99_s, sim
 
 
@@ -241,7 +243,7 @@ def plan_serving(
     # later deployment is simulated only while the sum stays under the bound (else: estimate)
     spent = SIMULATIONS * sum(c.work for c in candidates[:top])
     check_work(spent, f"simulating the {min(top, len(candidates))} most promising deployments",
-               PLAN_ADVICE)  # fmt: skip
+               PLAN_ADVICE, PLAN_WORK)  # fmt: skip
     found: list[float] = []
     ratios: list[float] = []  # simulated rate / estimate, of the deployments simulated so far
     for c in candidates:
@@ -249,7 +251,7 @@ def plan_serving(
         simulate = len(found) < top or value(margin * c.estimate, c) > sorted(found)[-top]
         bounded = False  # worth simulating, but past the work bound
         if simulate and len(found) >= top:
-            bounded = spent + SIMULATIONS * c.work > MAX_ENGINE_WORK
+            bounded = spent + SIMULATIONS * c.work > PLAN_WORK
             simulate, spent = not bounded, spent + (0.0 if bounded else SIMULATIONS * c.work)
         rate, sim = _search(shape, c, engine, requests, slo) if simulate else (c.estimate, None)
         if simulate:

@@ -123,15 +123,19 @@ def simulate_serving(
     engine: EngineConfig,
     constants: ServingConstants | None = None,
     cost: IterationCost | None = None,
+    max_work: float | None = None,
 ) -> SimulationResult:
-    """Replay ``requests`` on one instance laid out as ``layout`` (module docstring)."""
+    """Replay ``requests`` on one instance laid out as ``layout`` (module docstring); refused
+    up front when its estimated work passes the cap, stopped once it spends ``max_work``
+    (default the cap; costmodels.serving.work)."""
     check_layout(shape, layout, cluster.gpus_per_node)
     pool = kv_pool(shape, layout, cluster, engine, constants)
     cost = cost or iteration_cost(shape, layout, cluster, engine, requests, constants)
     estimate = simulation_work(requests, engine, pool, cost)
     check_work(estimate, "this simulation", ADVICE)
     try:
-        trace = simulate_engine(requests, cost, engine, pool, max_work=MAX_ENGINE_WORK)
+        limit = MAX_ENGINE_WORK if max_work is None else max_work
+        trace = simulate_engine(requests, cost, engine, pool, max_work=limit)
     except EngineWorkError as exc:  # the estimate missed (KV preemptions stalling the queue)
         raise EngineWorkError(f"this simulation was stopped: {exc} (about 10 s; estimated "
                               f"{estimate:,.0f}): {ADVICE}") from None  # fmt: skip

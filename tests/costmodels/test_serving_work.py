@@ -101,7 +101,11 @@ def test_past_the_bound_a_worthy_deployment_keeps_its_estimate_and_says_why(monk
             SLO(2.0, 0.05))  # fmt: skip
     free = plan_serving(*args, top=1)
     assert sum(r.simulated for r in free) > 1  # more than the top one was worth simulating
-    monkeypatch.setattr(plan_module, "MAX_ENGINE_WORK", 0)
+    monkeypatch.setattr(plan_module, "PLAN_WORK", 0)
+    with pytest.raises(EngineWorkError, match="at most 0"):  # the top search alone is over
+        plan_serving(*args, top=1)
+    monkeypatch.setattr(plan_module, "PLAN_WORK", plan_module.SIMULATIONS * 250)
+    monkeypatch.setattr(plan_module, "simulation_work", lambda *_a, **_k: 250.0)
     bounded = plan_serving(*args, top=1)
     assert sum(r.simulated for r in bounded) == 1
     assert any("engine work bound" in r.reason for r in bounded)
