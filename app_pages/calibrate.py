@@ -33,6 +33,7 @@ from app_pages.calibrate_compute import (
     points_table,
     read_source,
 )
+from app_pages.markdown_text import escape_markdown
 from app_pages.query_inputs import Field, choice, seed, show_problems, text, write_back
 from app_pages.tables import show_table
 from costmodels.calibration.profile import COLLECTIVES, ClusterProfile, profile_to_yaml
@@ -195,12 +196,13 @@ def show_profile(profile: ClusterProfile) -> None:
     fits = fits_table(profile, nominal)
     show_table(fits, FIT_TABLE, more=FIT_MORE, more_label="Ranks, points, error, nominal rate")
     for row in fits.to_dict("records"):
+        fit_name = f"{escape_markdown(row['collective'])} ({escape_markdown(row['level'])})"
         share = row["per-GPU / nominal (%)"]
         bound = row.get("B / NCCL on nominal (%)")
         if bound is not None and bound == bound:  # several nodes: NCCL on the nominal links
             if bound > 100:
                 st.warning(
-                    f"{row['collective']} ({row['level']}): the fitted bus bandwidth is "
+                    f"{fit_name}: the fitted bus bandwidth is "
                     f"{format_number(bound)} % of what NCCL reaches on {nominal['intra']} inside "
                     f"and one {nominal['inter']} NIC per GPU at their nominal rates (costmodels."
                     "nccl): the log measured more than these links carry. Check the level and "
@@ -209,7 +211,7 @@ def show_profile(profile: ClusterProfile) -> None:
         elif share is not None and share == share and share > 100:  # share == share: not NaN
             link = nominal[row["level"]]
             st.warning(
-                f"{row['collective']} ({row['level']}): the fitted per-GPU bandwidth is "
+                f"{fit_name}: the fitted per-GPU bandwidth is "
                 f"{format_number(share)} % of the nominal {link} rate, more than that link "
                 "carries. The log measured more than this link: check the level and the nominal "
                 "link chosen (a multi-node all-reduce also moves part of its bus bandwidth over "
@@ -230,7 +232,8 @@ def show_profile(profile: ClusterProfile) -> None:
     )
     for collective, by_level in profile.collectives.items():
         for level, fit in by_level.items():
-            st.markdown(f"**{collective}**, {level}, {fit.world_size or '?'} ranks")
+            st.markdown(f"**{escape_markdown(collective)}**, {escape_markdown(level)}, "
+                        f"{fit.world_size or '?'} ranks")
             st.latex(fit_latex(fit))
     curves = fitted_curves(profile)
     if not curves.empty:
@@ -250,9 +253,8 @@ def main() -> None:
     state = st.session_state
     active = state.get(PROFILE_KEY)
     if active is not None:
-        st.info(
-            f"Active profile: {active.name!r} (the other pages offer 'Calibrated: {active.name}')."
-        )
+        shown = escape_markdown(active.name)
+        st.info(f"Active profile: '{shown}' (the other pages offer 'Calibrated: {shown}').")
     try:
         source = source_text()
         if source is None:
@@ -264,7 +266,7 @@ def main() -> None:
         profile = read_source(source[0], source[1], collective, level, name)
         notes = log_notes(source[0], collective)
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(exc))
         return
     for note in notes:
         st.caption(note)
@@ -272,9 +274,8 @@ def main() -> None:
     left, right = st.columns(2)
     if left.button("Use this profile", key="use_profile", type="primary"):
         state[PROFILE_KEY] = profile
-        st.success(
-            f"Profile {profile.name!r} is active: choose 'Calibrated: {profile.name}' as a link."
-        )
+        shown = escape_markdown(profile.name)
+        st.success(f"Profile '{shown}' is active: choose 'Calibrated: {shown}' as a link.")
     slug = re.sub(r"[^a-z0-9]+", "-", profile.name.lower()).strip("-") or "profile"
     right.download_button(
         "Download profile YAML", profile_to_yaml(profile), file_name=f"{slug}.yaml",

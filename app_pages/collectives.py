@@ -33,6 +33,7 @@ from app_pages.collectives_compute import (
     size_grid,
     times_at,
 )
+from app_pages.markdown_text import escape_markdown
 from app_pages.network_inputs import active_profile, link_fields, link_widgets, resolve_link
 from app_pages.query_inputs import (
     Field,
@@ -159,7 +160,7 @@ def main() -> None:
             low, high = size_range()
             measured = parse_measured(state["measured"], collective, p)
         except ValueError as exc:
-            st.error(str(exc))
+            st.error(escape_markdown(exc))
             return
         collectives_nccl.view(collective, size_grid(low, high), measured)
         return
@@ -168,7 +169,7 @@ def main() -> None:
         values, links = cluster_values()
         measured = parse_measured(state["measured"], collective, p)
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(exc))
         return
     profile = active_profile()
     if profile is not None and measured.empty:

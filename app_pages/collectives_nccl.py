@@ -20,6 +20,7 @@ from app_pages.collectives_nccl_compute import (
     nccl_curves,
     switches,
 )
+from app_pages.markdown_text import escape_markdown
 from app_pages.network_inputs import active_profile, cluster_field, cluster_widget
 from app_pages.query_inputs import Field, boolean, choice, int_between, text
 from app_pages.tables import rows_height, styled
@@ -119,7 +120,7 @@ def view(collective: str, sizes: np.ndarray, pasted) -> None:
         frame = nccl_curves(collective, system, sizes, state["algo"], state["proto"])
         measured, note = _measured(collective, system.p, pasted)
     except ValueError as exc:
-        st.error(" ".join(str(exc).split()))
+        st.error(escape_markdown(" ".join(str(exc).split())))
         return
     st.caption(
         f"{collective} on {counted(system.p, 'GPU')} ({counted(system.nodes, 'node')} x "
@@ -150,7 +151,8 @@ def view(collective: str, sizes: np.ndarray, pasted) -> None:
         styled(choices), hide_index=True, width="stretch", height=rows_height(len(choices))
     )
     if note or len(measured):
-        st.caption(f"{len(measured)} measured points overlaid (diamonds). {note}")
+        st.caption(f"{len(measured)} measured points overlaid (diamonds). "
+                   f"{escape_markdown(note)}")
     with st.expander("Every candidate (algorithm/protocol) at the range's ends"):
         ends = others[others["bytes"].isin([sizes[0], sizes[-1]])]
         st.dataframe(styled(ends[["algorithm", "bytes", "time_us", "busbw_GBps"]]),

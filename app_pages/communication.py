@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import costmodels
+from app_pages.markdown_text import escape_markdown
 from app_pages.query_inputs import (
     Field,
     boolean,
@@ -134,7 +135,7 @@ def main() -> None:
     try:
         scenario, total = scenario_from(inputs)
     except UnitParseError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(exc))
         return
     p = worker_counts(total)
     curves = technique_curves(scenario, p)

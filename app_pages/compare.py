@@ -38,6 +38,7 @@ from app_pages.compare_inputs import (
     uses_typed_step,
 )
 from app_pages.compare_methods import describe
+from app_pages.markdown_text import escape_markdown
 from app_pages.network_inputs import resolve_link
 from app_pages.query_inputs import show_problems, write_back
 from costmodels.formatting import format_seconds
@@ -124,7 +125,7 @@ def main() -> None:
         intra = resolve_link("Intra-node link", "intra", "intra", gpu=state["gpu"])
         inter = resolve_link("Inter-node link", "inter", "inter")
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(exc))
         return
     gpu = "" if state["gpu"] == OTHER_GPU else state["gpu"]
     nics = int(state["nics"])

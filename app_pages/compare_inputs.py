@@ -25,6 +25,7 @@ from app_pages.compare_methods import (
     parse_method,
     valid_label,
 )
+from app_pages.markdown_text import escape_markdown
 from app_pages.network_inputs import (
     GPU_LINK,
     cluster_field,
@@ -198,7 +199,7 @@ def _builder() -> None:
         )
         st.button("Add method", on_click=_add_method, key="b_add")
         if st.session_state.get("b_msg"):
-            st.caption(st.session_state["b_msg"])
+            st.caption(escape_markdown(st.session_state["b_msg"]))
 
 
 def _add_method() -> None:

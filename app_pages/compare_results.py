@@ -12,6 +12,7 @@ import streamlit as st
 from app_pages.charts import breakdown_chart, draw, gantt_chart, line_chart
 from app_pages.compare_compute import Links, WorkloadKey, sweep_rows, timeline_frame
 from app_pages.compare_methods import describe, display_name, lossless
+from app_pages.markdown_text import escape_markdown
 from app_pages.network_inputs import LinkChoice
 from app_pages.tables import show_table
 from costmodels.formatting import counted, format_bandwidth, format_number, format_seconds
@@ -124,7 +125,8 @@ def show_results(
         + " Lossy methods (compression that changes what training computes) are dashed."
     )
     if errors:
-        st.warning("Some points could not be predicted:\n\n" + "\n\n".join(errors))
+        st.warning("Some points could not be predicted:\n\n"
+                   + "\n\n".join(escape_markdown(e) for e in errors))
     if frame.empty:
         st.error("No method could be predicted for these inputs.")
         return
@@ -138,13 +140,13 @@ def show_results(
                key="method")  # fmt: skip
     draw(breakdown_chart(at.sort_values("iteration_ms")))
     gantt = state["gantt"]
-    st.subheader(f"Timeline of {describe(gantt)} at {at_p} GPUs")
+    st.subheader(f"Timeline of {escape_markdown(describe(gantt))} at {at_p} GPUs")
     try:
         timeline, cut = timeline_frame(
             key, int(state["batch"]), step_s, links, int(state["gpus"]), at_p, gantt
         )
     except ValueError as exc:
-        st.warning(f"No timeline for {gantt}: {exc}")
+        st.warning(escape_markdown(f"No timeline for {gantt}: {exc}"))
         return
     draw(gantt_chart(timeline))
     if cut:

@@ -16,6 +16,7 @@ import streamlit as st
 from app_pages.charts import compression_chart, draw
 from app_pages.collectives_compute import read_bytes
 from app_pages.compression_compute import compressor_rows, memory_bandwidth_for
+from app_pages.markdown_text import escape_markdown
 from app_pages.network_inputs import link_fields, link_widgets, resolve_link
 from app_pages.query_inputs import (
     Field,
@@ -94,7 +95,7 @@ def main() -> None:
         red = state["red"].strip()
         gamma = 1 / parse_bandwidth(red, "Reduction throughput") if red else 0.0
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(exc))
         return
     p = int(state["workers"])
     rows = compressor_rows(size, p, link.latency_s, 1 / link.bandwidth_Bps, gamma,

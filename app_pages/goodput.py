@@ -26,6 +26,7 @@ from app_pages.goodput_compute import (
     what_if_frame,
 )
 from app_pages.llm_models import CUSTOM_SIZE, MODEL_CHOICES, menu_help, model_shape
+from app_pages.markdown_text import escape_markdown
 from app_pages.network_inputs import cluster_field, cluster_widget
 from app_pages.query_inputs import (
     Field,
@@ -219,7 +220,7 @@ def main() -> None:
         shape, case, gpus, storage = resolve()
         results = predictions(case)
     except ValueError as exc:  # UnitParseError, LayoutError, a bad what-if GPU count ...
-        st.error(" ".join(str(exc).split()))
+        st.error(escape_markdown(" ".join(str(exc).split())))
         return
     mode = st.session_state["gp_mode"]
     if mode not in results:

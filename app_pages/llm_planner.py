@@ -40,6 +40,7 @@ from app_pages.llm_inputs import (
     sidebar,
 )
 from app_pages.llm_job_file import job_file_upload
+from app_pages.markdown_text import escape_markdown
 from app_pages.query_inputs import show_problems, write_back
 from app_pages.tables import show_table
 from costmodels.formatting import counted, format_number
@@ -220,7 +221,7 @@ def main() -> None:
             shape_key(shape), cluster, gpus, int(state["gbatch"]), search_from_inputs(), options
         )
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(exc))
         return
     gpu = GPUS[state["gpu"]]
     from costmodels.llm.memory import usable_memory_bytes

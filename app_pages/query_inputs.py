@@ -24,6 +24,7 @@ from typing import Any
 
 import streamlit as st
 
+from app_pages.markdown_text import escape_markdown
 from costmodels.units import ascii_decimal, ascii_whole
 
 Parser = Callable[[str], Any]
@@ -169,4 +170,4 @@ def write_back(fields: Sequence[Field]) -> None:
 def show_problems(problems: Sequence[str]) -> None:
     """One warning listing every ignored URL value."""
     if problems:
-        st.warning("\n\n".join(problems))
+        st.warning("\n\n".join(escape_markdown(p) for p in problems))

@@ -17,6 +17,7 @@ import streamlit as st
 
 from app_pages.charts import draw
 from app_pages.llm_models import menu_help, menu_order
+from app_pages.markdown_text import escape_markdown
 from app_pages.network_inputs import cluster_field, cluster_widget
 from app_pages.query_inputs import (
     Field,
@@ -144,7 +145,7 @@ def main() -> None:
                             output_len=output, pools=pools, engine=engine)  # fmt: skip
         frame = sweep(shape, layout, cluster, prompt, output, pools, engine)
     except ValueError as exc:
-        st.error(str(exc).replace("--", ""))
+        st.error(escape_markdown(str(exc).replace("--", "")))
         return
     _caption(s, layout, cluster)
     cols = st.columns(4)

@@ -13,6 +13,7 @@ import streamlit as st
 
 from app_pages.charts import draw
 from app_pages.llm_models import menu_help, menu_order
+from app_pages.markdown_text import escape_markdown
 from app_pages.query_inputs import (
     Field,
     choice,
@@ -152,7 +153,7 @@ def main() -> None:
             int(s["cp_users"]),
         )
     except ValueError as exc:
-        st.error(str(exc).replace("--", ""))
+        st.error(escape_markdown(str(exc).replace("--", "")))
         return
     st.caption(
         f"{s['cp_model']}, {s['cp_prompt']} prompt and {s['cp_output']} output tokens per "

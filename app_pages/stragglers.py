@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.charts import draw, line_chart
+from app_pages.markdown_text import escape_markdown
 from app_pages.query_inputs import (
     Field,
     choice,
@@ -120,7 +121,7 @@ def main() -> None:
         frame, curves = computed(step, workers, int(state["sg_staleness"]),
                                  int(state["sg_period"]), backups, sync_s)  # fmt: skip
     except ValueError as exc:  # bounds of costmodels.limits included: one line, no traceback
-        st.error(str(exc))
+        st.error(escape_markdown(exc))
         return
     st.caption(caption(describe(step), workers, backups, sync_s))
     best = frame.sort_values("iteration_ms").iloc[0]

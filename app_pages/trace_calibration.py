@@ -18,6 +18,7 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
+from app_pages.markdown_text import escape_markdown
 from app_pages.tables import show_table
 from app_pages.trace_calibration_compute import (
     EXAMPLE_TRACES,
@@ -78,10 +79,10 @@ def show_calibration(calibration) -> None:
     if left.button("Use its network on the other pages", key="use_trace_network"):
         try:
             st.session_state[PROFILE_KEY] = calibration_profile(calibration)
-            st.success(f"Profile {calibration.name!r} is active: choose 'Calibrated: "
-                       f"{calibration.name}' as a link.")  # fmt: skip
+            shown = escape_markdown(calibration.name)
+            st.success(f"Profile '{shown}' is active: choose 'Calibrated: {shown}' as a link.")
         except ValueError as exc:
-            st.info(str(exc))
+            st.info(escape_markdown(exc))
     right.download_button("Download calibration YAML", calibration_to_yaml(calibration),
                           file_name=f"{calibration.name}.yaml", mime="application/x-yaml",
                           key="download_calibration")  # fmt: skip
@@ -142,7 +143,7 @@ def what_if_controls(report: dict, data: bytes, name: str) -> None:
         for flag, label in (("--trace-inter", LABELS["trace_inter"]),
                             ("--inter", LABELS["--inter"])):  # fmt: skip
             message = message.replace(flag, label)
-        st.error(message)
+        st.error(escape_markdown(message))
         return
     cols = st.columns(4)
     cols[0].metric("Trace step", f"{result['trace_step_s'] * 1e3:.3f} ms")
@@ -192,7 +193,7 @@ def main() -> None:
         with st.spinner("Reading the trace ..."):
             report, calibration = imported(data, name, None)
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(exc))
         return
     cols = st.columns(5)
     cols[0].metric("Step", f"{report['step_time_s'] * 1e3:.3f} ms")
@@ -204,7 +205,7 @@ def main() -> None:
     st.subheader("Communication per step")
     show_table(communication_rows(report), {c: c for c in communication_rows(report).columns})
     for note in report["notes"]:
-        st.caption(note)
+        st.caption(escape_markdown(note))
     show_calibration(calibration)
     what_if_controls(report, data, name)
 

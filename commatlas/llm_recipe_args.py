@@ -39,8 +39,7 @@ def add_recipe_flags(parser: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--prefetch",
         type=bounded_int(0, 8),
-        default=1,
-        help="FSDP/ZeRO-3: blocks all-gathered ahead of the one computing",
+        help="FSDP/ZeRO-3: blocks all-gathered ahead of the one computing (default 1)",
     )
     run.add_argument(
         "--fp8-all-gather",
@@ -64,13 +63,37 @@ def add_recipe_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def check_recipe_flags(args: argparse.Namespace) -> None:
+    """A recipe flag that would change nothing is an error naming it (as ``--dp-shard`` without
+    ``--zero 3`` is), not silently ignored (issue 35): ``--fp8-recipe`` needs ``--precision
+    fp8``, ``--async-tp`` a TP group (``--tp`` 2 or more; plan-llm applies it to the layouts
+    with one), ``--prefetch`` ZeRO-3 (``--zero 3``; plan-llm: ``--zero-stages`` with 3)."""
+    if args.fp8_recipe is not None and args.precision != "fp8":
+        raise ValueError(f"--fp8-recipe {args.fp8_recipe} scales fp8 GEMMs: needs --precision "
+                         f"fp8 (got {args.precision})")  # fmt: skip
+    if args.async_tp and getattr(args, "tp", None) == 1:
+        raise ValueError("--async-tp overlaps the TP collectives with their GEMMs: needs --tp 2 "
+                         "or more (--tp 1 has none)")  # fmt: skip
+    if args.prefetch is not None:
+        zero = getattr(args, "zero", None)
+        stages = getattr(args, "zero_stages", None)
+        if zero is not None and zero != 3:
+            raise ValueError(f"--prefetch all-gathers ZeRO-3/FSDP weights ahead: needs --zero 3 "
+                             f"(got --zero {zero})")  # fmt: skip
+        if zero is None and stages is not None and 3 not in stages:
+            raise ValueError("--prefetch all-gathers ZeRO-3/FSDP weights ahead: needs 3 in "
+                             "--zero-stages")  # fmt: skip
+
+
 def recipe_from_args(args: argparse.Namespace):  # noqa: ANN201
-    """The TrainingRecipe of the recipe flags."""
+    """The TrainingRecipe of the recipe flags (checked by :func:`check_recipe_flags`)."""
     from costmodels.llm.recipe import TrainingRecipe
 
+    check_recipe_flags(args)
+    prefetch = 1 if args.prefetch is None else args.prefetch
     return TrainingRecipe(reduce_dtype=args.reduce_dtype,
                           reshard_after_forward=args.reshard_after_forward,
-                          prefetch=args.prefetch, fp8_recipe=args.fp8_recipe,
+                          prefetch=prefetch, fp8_recipe=args.fp8_recipe,
                           async_tp=args.async_tp,
                           fp8_param_gather=args.fp8_all_gather,
                           moe_dispatcher=getattr(args, "moe_dispatcher", None),

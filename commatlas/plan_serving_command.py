@@ -144,9 +144,13 @@ def _prices(items: list[str] | None) -> dict[str, float]:
         if not sep or not 0 < price < float("inf"):
             raise ValueError(f"--price {item!r}: write GPU=dollars-per-GPU-hour, e.g. h100=2.5")
         try:
-            out[get_gpu(name).name] = price
+            gpu = get_gpu(name).name
         except ValueError as exc:
             raise ValueError(f"--price: {exc}") from None
+        if gpu in out:  # two prices for one GPU (h100= twice, or h100= and 'H100 SXM'=)
+            raise ValueError(f"--price: the {gpu} is priced twice ({out[gpu]:g} and {price:g}); "
+                             "give one price per GPU")  # fmt: skip
+        out[gpu] = price
     return out
 
 

@@ -52,6 +52,11 @@ MAX_CALL_S = 3600.0
 MAX_RATE_BPS = 1e15
 MIN_STEP_S = 1e-6
 MAX_STEP_S = 1e6
+# Serving engine simulations (costmodels.serving.work): work units are engine steps weighted by
+# the running sequences; benchmarks/serving_work.py measured 27,000 (a lightly loaded server) to
+# 390,000 units per CPU second on the development machine, so a simulation (or a plan) at the
+# cap takes about 10 s at most; the engine also stops there when the estimate was too low.
+MAX_ENGINE_WORK = 250_000
 MAX_MEASUREMENTS = 4096  # measurements of one profile (a sweep is ~30 sizes; YAML loads slowly)
 # Events of one profiler trace (every element of traceEvents counts, also those not used): the
 # benchmark's 100 MB trace of repeated real steps has 486,876 (benchmarks/trace_import_speed.py),

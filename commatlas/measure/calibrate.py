@@ -35,6 +35,7 @@ from commatlas.measure.collectives import (
     size_range,
 )
 from commatlas.measure.profile_output import calibrate_source, check_profile_output
+from commatlas.measure.rendezvous import RendezvousError, add_timeout_flag, join_group
 from commatlas.measure.retry import measure_fitted, too_noisy
 from costmodels.calibration.profile import save_profile
 from reference_impls.torchrun_env import torchrun_env
@@ -66,6 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nominal", type=nonempty(100),
                         help="link preset to compare with, e.g. nvlink4, ndr")  # fmt: skip
     parser.add_argument("--name", default="calibrated", type=nonempty(200), help="profile name")
+    add_timeout_flag(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,7 +99,11 @@ def run(args: argparse.Namespace) -> int:
     if args.device == "cuda":
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
         torch.cuda.set_device(device)
-    dist.init_process_group(backend)
+    try:
+        join_group(backend, env, args.timeout, prog)
+    except RendezvousError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 1
     rank0 = dist.get_rank() == 0
     said = sys.stderr if target is not None and target.to_stdout else sys.stdout
     try:

@@ -39,6 +39,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from commatlas.measure.profile_output import check_profile_output, fabric_warning
+from commatlas.measure.rendezvous import RendezvousError, add_timeout_flag, join_group
 from costmodels.calibration.ddp_methods import COMPRESSORS, METHODS
 from costmodels.limits import MAX_BATCH
 from costmodels.units import ascii_decimal, ascii_whole
@@ -201,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
     """Check the arguments, measure under torchrun, print on rank 0; 2 with a message."""
     try:
         try:  # a rank outside the world would wait at the rendezvous for ever
-            torchrun_env()
+            env = torchrun_env()
         except ValueError as exc:
             raise ValueError(f"{exc}: {HINT}") from None
         widths, profile = check_arguments(args)
@@ -215,7 +216,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"{PROG}: {warning}", file=sys.stderr)
     import torch.distributed as dist
 
-    dist.init_process_group(_backend(args))
+    try:
+        join_group(_backend(args), env, args.timeout, PROG)
+    except RendezvousError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
     try:
         result = _measure_and_predict(args, widths, profile)
     except ValueError as exc:  # e.g. times that do not grow with the size: nothing to fit
@@ -260,6 +265,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add("--backend", choices=["gloo", "nccl"], help="default: gloo on cpu, nccl on cuda")
     add("--json", action="store_true", help="print one JSON object")
+    add_timeout_flag(parser)
 
 
 def add_parser(sub: Any) -> None:

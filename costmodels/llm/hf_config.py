@@ -271,7 +271,9 @@ def _moe_fields(config: dict[str, Any], keys: _Keys, family: str) -> dict[str, A
             "top_k": keys.count(("num_experts_per_tok",), MAX_WIDTH),
             "ffn": keys.count(("moe_intermediate_size",), MAX_WIDTH),
             "dense_ffn": keys.count(("intermediate_size",), MAX_WIDTH),
-            "moe_layer_step": _optional(keys, "decoder_sparse_step", MAX_LAYERS) or 1,
+            # transformers' Qwen2-MoE/Qwen3-MoE make layer i sparse when (i + 1) %
+            # decoder_sparse_step == 0, which a step of 0 cannot compute: refused (at least 1)
+            "moe_layer_step": keys.count(("decoder_sparse_step",), MAX_LAYERS, default=1),
         }
     if family == "llama4_text":
         step = _optional(keys, "interleave_moe_layer_step", MAX_LAYERS) or 1

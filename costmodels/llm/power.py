@@ -6,7 +6,7 @@ ceilings of costmodels/llm/gemm.py were taken at the TDP). Below it the firmware
 clock until the power fits. With dynamic power proportional to f V^2 and the voltage scaling
 with the frequency in the DVFS range, P(f) = P_static + (TDP - P_static) f^3, so under a cap
 
-    clock = ((cap - P_static) / (TDP - P_static)) ** (1/3)      (1 at or above the TDP)
+    clock = ((cap - P_static) / (TDP - P_static)) ** (1/3)      (1 at the TDP)
 
 with P_static = ``STATIC_SHARE`` x TDP (leakage and the always-on parts). STATIC_SHARE is an
 ESTIMATE (0.2; Ujeniya et al., "Architectural Trade-offs in the Energy-Efficient Era: power-
@@ -29,7 +29,8 @@ TDPs (board power of the SXM / OAM part):
 - MI300X 750 W, MI325X 1,000 W: yobitel.com MI325X page (MI325X ~1,000 W, MI300X 750 W).
 - MI355X 1,400 W: tomshardware.com 'AMD's Instinct MI355X accelerator will consume 1,400 watts'.
 The H800 and GH200 are left without a TDP here (the H800's is not in a stored source; the
-GH200's 1,000 W module figure includes its Grace CPU), so a cap on them is refused.
+GH200's 1,000 W module figure includes its Grace CPU), so a cap on them is refused; so is a cap
+above the TDP (``--power-cap 1e9``), which would change nothing.
 """
 
 from __future__ import annotations
@@ -64,6 +65,10 @@ def clock_factor(gpu_name: str, cap_w: float | None) -> float:
     if not cap_w > static:
         raise ValueError(f"--power-cap {cap_w:g} W is at or below the {gpu_name}'s static power "
                          f"(~{static:g} W of its {tdp:g} W TDP): it would not run")  # fmt: skip
-    if cap_w >= tdp:
+    if cap_w > tdp:  # the board never draws more than its TDP: such a cap would change nothing
+        raise ValueError(f"--power-cap {cap_w:g} W is above the {gpu_name}'s {tdp:g} W TDP, "
+                         "which it never exceeds: give a cap up to the TDP or leave it "
+                         "out")  # fmt: skip
+    if cap_w == tdp:
         return 1.0
     return float(((cap_w - static) / (tdp - static)) ** (1.0 / 3.0))

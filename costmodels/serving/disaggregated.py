@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from costmodels.limits import MAX_ENGINE_WORK
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving.engine import EngineConfig, kv_pool
 from costmodels.serving.layout import ServingLayout
@@ -31,6 +32,7 @@ from costmodels.serving.requests import RequestSet
 from costmodels.serving.scheduler import simulate_engine
 from costmodels.serving.simulate import iteration_cost
 from costmodels.serving.transfer import kv_transfer
+from costmodels.serving.work import EngineWorkError
 
 MAX_INSTANCES = 256  # per pool, simulated one by one
 
@@ -92,7 +94,11 @@ def _run_pool(
         if not index.size:
             continue
         order = index[np.argsort(requests.arrival_s[index], kind="stable")]
-        trace = simulate_engine(_subset(requests, order), cost, engine, pool)
+        try:  # each instance within the engine work bound (costmodels.serving.work)
+            trace = simulate_engine(_subset(requests, order), cost, engine, pool, MAX_ENGINE_WORK)
+        except EngineWorkError as exc:
+            raise EngineWorkError(f"a pool instance's simulation was stopped: {exc} (about 10 "
+                                  "s): fewer --requests or shorter outputs") from None  # fmt: skip
         first[order], finish[order] = trace.first_token_s, trace.finish_s
         peak = max(peak, trace.peak_running)
     return first, finish, peak

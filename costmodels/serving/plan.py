@@ -18,7 +18,9 @@ settings. For each one:
    largest simulated/estimated ratio seen so far (x1.1), could beat the worst of them; the rest
    keep their estimate (``simulated=False``). With a closed loop of N users
    (``requests.concurrency``) each deployment is simulated once at N: it meets the targets there
-   or not, and its rate is the requests per second the N users get through.
+   or not, and its rate is the requests per second the N users get through. The searches of
+   the ``top`` first must fit the engine work bound (costmodels.serving.work; else one error,
+   before any simulation); a later deployment is simulated only while the total stays within it.
 
 Rates are per instance; per GPU they divide by its GPUs. Replicas scale linearly (each gets
 1/R of the traffic, as a load balancer sends it); with a target rate the plan says how many are
@@ -31,6 +33,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
+from costmodels.limits import MAX_ENGINE_WORK
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving.capacity import concurrency_for_tpot
 from costmodels.serving.engine import EngineConfig, kv_pool
@@ -39,10 +42,14 @@ from costmodels.serving.lone import decode_step_s, first_token_s
 from costmodels.serving.precision import check_gpu_supports
 from costmodels.serving.requests import RequestSet
 from costmodels.serving.simulate import iteration_cost, simulate_serving
+from costmodels.serving.work import check_work, simulation_work
 
 BISECTIONS = 3  # geometric halvings of the bracket (a factor 1.5 -> within 5 %)
 MARGIN = 1.1  # how much better than its estimate an unvisited deployment may still turn out
 GROWTHS = 5  # steps up (x1.5) or down (x0.6) from the estimate to bracket the answer
+SIMULATIONS = GROWTHS + BISECTIONS  # simulations of one deployment's search at most
+PLAN_WORK = MAX_ENGINE_WORK  # engine work units of a whole plan (costmodels.serving.work)
+PLAN_ADVICE = "fewer requests, fewer deployments simulated (top), or shorter prompts and outputs"
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,7 @@ class _Candidate:
     estimate: float  # requests per second per instance
     gpus: int
     engine: EngineConfig
+    work: float = 0.0  # engine work units of one simulation, overloaded (costmodels.serving.work)
 
 
 EngineOf = Callable[[Deployment, LLMCluster], EngineConfig]
@@ -139,7 +147,8 @@ def _screen(
         return _row(d, gpus, False, f"one decode step alone takes {tpot0 * 1e3:.4g} ms")
     state = concurrency_for_tpot(cost, engine, pool, prompt, output, slo.tpot_p99_s)
     estimate = state.requests_per_s if state is not None else 0.0
-    return _Candidate(d, cluster, cost, estimate, gpus, engine)
+    work = simulation_work(requests, engine, pool, saturated=True)
+    return _Candidate(d, cluster, cost, estimate, gpus, engine, work)
 
 
 def _meets(
@@ -150,7 +159,10 @@ def _meets(
     slo: SLO,
 ):  # noqa: ANN202 - (bool, SimulationResult)
     load = requests if rate is None else _scaled(requests, rate)
-    sim = simulate_serving(shape, c.deployment.layout, c.cluster, load, c.engine, cost=c.cost)
+    # the plan's budget counted c.work per simulation: twice that stops one the estimate missed
+    limit = min(MAX_ENGINE_WORK, 2 * c.work)
+    sim = simulate_serving(shape, c.deployment.layout, c.cluster, load, c.engine, cost=c.cost,
+                           max_work=limit)  # fmt: skip
     return sim.ttft_p90_s <= slo.ttft_p90_s and sim.tpot_p99_s <= slo.tpot_p99_s, sim
 
 
@@ -224,17 +236,26 @@ def plan_serving(
         return per_gpu * 3600 / price if rank_by == "dollar" and price else per_gpu
 
     candidates.sort(key=lambda c: value(c.estimate, c), reverse=True)
+    # the work bound: the ``top`` first searches are certain, so they are judged up front; a
+    # later deployment is simulated only while the sum stays under the bound (else: estimate)
+    spent = SIMULATIONS * sum(c.work for c in candidates[:top])
+    check_work(spent, f"simulating the {min(top, len(candidates))} most promising deployments",
+               PLAN_ADVICE, PLAN_WORK)  # fmt: skip
     found: list[float] = []
     ratios: list[float] = []  # simulated rate / estimate, of the deployments simulated so far
     for c in candidates:
         margin = MARGIN * max(ratios, default=1.0)
         simulate = len(found) < top or value(margin * c.estimate, c) > sorted(found)[-top]
+        bounded = False  # worth simulating, but past the work bound
+        if simulate and len(found) >= top:
+            bounded = spent + SIMULATIONS * c.work > PLAN_WORK
+            simulate, spent = not bounded, spent + (0.0 if bounded else SIMULATIONS * c.work)
         rate, sim = _search(shape, c, requests, slo) if simulate else (c.estimate, None)
         if simulate:
             found.append(value(rate, c))
             if c.estimate > 0:
                 ratios.append(rate / c.estimate)
-        rows.append(_result(c, rate, sim, simulate, output, prices, target_rate))
+        rows.append(_result(c, rate, sim, simulate, output, prices, target_rate, bounded))
     key = (
         (lambda r: r.output_tokens_per_dollar or 0.0)
         if rank_by == "dollar"
@@ -251,6 +272,7 @@ def _result(
     output: float,  # noqa: ANN001
     prices: dict[str, float],
     target_rate: float | None,
+    bounded: bool = False,
 ) -> PlanRow:
     per_gpu = rate * output / c.gpus
     price = prices.get(c.deployment.gpu)
@@ -258,6 +280,8 @@ def _result(
     reason = "meets the targets" if rate > 0 else "no load meets the targets"
     if not simulated:
         reason = "estimate (closed-form steady state; not simulated)"
+    if bounded:
+        reason = "estimate (closed-form steady state; not simulated: engine work bound)"
     return _row(
         c.deployment,
         c.gpus,

@@ -41,6 +41,7 @@ from costmodels.serving.iteration import Batch, IterationCost
 from costmodels.serving.paged_blocks import PagedBlocks
 from costmodels.serving.requests import RequestSet
 from costmodels.serving.running import Running
+from costmodels.serving.work import SEQS_PER_STEP, EngineWorkError
 
 
 @dataclass(frozen=True)
@@ -279,11 +280,22 @@ class _Engine(PagedBlocks):
 
 
 def simulate_engine(
-    requests: RequestSet, cost: IterationCost, engine: EngineConfig, pool: KVPool
+    requests: RequestSet,
+    cost: IterationCost,
+    engine: EngineConfig,
+    pool: KVPool,
+    max_work: float | None = None,
 ) -> Trace:
-    """Run every request to completion (module docstring)."""
+    """Run every request to completion (module docstring). ``max_work``: EngineWorkError once
+    the steps taken, weighted by the running set as costmodels.serving.work counts them, pass
+    it (the up-front estimate's backstop: preemption stalls it cannot foresee)."""
     sim = _Engine(requests, cost, engine, pool)
+    spent = 0.0
     while _unfinished(sim):
+        spent += 1.0 + len(sim.run) / SEQS_PER_STEP
+        if max_work is not None and spent > max_work:
+            raise EngineWorkError(f"the engine passed {max_work:,.0f} work units before its "
+                                  "requests finished")  # fmt: skip
         sim.step()
     return Trace(
         sim.first,

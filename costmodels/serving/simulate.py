@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from costmodels.limits import MAX_ENGINE_WORK
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving.constants import ServingConstants
 from costmodels.serving.engine import ASSUMPTIONS, EngineConfig, kv_pool
@@ -26,6 +27,10 @@ from costmodels.serving.iteration import IterationCost
 from costmodels.serving.layout import ServingLayout, check_layout
 from costmodels.serving.requests import RequestSet
 from costmodels.serving.scheduler import Trace, simulate_engine
+from costmodels.serving.work import EngineWorkError, check_work, simulation_work
+
+ADVICE = ("fewer --requests, shorter prompts or outputs, a larger --max-batched-tokens or more KV "
+          "memory (GPUs, an fp8 cache)")
 
 
 @dataclass(frozen=True)
@@ -129,22 +134,6 @@ def summarize(
     )
 
 
-MAX_STEPS = 5_000_000  # scheduler steps one simulation may take (a few minutes at most)
-
-
-def check_work(requests: RequestSet, engine: EngineConfig) -> None:
-    """ValueError naming the flags when a simulation would take too long: every prompt needs
-    ceil(prompt / token budget) prefill iterations of its own at worst, and arrivals and
-    completions cut decode stretches about three times per request."""
-    chunks = -(-requests.prompt // engine.max_batched_tokens)
-    steps = int(chunks.sum()) + 3 * len(requests)
-    if steps > MAX_STEPS:
-        raise ValueError(
-            f"this simulation would take about {steps:,} engine steps (at most {MAX_STEPS:,}): "
-            "fewer --requests, shorter prompts or a larger --max-batched-tokens"
-        )
-
-
 def iteration_cost(
     shape: TransformerShape,
     layout: ServingLayout,
@@ -168,11 +157,20 @@ def simulate_serving(
     engine: EngineConfig,
     constants: ServingConstants | None = None,
     cost: IterationCost | None = None,
+    max_work: float | None = None,
 ) -> SimulationResult:
-    """Replay ``requests`` on one instance laid out as ``layout`` (module docstring)."""
+    """Replay ``requests`` on one instance laid out as ``layout`` (module docstring); refused
+    up front when its estimated work passes the cap, stopped once it spends ``max_work``
+    (default the cap; costmodels.serving.work)."""
     check_layout(shape, layout, cluster.gpus_per_node)
-    check_work(requests, engine)
     pool = kv_pool(shape, layout, cluster, engine, constants)
     cost = cost or iteration_cost(shape, layout, cluster, engine, requests, constants)
-    trace = simulate_engine(requests, cost, engine, pool)
+    estimate = simulation_work(requests, engine, pool, cost)
+    check_work(estimate, "this simulation", ADVICE)
+    try:
+        limit = MAX_ENGINE_WORK if max_work is None else max_work
+        trace = simulate_engine(requests, cost, engine, pool, max_work=limit)
+    except EngineWorkError as exc:  # the estimate missed (KV preemptions stalling the queue)
+        raise EngineWorkError(f"this simulation was stopped: {exc} (about 10 s; estimated "
+                              f"{estimate:,.0f}): {ADVICE}") from None  # fmt: skip
     return summarize(requests, trace, layout.gpus, pool.tokens, pool.block_size, engine)

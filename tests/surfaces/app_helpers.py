@@ -16,6 +16,7 @@ Usage::
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pandas as pd
@@ -51,9 +52,15 @@ def chart_datasets(at: AppTest) -> list[dict[str, pd.DataFrame]]:
     ]
 
 
+def shown(markdown: str) -> str:
+    """Markdown text as rendered: every backslash escape (app_pages.markdown_text) undone."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
 def assert_message(at: AppTest, kind: str, words: str) -> None:
-    """One of the page's ``kind`` elements (``error``, ``warning``, ``info``) contains ``words``."""
-    messages = [m.value for m in getattr(at, kind)]
+    """One of the page's ``kind`` elements (``error``, ``warning``, ``info``) contains ``words``
+    as the reader sees it (the backslashes that escape user text's Markdown removed)."""
+    messages = [shown(m.value) for m in getattr(at, kind)]
     assert any(words in m for m in messages), messages
 
 

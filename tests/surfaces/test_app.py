@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from app_helpers import app_test, chart_datasets
+from app_helpers import app_test, chart_datasets, shown
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).parents[2]
@@ -113,8 +113,8 @@ def test_unknown_url_values_fall_back_to_defaults() -> None:
     assert at.sidebar.selectbox(key="workload").value == "ResNet-50"
     assert at.sidebar.number_input(key="nodes").value == 4
     (warning,) = at.warning
-    assert "workload='NoSuchNet' ignored" in warning.value
-    assert "nodes='many' ignored" in warning.value
+    assert "workload='NoSuchNet' ignored" in shown(warning.value)
+    assert "nodes='many' ignored" in shown(warning.value)
 
 
 def test_reached_through_the_navigation_after_compare() -> None:

@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from app_helpers import app_test, assert_message
+from app_helpers import app_test, assert_message, shown
 from streamlit.testing.v1 import AppTest
 
 from costmodels.calibration.profile import (
@@ -160,7 +160,7 @@ def test_profile_yaml_round_trips_through_the_page() -> None:
 )  # fmt: skip
 def test_unreadable_input_shows_one_clear_error(text: str, words: str) -> None:
     at = paste(run_page(), text)
-    assert len(at.error) == 1 and words in at.error[0].value, [e.value for e in at.error]
+    assert len(at.error) == 1 and words in shown(at.error[0].value), [e.value for e in at.error]
     assert not at.dataframe
 
 
@@ -178,7 +178,7 @@ def test_oversized_text_is_refused_before_it_is_read() -> None:
 def test_binary_upload_is_refused() -> None:
     at = run_page()
     at.file_uploader(key="cal_file").upload("trace.log", b"\xff\xfe\x00binary", "text/plain").run()
-    assert [e.value for e in at.error] == ["trace.log: not a text file (UTF-8 expected)"]
+    assert [shown(e.value) for e in at.error] == ["trace.log: not a text file (UTF-8 expected)"]
 
 
 @pytest.mark.parametrize(
@@ -192,7 +192,7 @@ def test_binary_upload_is_refused() -> None:
 )
 def test_hostile_query_parameters_fall_back_with_a_warning(query: dict, words: str) -> None:
     at = run_page(**query)
-    assert any(words in w.value for w in at.warning), [w.value for w in at.warning]
+    assert any(words in shown(w.value) for w in at.warning), [w.value for w in at.warning]
     paste(at, ALLREDUCE.replace("# nThread", "# all_reduce_perf\n# nThread"))
     assert fits_shown(at).iloc[0]["collective"] == "all-reduce"  # defaults took over
 

@@ -160,7 +160,7 @@ def test_work_is_bounded_before_it_starts(capsys) -> None:  # noqa: ANN001
     """Absurd but valid sizes are refused at once, naming what to change, never run for hours."""
     code, _, err = run(capsys, *BASE[:-2], "--requests", "100000", "--mode", "offline",
                        "--prompt-len", "1000000", "--output-len", "8")  # fmt: skip
-    assert code == 2 and "engine steps" in err and "--max-batched-tokens" in err
+    assert code == 2 and "engine work units (at most 250,000" in err and "--requests" in err
     code, _, err = run(capsys, *PLAN, "--gpus", "h100,h200,b200,gb200,l40s,a100,mi300x", "--tp",
                        "1,2,4,8,16,32", "--pp", "1,2,4,8,16,32,64", "--precision",
                        "bf16,fp16,fp8,fp4", "--ep", "1,2,4")  # fmt: skip
