@@ -269,7 +269,7 @@ def main() -> None:
         st.error(escape_markdown(exc))
         return
     for note in notes:
-        st.caption(note)
+        st.caption(escape_markdown(note))
     show_profile(profile)
     left, right = st.columns(2)
     if left.button("Use this profile", key="use_profile", type="primary"):

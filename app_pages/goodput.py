@@ -252,7 +252,7 @@ def main() -> None:
     try:
         wide = what_if_frame(shape, case, gpus, storage)
     except ValueError as exc:  # a GPU count the layout cannot scale to: say which field
-        st.error(what_if_problem(" ".join(str(exc).split()), case.layout, gpus))
+        st.error(escape_markdown(what_if_problem(" ".join(str(exc).split()), case.layout, gpus)))
         return
     headers = {"gpus": "GPUs", "storage_GBps": "storage (GB/s)",
                **{m: f"{m} (%)" for m in MODES}}  # fmt: skip

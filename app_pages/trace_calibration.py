@@ -169,7 +169,7 @@ def what_if_controls(report: dict, data: bytes, name: str) -> None:
                "scaling: message sizes and per-GPU work as traced; the host as "
                "traced.")  # fmt: skip
     for note in result["notes"]:
-        st.caption(f"Note: {note}.")
+        st.caption(f"Note: {escape_markdown(note)}.")
     show_table(collective_rows(result), {k: k for k in collective_rows(result).columns})
     moved = moved_rows(result)
     if len(moved):

@@ -31,6 +31,7 @@ EXAMPLES: dict[str, str] = {
     ),
     "compare": "compare --workload bert-large --batch-size 8 --node-counts 1 2 4 8",
     "validate-models": "validate-models",
+    "validate-llm": "validate-llm --json",
     "collective": (
         "collective all-reduce --gpus 16 --gpus-per-node 8 --gpu a100-80gb "
         "--inter 'InfiniBand HDR' --sizes 1K 1M 64M 1G"
