@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import run
 
 from commatlas.cli import main
 from costmodels.safe_output import PAUSE_ENV
@@ -28,13 +29,6 @@ LLAMA = ["--model", "llama-2-7b", "--global-batch", "64", "--tp", "8", "--pp", "
 pytestmark = pytest.mark.timeout(120)
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line(code: int, err: str, *words: str) -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from app_helpers import app_test
+from cli_helpers import run
 from streamlit.web import cli as streamlit_cli
 
 from commatlas.cli import main
@@ -44,14 +45,6 @@ COMPARE = ["compare", "--workload", "resnet50", "--batch-size", "64", "--step-ti
 pytestmark = pytest.mark.timeout(30)
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of one command; argparse's SystemExit counts as its code."""
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def assert_one_line_error(code: int, err: str, *words: str) -> None:

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cli_helpers import run
 
 from commatlas import kb_commands
-from commatlas.cli import main
 from costmodels import limits
 from costmodels.calibration.profile import load_profile
 
@@ -39,13 +39,6 @@ ROOT_ONLY = pytest.mark.skipif(
 pytestmark = pytest.mark.timeout(60)
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line(code: int, err: str, *words: str) -> str:
