@@ -26,7 +26,8 @@ LOG = (
 def test_upload_log_then_change_nominal_link_updates_chart_and_url() -> None:
     with open_app("/calibrate?coll=all-reduce", viewport={"width": 1300, "height": 1400}) as page:
         page.locator("input[type='file']").set_input_files(str(LOG))
-        expect(page.get_by_text("34 measured points")).to_be_visible(timeout=90_000)
+        # 34 rows, the two of 0 bytes left out (issue 37)
+        expect(page.get_by_text("32 measured points")).to_be_visible(timeout=90_000)
         expect(page.get_by_text("all-reduce, intra, 8 ranks")).to_be_visible(timeout=30_000)
         charts = page.locator(CHART)
         expect(charts).to_have_count(3, timeout=30_000)  # time, residual, against nominal
