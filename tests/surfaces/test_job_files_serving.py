@@ -188,6 +188,9 @@ REAL_SERVE = [
     ("sglang/deepseek_v3_0324_function_calling.sh", ["--gpu", "h200"],  # the docs ran 8 x H20
      ["--model", "deepseek-v3", "--gpu", "h200", "--precision", "fp8", "--tp", "8",
       "--engine", "sglang"]),
+    ("sglang/deepseek_v3_docker_launch.sh", ["--gpu", "h200"],  # docker's own flags not read
+     ["--model", "deepseek-v3", "--gpu", "h200", "--precision", "fp8", "--tp", "8",
+      "--engine", "sglang"]),
 ]  # fmt: skip
 
 
