@@ -38,11 +38,11 @@ _QUANT = {"fp8": "fp8", "modelopt": "fp8", "modelopt_fp4": "fp4", "nvfp4": "fp4"
 _DTYPE = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "half": "fp16", "fp16": "fp16"}
 #: name tails that do not change the architecture: chat/instruct tunes, a checkpoint's date
 #: (DeepSeek-V3-0324) and Llama 4's active-parameters-and-experts tag (Scout-17B-16E)
-_TAIL = re.compile(r"(-Instruct|-instruct|-Chat|-chat|-hf|-Base|-FP8|-v0\.1|-\d{4}|-\d+B-\d+E)$")
-#: the word that starts the engine's own arguments (what precedes it: env, python -m, docker)
+_TAIL = re.compile(r"(-Instruct|-Chat|-hf|-Base|-FP8|-v0\.1|-\d{4}|-\d+B-\d+E)$", re.IGNORECASE)
 #: presets whose published checkpoint is FP8, so a serve command without --quantization runs FP8
 #: weights (SGLang "DeepSeek V3/V3.1/R1 Usage": "The official DeepSeek V3 is already in FP8")
 _NATIVE_PRECISION = {"DeepSeek-V3": "fp8"}
+#: the word that starts the engine's own arguments (what precedes it: env, python -m, docker)
 _LAUNCHERS = ("serve", "trtllm-serve", "sglang.launch_server", "vllm.entrypoints.openai.api_server")
 
 
@@ -120,6 +120,8 @@ def read_serve_command(text: str, path: str) -> JobFile:
     if served and not {"model", "hf_config"} & job.values.keys():  # a local checkpoint folder
         _model(job, "--served-model-name", served, path)
     job.assume("tp", 1, f"the {engine} default tensor-parallel size (no TP flag in the command)")
+    if job.context.get("named_precision"):
+        job.assume("precision", job.context["named_precision"], "the checkpoint's name says FP8")
     if job.values.get("model") in _NATIVE_PRECISION:
         native = _NATIVE_PRECISION[job.values["model"]]
         job.assume("precision", native, f"{job.values['model']}'s published weights are {native}")
@@ -143,6 +145,8 @@ def _model(job: JobFile, key: str, name: str, path: str) -> None:
     for candidate in candidates:
         try:
             job.set(key, "model", get_preset(candidate).name)
+            if re.search(r"-FP8(-|$)", name, re.IGNORECASE):  # Llama-3.1-405B-Instruct-FP8
+                job.context["named_precision"] = "fp8"
             return
         except ValueError:
             continue

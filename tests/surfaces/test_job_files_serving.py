@@ -222,4 +222,9 @@ def test_real_serve_command_reads_what_a_user_would_type() -> None:
         job = read_serve_command(f"vllm serve {name}", "x.sh")
         assert job.values["model"] == preset and job.values["tp"] == 1, name
     job = read_serve_command("vllm serve deepseek-ai/DeepSeek-V3 --dtype bfloat16", "x.sh")
-    assert job.values["precision"] == "bf16"  # an explicit dtype wins over the published FP8
+    assert job.values["precision"] == "bf16"  # an explicit dtype wins (as plan-serving --emit
+    # writes a bf16 deployment), though vLLM would load the checkpoint's FP8 weights
+    job = read_serve_command("vllm serve meta-llama/llama-3.1-405b-instruct-fp8 -tp 8", "x.sh")
+    assert (job.values["model"], job.values["precision"]) == ("Llama 3.1 405B", "fp8")
+    job = read_serve_command("vllm serve meta-llama/Llama-3.1-8B-Instruct", "x.sh")
+    assert "precision" not in job.values
