@@ -11,6 +11,7 @@ at a time; lengths and rates come from the request flags.
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 
@@ -35,7 +36,14 @@ _TEXT = ("--kv-cache-dtype", "--quantization", "-q", "--dtype", "--model", "--mo
          "--data-parallel-size", "-dp", "--dp-size", "--dp")  # fmt: skip
 _QUANT = {"fp8": "fp8", "modelopt": "fp8", "modelopt_fp4": "fp4", "nvfp4": "fp4"}
 _DTYPE = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "half": "fp16", "fp16": "fp16"}
-_SUFFIXES = ("-Instruct", "-instruct", "-Chat", "-chat", "-hf", "-Base", "-FP8", "-v0.1")
+#: name tails that do not change the architecture: chat/instruct tunes, a checkpoint's date
+#: (DeepSeek-V3-0324) and Llama 4's active-parameters-and-experts tag (Scout-17B-16E)
+_TAIL = re.compile(r"(-Instruct|-Chat|-hf|-Base|-FP8|-v0\.1|-\d{4}|-\d+B-\d+E)$", re.IGNORECASE)
+#: presets whose published checkpoint is FP8, so a serve command without --quantization runs FP8
+#: weights (SGLang "DeepSeek V3/V3.1/R1 Usage": "The official DeepSeek V3 is already in FP8")
+_NATIVE_PRECISION = {"DeepSeek-V3": "fp8"}
+#: the word that starts the engine's own arguments (what precedes it: env, python -m, docker)
+_LAUNCHERS = ("serve", "trtllm-serve", "sglang.launch_server", "vllm.entrypoints.openai.api_server")
 
 
 def is_serve_command(text: str) -> bool:
@@ -60,8 +68,9 @@ def read_serve_command(text: str, path: str) -> JobFile:
         at = words.index(entry) + (words[words.index(entry) + 1:][:1] == ["serve"])
         if at < len(words) - 1 and not words[at + 1].startswith("-"):
             _model(job, f"{entry} MODEL", words[at + 1], path)
-    dp, expert, dp_attention = 1, False, "--enable-dp-attention" in words
-    for i, word in enumerate(words):
+    dp, expert, dp_attention, served = 1, False, "--enable-dp-attention" in words, ""
+    start = next((i for i, word in enumerate(words) if word in _LAUNCHERS), 0)
+    for i, word in enumerate(words[start:], start):
         if not word.startswith("-"):
             continue
         flag, _, inline = word.partition("=")
@@ -86,6 +95,8 @@ def read_serve_command(text: str, path: str) -> JobFile:
                 job.ignore(flag, "data-parallel replicas are priced one at a time")
         elif flag in ("--model", "--model-path"):
             _model(job, flag, value, path)
+        elif flag == "--served-model-name":
+            served = value
         elif flag == "--kv-cache-dtype":
             if value.startswith("fp8"):
                 job.set(flag, "kv_precision", "fp8")
@@ -100,11 +111,20 @@ def read_serve_command(text: str, path: str) -> JobFile:
             if value in _DTYPE and "precision" not in job.values:
                 job.set(flag, "precision", _DTYPE[value])
             elif value not in _DTYPE:
-                job.ignore(flag, f"{value!r}: the model's own dtype, priced as bf16")
+                job.ignore(flag, f"{value!r}: the checkpoint's own dtype (bf16, or FP8 where "
+                           "the model's published weights are FP8)")
         elif flag == "--enable-chunked-prefill":
             job.ignore(flag, "chunked prefill is on by default here too")
         else:
             job.ignore(flag, "server, logging or memory setting: not priced")
+    if served and not {"model", "hf_config"} & job.values.keys():  # a local checkpoint folder
+        _model(job, "--served-model-name", served, path)
+    job.assume("tp", 1, f"the {engine} default tensor-parallel size (no TP flag in the command)")
+    if job.context.get("named_precision"):
+        job.assume("precision", job.context["named_precision"], "the checkpoint's name says FP8")
+    if job.values.get("model") in _NATIVE_PRECISION:
+        native = _NATIVE_PRECISION[job.values["model"]]
+        job.assume("precision", native, f"{job.values['model']}'s published weights are {native}")
     if expert:
         job.set("--enable-expert-parallel", "ep", job.values.get("tp", 1) * dp)
     if dp_attention and dp > 1:  # SGLang: --tp counts every GPU, attention runs TP / DP wide
@@ -120,12 +140,13 @@ def _model(job: JobFile, key: str, name: str, path: str) -> None:
     from costmodels.llm.presets import get_preset
 
     candidates = [name.rstrip("/").split("/")[-1].removeprefix("Meta-")]  # Meta-Llama-3.1
-    while any(candidates[-1].endswith(s) for s in _SUFFIXES):  # -Instruct-v0.1 -> -Instruct
-        last = candidates[-1]
-        candidates.append(next(last.removesuffix(s) for s in _SUFFIXES if last.endswith(s)))
+    while _TAIL.search(candidates[-1]):  # -17B-16E-Instruct -> -17B-16E -> Llama-4-Scout
+        candidates.append(_TAIL.sub("", candidates[-1]))
     for candidate in candidates:
         try:
             job.set(key, "model", get_preset(candidate).name)
+            if re.search(r"-FP8(-|$)", name, re.IGNORECASE):  # Llama-3.1-405B-Instruct-FP8
+                job.context["named_precision"] = "fp8"
             return
         except ValueError:
             continue

@@ -166,3 +166,65 @@ def test_trtllm_serve_command_reads_its_options_file(tmp_path, capsys) -> None:
     assert out["layout"]["tp"] == 1 and out["layout"]["kv_precision"] == "fp8"
     read = {r["key"] for r in out["job_file"]["read"]}
     assert {"max_batch_size", "kv_cache_config.dtype"} <= read
+
+
+JOBFILES = TRTLLM.parent
+# real vLLM / SGLang serve commands (tests/data/jobfiles/SOURCES.md), the flags beside them, and
+# the equivalent predict-serving flags (a serve command selects its engine's preset)
+REAL_SERVE = [
+    ("vllm/expert_parallel_deepseek_v3_0324_single_node.sh", ["--gpu", "h200"],
+     ["--model", "deepseek-v3", "--gpu", "h200", "--precision", "fp8", "--tp", "1", "--ep", "8",
+      "--engine", "vllm"]),
+    ("vllm/expert_parallel_eplb_qwen3_30b_a3b.sh", [],
+     ["--model", "qwen3-30b-a3b", "--tp", "1", "--engine", "vllm"]),
+    ("vllm/run_deepseek_step3.sh", [],
+     ["--model", "deepseek-v3", "--precision", "fp8", "--tp", "8", "--pp", "2",
+      "--max-num-seqs", "40", "--prefix-caching", "--engine", "vllm"]),
+    ("sglang/llama4_scout_mmlu_pro.sh", [],
+     ["--model", "llama-4-scout", "--tp", "8", "--engine", "sglang"]),
+    # bf16 weights (the MXFP4 checkpoint is not priced as such) need an H200 at TP 2
+    ("sglang/gpt_oss_120b_demo_tool_server.sh", ["--gpu", "h200"],
+     ["--model", "gpt-oss-120b", "--gpu", "h200", "--tp", "2", "--engine", "sglang"]),
+    ("sglang/deepseek_v3_0324_function_calling.sh", ["--gpu", "h200"],  # the docs ran 8 x H20
+     ["--model", "deepseek-v3", "--gpu", "h200", "--precision", "fp8", "--tp", "8",
+      "--engine", "sglang"]),
+    ("sglang/deepseek_v3_docker_launch.sh", ["--gpu", "h200"],  # docker's own flags not read
+     ["--model", "deepseek-v3", "--gpu", "h200", "--precision", "fp8", "--tp", "8",
+      "--engine", "sglang"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "beside", "flags"), REAL_SERVE, ids=[r[0] for r in REAL_SERVE])
+def test_real_serve_commands_price_the_same_deployment(capsys, name, beside, flags) -> None:
+    sim = ["--mode", "offline", "--requests", "16"]
+    from_file = serving(capsys, ["--from", str(JOBFILES / name), *beside, *sim])
+    by_hand = serving(capsys, [*flags, *sim])
+    assert {k: from_file[k] for k in COMPARED} == {k: by_hand[k] for k in COMPARED}
+    assert from_file["tpot_s"] == by_hand["tpot_s"]
+    assert from_file["simulation"] == by_hand["simulation"]
+    ignored = {row["key"] for row in from_file["job_file"]["ignored"]}
+    assert not ignored & {"-m", "--gpus", "VLLM_USE_V1=1"}  # the launcher's own words
+
+
+def test_real_serve_command_reads_what_a_user_would_type() -> None:
+    """The reader's fixes for real commands: a local checkpoint named by --served-model-name,
+    DeepSeek-V3's FP8 weights assumed, and model-name tails (checkpoint dates, Llama 4's
+    17B-16E tag) stripped; a command without a TP flag runs the engine's default TP 1."""
+    from commatlas.job_files.serve_command import read_serve_command
+
+    job = read_serve_command((JOBFILES / "vllm/run_deepseek_step3.sh").read_text(), "x.sh")
+    assert job.keys["model"] == "--served-model-name" and job.values["model"] == "DeepSeek-V3"
+    assert {row["flag"]: row["value"] for row in job.assumed} == {"--precision": "fp8"}
+    for name, preset in [("deepseek-ai/DeepSeek-V3-0324", "DeepSeek-V3"),
+                         ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "Llama 4 Scout"),
+                         ("meta-llama/Llama-4-Maverick-17B-128E-Instruct", "Llama 4 Maverick"),
+                         ("Qwen/Qwen3-235B-A22B-Instruct-2507", "Qwen3 235B-A22B")]:
+        job = read_serve_command(f"vllm serve {name}", "x.sh")
+        assert job.values["model"] == preset and job.values["tp"] == 1, name
+    job = read_serve_command("vllm serve deepseek-ai/DeepSeek-V3 --dtype bfloat16", "x.sh")
+    assert job.values["precision"] == "bf16"  # an explicit dtype wins (as plan-serving --emit
+    # writes a bf16 deployment), though vLLM would load the checkpoint's FP8 weights
+    job = read_serve_command("vllm serve meta-llama/llama-3.1-405b-instruct-fp8 -tp 8", "x.sh")
+    assert (job.values["model"], job.values["precision"]) == ("Llama 3.1 405B", "fp8")
+    job = read_serve_command("vllm serve meta-llama/Llama-3.1-8B-Instruct", "x.sh")
+    assert "precision" not in job.values
