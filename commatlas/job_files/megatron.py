@@ -41,14 +41,16 @@ _READ: dict[str, tuple[str, Any]] = {
     "--nnodes": ("nodes", int), "--num-query-groups": ("kv_heads", int),
     "--moe-ffn-hidden-size": ("moe_ffn", int),
     "--num-layers-per-virtual-pipeline-stage": ("layers_per_virtual_stage", int),
+    # issue 39's layout vocabulary, as Megatron-LM's arguments.py spells it
+    "--decoder-first-pipeline-num-layers": ("first_stage_layers", int),
+    "--decoder-last-pipeline-num-layers": ("last_stage_layers", int),
+    "--expert-tensor-parallel-size": ("etp", int), "--enable-cuda-graph": ("cuda_graphs", True),
+    "--moe-token-dispatcher-type": ("dispatcher_type", str),
+    "--moe-flex-dispatcher-backend": ("dispatcher_backend", str),
+    "--moe-enable-deepep": ("dispatcher_backend", "deepep"),
 }  # fmt: skip
 #: flags read and not priced, with why
 _NOT_PRICED = {
-    "--decoder-first-pipeline-num-layers": "uneven first/last stages are not priced: layers "
-    "split evenly over the stages", "--decoder-last-pipeline-num-layers": "uneven first/last "
-    "stages are not priced: layers split evenly over the stages",
-    "--moe-token-dispatcher-type": "every dispatcher priced as all-to-all (costmodels/llm/"
-    "moe_dispatch.py)", "--expert-tensor-parallel-size": "expert tensor parallelism is not priced",
     "--recompute-method": "full recompute priced for every layer",
     "--recompute-num-layers": "full recompute priced for every layer",
     "--overlap-grad-reduce": "gradient reduction is priced overlapped with backward",
@@ -56,6 +58,10 @@ _NOT_PRICED = {
     "--group-query-attention": "read through --num-query-groups",
 }  # fmt: skip
 _CONTEXT = ("nodes", "moe_ffn", "layers_per_virtual_stage")  # values that are not flags
+#: Megatron's --moe-token-dispatcher-type / flex backend -> --moe-dispatcher (allgather: priced
+#: as the all-to-all; flex runs DeepEP unless its backend says HybridEP, Megatron-Core v0.12/v0.15)
+_DISPATCHERS = {"alltoall": "alltoall", "allgather": "alltoall", "flex": "deepep"}
+_BACKENDS = ("deepep", "hybridep")
 _OLD = {"--model-parallel-size": "--tensor-model-parallel-size",
         "--checkpoint-activations": "--recompute-granularity full"}  # fmt: skip
 _LAYOUT_WORDS = re.compile(r"parallel|pipeline|recompute|fp8|expert|moe|zero|offload|shard")
@@ -130,6 +136,8 @@ def _take(job: JobFile, flag: str, value: str, dest: str, kind: Any) -> None:
             job.set(flag, dest, int(value))
     elif kind is str:
         _text(job, flag, dest, value)
+    elif dest == "dispatcher_backend":  # --moe-enable-deepep (Megatron-Core v0.12)
+        job.context["backend"] = (flag, kind)
     else:
         job.set(flag, dest, kind)
 
@@ -146,6 +154,14 @@ def _text(job: JobFile, flag: str, dest: str, value: str) -> None:
             job.ignore(flag, f"{value!r} is not priced (delayed, tensorwise, blockwise are)")
             return
         job.set(flag, dest, value)
+    elif dest == "dispatcher_type":
+        if value not in _DISPATCHERS:
+            raise job.fail(flag, f"{value!r} is not {', '.join(_DISPATCHERS)}")
+        job.context["dispatcher"] = (flag, value)
+    elif dest == "dispatcher_backend":
+        if value not in _BACKENDS:
+            raise job.fail(flag, f"{value!r} is not {' or '.join(_BACKENDS)}")
+        job.context["backend"] = (flag, value)
     elif flag == "--recompute-granularity":
         if value not in ("full", "selective"):
             raise job.fail(flag, f"{value!r} is not full or selective")
@@ -157,6 +173,7 @@ def _finish(job: JobFile, values: dict[str, Any]) -> None:
     virtual stage; an MoE FFN width; untied only when said."""
     if job.context.get("fp8"):  # --bf16 beside --fp8-format is the precision of the rest
         job.set("--fp8-format", "precision", "fp8")
+    _dispatcher(job)
     if "moe_ffn" in job.context and job.values.get("experts", 1) > 1:
         job.set("--moe-ffn-hidden-size", "ffn", job.context["moe_ffn"])
     job.assume("tied_embeddings", True, "Megatron ties the output head unless "
@@ -183,3 +200,21 @@ def _finish(job: JobFile, values: dict[str, Any]) -> None:
     elif values.get("dp") is None:
         raise job.fail("", "the command does not say how many GPUs run it (torchrun --nnodes "
                        "and --nproc_per_node); give --dp")
+
+
+def _dispatcher(job: JobFile) -> None:
+    """--moe-dispatcher from the dispatcher type and the flex backend read (``_DISPATCHERS``)."""
+    if "dispatcher" not in job.context:
+        if "backend" in job.context:
+            job.ignore(job.context["backend"][0], "a flex backend without "
+                       "--moe-token-dispatcher-type flex does not choose the dispatcher")
+        return
+    flag, kind = job.context["dispatcher"]
+    name = _DISPATCHERS[kind]
+    if kind == "flex" and "backend" in job.context:
+        flag, name = f"{flag} flex {job.context['backend'][0]}", job.context["backend"][1]
+    elif kind == "allgather":
+        job.assume("moe_dispatcher", "alltoall", "the all-gather dispatcher is priced as the "
+                   "all-to-all (it sends every token to every expert rank: optimistic)")
+        return
+    job.set(flag, "moe_dispatcher", name)

@@ -54,7 +54,8 @@ CASES = [
      ["--layers", "32", "--hidden", "4096", "--ffn", "14336", "--heads", "32", "--kv-heads", "8",
       "--seq-len", "4096", "--gated-mlp", "--untied-embeddings", "--experts", "8", "--top-k", "2",
       "--tp", "1", "--pp", "4", "--ep", "8", "--dp", "8", "--micro-batch", "1",
-      "--global-batch", "256", "--zero", "1", "--sequence-parallel", *H100]),
+      "--global-batch", "256", "--zero", "1", "--sequence-parallel", "--moe-dispatcher",
+      "alltoall", *H100]),
     ("deepspeed/bf16_master_weight_baseline.json", ["--model", "llama-3.2-3b", "--dp", "8", *H100],
      ["--model", "llama-3.2-3b", "--tp", "1", "--pp", "1", "--dp", "8", "--micro-batch", "4",
       "--global-batch", "32", "--zero", "3", "--framework", "pytorch", *H100]),
@@ -174,3 +175,38 @@ def test_the_model_comes_from_a_config_json_beside_the_file(tmp_path, capsys) ->
     assert out["shape"]["layers"] == 4 and out["shape"]["hidden"] == 512
     assert {"key": "config.json beside the file", "flag": "--hf-config",
             "value": str(tmp_path / "config.json")} in out["job_file"]["read"]  # fmt: skip
+
+
+def test_megatron_layout_vocabulary_of_issue_39(tmp_path, capsys) -> None:
+    """ETP, uneven first/last stages, the MoE dispatcher (flex + backend) and CUDA graphs are
+    read from a Megatron command line into the same step as the flags issue 39 added."""
+    command = (
+        "torchrun --nnodes 4 --nproc_per_node 8 pretrain_gpt.py --num-layers 48 "
+        "--hidden-size 2048 --ffn-hidden-size 6144 --num-attention-heads 32 --num-query-groups 4 "
+        "--seq-length 4096 --vocab-size 151936 --swiglu --num-experts 128 --moe-router-topk 8 "
+        "--moe-ffn-hidden-size 768 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 "
+        "--decoder-first-pipeline-num-layers 11 --decoder-last-pipeline-num-layers 13 "
+        "--expert-model-parallel-size 8 --expert-tensor-parallel-size 1 "
+        "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "
+        "--enable-cuda-graph --micro-batch-size 1 --global-batch-size 64 --bf16"
+    )
+    path = tmp_path / "run.sh"
+    path.write_text(command)
+    from_file = predict(capsys, ["--from", str(path), "--gpu", "h100"])
+    read = {row["flag"]: row["value"] for row in from_file["job_file"]["read"]}
+    assert read["--first-stage-layers"] == 11 and read["--last-stage-layers"] == 13
+    assert read["--etp"] == 1 and read["--moe-dispatcher"] == "hybridep"
+    assert read["--cuda-graphs"] is True
+    by_hand = predict(capsys, [
+        "--layers", "48", "--hidden", "2048", "--ffn", "768", "--heads", "32", "--kv-heads", "4",
+        "--seq-len", "4096", "--vocab", "151936", "--gated-mlp", "--experts", "128", "--top-k",
+        "8", "--tied-embeddings", "--tp", "2", "--pp", "4", "--dp", "4", "--ep", "8", "--etp",
+        "1", "--first-stage-layers", "11", "--last-stage-layers", "13", "--moe-dispatcher",
+        "hybridep", "--cuda-graphs", "--micro-batch", "1", "--global-batch", "64",
+        "--precision", "bf16", "--framework", "megatron", "--gpu", "h100"])  # fmt: skip
+    for key in ("iteration_time_s", "memory_per_gpu_bytes", "layout", "recipe"):
+        assert from_file[key] == by_hand[key], key
+    path.write_text(command.replace("hybridep", "nvshmem"))
+    assert main(["predict-llm", "--from", str(path), "--gpu", "h100"]) == 2
+    assert "--moe-flex-dispatcher-backend: 'nvshmem' is not deepep or hybridep" in (
+        capsys.readouterr().err)  # fmt: skip
