@@ -24,7 +24,11 @@ _MODEL = {"tensor_model_parallel_size": "tp", "pipeline_model_parallel_size": "p
           "expert_model_parallel_size": "ep", "seq_length": "seq_len", "num_layers": "layers",
           "hidden_size": "hidden", "num_attention_heads": "heads",
           "num_query_groups": "kv_heads", "ffn_hidden_size": "ffn",
-          "num_moe_experts": "experts", "moe_router_topk": "top_k"}  # fmt: skip
+          "num_moe_experts": "experts", "moe_router_topk": "top_k",
+          # issue 39's layout vocabulary (Megatron-Core TransformerConfig field names)
+          "expert_tensor_parallel_size": "etp",
+          "num_layers_in_first_pipeline_stage": "first_stage_layers",
+          "num_layers_in_last_pipeline_stage": "last_stage_layers"}  # fmt: skip
 _SHARDING = {"optim": 1, "optim_grads": 2, "optim_grads_params": 3, "no_shard": 0}
 _NOT_PRICED = ("optimizer", "optimizer_config", "scheduler", "scheduler_config", "checkpoint",
                "checkpoint_config", "logger", "logger_config", "dataset", "dataset_config",
@@ -91,8 +95,8 @@ def _model(job: JobFile, section: str, model: dict[str, Any]) -> None:
             job.set(name, "precision", "fp8")
         elif key == "fp8_recipe" and value in ("delayed", "tensorwise", "blockwise"):
             job.set(name, "fp8_recipe", value)
-        elif key == "expert_tensor_parallel_size" and value not in (None, 1):
-            job.ignore(name, "expert tensor parallelism is not priced")
+        elif key == "enable_cuda_graph" and value:
+            job.set(name, "cuda_graphs", True)
         else:
             job.ignore(name, "not a layout, shape or precision field priced here")
 

@@ -92,8 +92,8 @@ CASES = [
       "--untied-embeddings", *H100]),
     ("megatron_bridge/qwen3_moe_30b_a3b_pretrain_override_example.yaml", [*QWEN3_MOE, *H100],
      [*QWEN3_MOE, "--tp", "4", "--pp", "2", "--seq-len", "4096", "--sequence-parallel",
-      "--ep", "4", "--micro-batch", "2", "--global-batch", "256", "--reduce-dtype", "fp32",
-      *H100]),
+      "--ep", "4", "--etp", "1", "--micro-batch", "2", "--global-batch", "256",
+      "--reduce-dtype", "fp32", *H100]),
 ]  # fmt: skip
 
 
