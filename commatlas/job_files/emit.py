@@ -146,6 +146,7 @@ def megatron_text(args: argparse.Namespace, shape: Any, lay: Any) -> str:
         words += ["--num-experts", shape.experts, "--moe-router-topk", shape.top_k]
     if lay.interleave > 1:
         words += ["--virtual-pipeline-model-parallel-size", lay.interleave]
+    words += _megatron_layout_extras(args, lay)
     words += ["--sequence-parallel"] if lay.sequence_parallel else []
     words += ["--use-distributed-optimizer"] if lay.zero == 1 else []
     words += ["--fp16"] if args.precision == "fp16" else ["--bf16"]
@@ -159,6 +160,26 @@ def megatron_text(args: argparse.Namespace, shape: Any, lay: Any) -> str:
     words += ["--use-legacy-models"] if args.framework == "megatron-legacy" else []
     text = shlex.join(str(word) for word in words)
     return "# commatlas plan-llm --emit megatron\n" + text.replace(" --", " \\\n    --") + "\n"
+
+
+def _megatron_layout_extras(args: argparse.Namespace, lay: Any) -> list[Any]:
+    """Issue 39's layout words as Megatron-LM spells them (the reader reads them back): ETP,
+    uneven first/last stages, the MoE dispatcher (flex with its backend) and CUDA graphs."""
+    words: list[Any] = []
+    if getattr(lay, "etp", 0):
+        words += ["--expert-tensor-parallel-size", lay.etp]
+    if getattr(lay, "first_stage_layers", 0):
+        words += ["--decoder-first-pipeline-num-layers", lay.first_stage_layers]
+    if getattr(lay, "last_stage_layers", 0):
+        words += ["--decoder-last-pipeline-num-layers", lay.last_stage_layers]
+    dispatcher = getattr(args, "moe_dispatcher", None)
+    if dispatcher == "alltoall":
+        words += ["--moe-token-dispatcher-type", "alltoall"]
+    elif dispatcher in ("deepep", "hybridep"):
+        words += ["--moe-token-dispatcher-type", "flex", "--moe-flex-dispatcher-backend",
+                  dispatcher]  # fmt: skip
+    words += ["--enable-cuda-graph"] if getattr(args, "cuda_graphs", False) else []
+    return words
 
 
 def deepspeed_text(args: argparse.Namespace, shape: Any, lay: Any) -> str:

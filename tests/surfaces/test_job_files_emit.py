@@ -22,6 +22,11 @@ ROUND_TRIPS = [
     ("megatron", ["--model", "llama-3.1-8b", "--gpus", "16", "--global-batch", "64"], []),
     ("megatron", ["--model", "mixtral-8x7b", "--gpus", "64", "--global-batch", "256",
                   "--ep", "1,8", "--precision", "fp8"], []),
+    # issue 39's vocabulary: ETP searched, uneven stages, the flex dispatcher, CUDA graphs
+    ("megatron", ["--model", "mixtral-8x7b", "--gpus", "64", "--global-batch", "256",
+                  "--ep", "8", "--etp", "0,1", "--first-stage-layers", "7",
+                  "--last-stage-layers", "9", "--moe-dispatcher", "hybridep", "--cuda-graphs"],
+     []),
     ("deepspeed", ["--model", "gpt3-small", "--gpus", "8", "--global-batch", "64",
                    "--framework", "pytorch"], ["--model", "gpt3-small"]),
 ]  # fmt: skip
