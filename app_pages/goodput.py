@@ -16,6 +16,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.charts import draw
+from app_pages.field_names import field_error, name_fields
 from app_pages.goodput_compute import (
     curve_frame,
     goodput_chart,
@@ -197,6 +198,21 @@ def resolve():
     return shape, case, gpus, storage
 
 
+#: predict-goodput's flags as this page's fields (issue 42, item 2: an error names the field)
+LABELS = {"--model": "Model", "--gpu": "GPU", "--gpus-per-node": "GPUs per node", "--tp": "TP",
+          "--pp": "PP", "--dp": "DP", "--zero": "ZeRO stage", "--mode": "Write mode",
+          "--interval-rule": "Interval rule", "--interval": "Fixed interval",
+          "--host-bandwidth": "GPU-to-host bandwidth", "--job-mtbf": "Measured MTBF of the job",
+          "--restart": "Restart time", "--what-if-storage": "What if → Storage bandwidths",
+          "--storage-bandwidth": "Storage bandwidth",
+          "--node-storage-bandwidth": "Storage bandwidth per node",
+          "--peer-bandwidth": "Peer bandwidth per node", "--gpu-mtbf": "MTBF of one GPU",
+          "--balanced-save": "Spread replicated tensors over replicas",
+          "--what-if-gpus": "What if → GPU counts", "--layers": "the model's layers",
+          "--heads": "the model's heads", "--kv-heads": "the model's key-value heads",
+          "--ffn": "the model's FFN width", "tp x pp x cp": "TP x PP x CP"}  # fmt: skip
+
+
 def what_if_problem(why: str, layout, gpus: list[int]) -> str:
     """The what-if table's error naming the field that causes it (issue 42: "1008 GPUs is not a
     multiple of tp x pp x cp" replaced the page after a PP change, naming no field), with the
@@ -220,7 +236,7 @@ def main() -> None:
         shape, case, gpus, storage = resolve()
         results = predictions(case)
     except ValueError as exc:  # UnitParseError, LayoutError, a bad what-if GPU count ...
-        st.error(escape_markdown(" ".join(str(exc).split())))
+        field_error(exc, LABELS)
         return
     mode = st.session_state["gp_mode"]
     if mode not in results:
@@ -252,7 +268,7 @@ def main() -> None:
     try:
         wide = what_if_frame(shape, case, gpus, storage)
     except ValueError as exc:  # a GPU count the layout cannot scale to: say which field
-        st.error(escape_markdown(what_if_problem(" ".join(str(exc).split()), case.layout, gpus)))
+        st.error(escape_markdown(what_if_problem(name_fields(exc, LABELS), case.layout, gpus)))
         return
     headers = {"gpus": "GPUs", "storage_GBps": "storage (GB/s)",
                **{m: f"{m} (%)" for m in MODES}}  # fmt: skip

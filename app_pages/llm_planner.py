@@ -22,6 +22,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.charts import LOG_LABELS
+from app_pages.field_names import field_error
 from app_pages.llm_compute import (
     StepOptions,
     calibrate,
@@ -32,6 +33,7 @@ from app_pages.llm_compute import (
 )
 from app_pages.llm_inputs import (
     FIELDS,
+    LABELS,
     check_precision,
     cluster_from_inputs,
     gpu_count,
@@ -40,7 +42,6 @@ from app_pages.llm_inputs import (
     sidebar,
 )
 from app_pages.llm_job_file import job_file_upload
-from app_pages.markdown_text import escape_markdown
 from app_pages.query_inputs import show_problems, write_back
 from app_pages.tables import show_table
 from costmodels.formatting import counted, format_number
@@ -221,7 +222,7 @@ def main() -> None:
             shape_key(shape), cluster, gpus, int(state["gbatch"]), search_from_inputs(), options
         )
     except ValueError as exc:
-        st.error(escape_markdown(exc))
+        field_error(exc, LABELS)
         return
     gpu = GPUS[state["gpu"]]
     from costmodels.llm.memory import usable_memory_bytes

@@ -12,8 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.charts import draw
+from app_pages.field_names import field_error
 from app_pages.llm_models import menu_help, menu_order
-from app_pages.markdown_text import escape_markdown
 from app_pages.query_inputs import (
     Field,
     choice,
@@ -25,7 +25,14 @@ from app_pages.query_inputs import (
     show_problems,
     write_back,
 )
-from app_pages.serving_plan_compute import COLUMNS, MORE, bar_spec, display_frame, plan_frame
+from app_pages.serving_plan_compute import (
+    COLUMNS,
+    LABELS,
+    MORE,
+    bar_spec,
+    display_frame,
+    plan_frame,
+)
 from app_pages.tables import show_table
 from costmodels.formatting import format_number
 from costmodels.hardware import GPUS
@@ -153,7 +160,7 @@ def main() -> None:
             int(s["cp_users"]),
         )
     except ValueError as exc:
-        st.error(escape_markdown(str(exc).replace("--", "")))
+        field_error(exc, LABELS)
         return
     st.caption(
         f"{s['cp_model']}, {s['cp_prompt']} prompt and {s['cp_output']} output tokens per "
