@@ -214,10 +214,11 @@ def check_precision() -> None:
     state = st.session_state
     gpu = GPUS[state["gpu"]]
     if state["prec"] == "fp8" and gpu.fp8_tflops is None:
-        raise ValueError(f"Precision: the {gpu.name} has no fp8 tensor cores; choose bf16")
+        raise ValueError(f"Precision (GEMMs): the {gpu.name} has no fp8 tensor cores; choose "
+                         "bf16 or another GPU")  # fmt: skip
     if state["prec"] == "fp4" and gpu.fp4_tflops is None:  # issue 39: NVFP4, Blackwell only
-        raise ValueError(f"Precision: the {gpu.name} has no FP4 tensor cores (NVFP4 training "
-                         "needs Blackwell); choose fp8 or bf16")  # fmt: skip
+        raise ValueError(f"Precision (GEMMs): the {gpu.name} has no FP4 tensor cores (NVFP4 "
+                         "training needs Blackwell); choose fp8, bf16 or another GPU")  # fmt: skip
 
 
 def search_from_inputs() -> Search:
