@@ -191,7 +191,7 @@ def main() -> None:
         with st.spinner("Reading the trace ..."):
             report, calibration = imported(data, name, None)
     except ValueError as exc:
-        st.error(escape_markdown(exc))
+        field_error(exc, {"--gpu": LABELS["trace_gpu"]})
         return
     cols = st.columns(5)
     cols[0].metric("Step", f"{report['step_time_s'] * 1e3:.3f} ms")
