@@ -153,7 +153,8 @@ def main() -> None:
     collective = state["coll"]
     p = int(state["nodes"]) * int(state["gpus"])
     if p < 2:
-        st.warning("One GPU has nobody to communicate with: choose at least 2 GPUs in total.")
+        st.warning("One GPU has nobody to communicate with: raise Nodes or GPUs per node "
+                   "(Nodes x GPUs per node at least 2).")  # fmt: skip
         return
     if state["model"] == "nccl":
         try:

@@ -58,6 +58,11 @@ def test_a_bad_input_names_the_field(page: str, query: dict[str, str], words: st
     assert not any("--" in m for m in _messages(at)), _messages(at)
 
 
+def test_one_gpu_names_both_count_fields() -> None:
+    at = run(ROOT + "collectives.py", nodes="1", gpus="1")
+    assert_message(at, "warning", "raise Nodes or GPUs per node")
+
+
 def _widget_labels(at) -> set[str]:
     kinds = ("selectbox", "number_input", "text_input", "multiselect", "checkbox", "text_area",
              "radio", "select_slider", "toggle")  # fmt: skip
