@@ -22,7 +22,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.charts import LOG_LABELS
-from app_pages.field_names import field_error
+from app_pages.field_names import field_error, name_fields
 from app_pages.llm_compute import (
     StepOptions,
     calibrate,
@@ -42,6 +42,7 @@ from app_pages.llm_inputs import (
     sidebar,
 )
 from app_pages.llm_job_file import job_file_upload
+from app_pages.markdown_text import escape_markdown
 from app_pages.query_inputs import show_problems, write_back
 from app_pages.tables import show_table
 from costmodels.formatting import counted, format_number
@@ -194,8 +195,8 @@ def _why_none(shape, cluster_key: tuple, gpus: int) -> str:
     from costmodels.llm.plan_diagnosis import why_no_layout
 
     search = search_from_inputs()
-    names = {**CLI_NAMES, "global_batch": "the global batch", "cp": "CP", "ep": "EP",
-             "gpus": "GPUs"}  # fmt: skip
+    names = {**CLI_NAMES, "global_batch": LABELS["--global-batch"], "cp": LABELS["--cp"],
+             "ep": LABELS["--ep"], "gpus": "GPUs (Nodes x GPUs per node)"}  # fmt: skip
     text = why_no_layout(
         shape, gpus, cluster_of(cluster_key), int(st.session_state["gbatch"]),
         micro_batches=search.micro_batches, context_parallel=search.context_parallel,
@@ -203,6 +204,7 @@ def _why_none(shape, cluster_key: tuple, gpus: int) -> str:
         recompute=search.recompute, sequence_parallel=search.sequence_parallel,
         max_interleave=search.max_interleave, names=names,
     )  # fmt: skip
+    text = name_fields(text, LABELS)  # "widen the search (--max-interleave ...)"
     return text[0].upper() + text[1:]
 
 
@@ -247,7 +249,8 @@ def main() -> None:
         + calibration_line
     )
     if frame.empty:
-        st.error(_why_none(shape, cluster, gpus) + ". Change the GPUs, the batch or the search.")
+        st.error(escape_markdown(_why_none(shape, cluster, gpus)) + ". Change Nodes or GPUs per "
+                 "node, Global batch (sequences), or the sidebar's Search section.")  # fmt: skip
         return
     st.markdown(f"**{len(frame):,} valid layouts**, {len(fitting):,} fit in memory.")
     if fitting.empty:

@@ -58,6 +58,13 @@ def test_a_bad_input_names_the_field(page: str, query: dict[str, str], words: st
     assert not any("--" in m for m in _messages(at)), _messages(at)
 
 
+def test_no_layout_names_the_search_fields() -> None:
+    at = run(ROOT + "llm_planner.py", nodes="1", gpus="3", cp="2")
+    assert_message(at, "error", "no context-parallel degree (Context-parallel degrees 2) divides "
+                   "GPUs (Nodes x GPUs per node) 3")  # fmt: skip
+    assert_message(at, "error", "Change Nodes or GPUs per node, Global batch (sequences)")
+
+
 def test_one_gpu_names_both_count_fields() -> None:
     at = run(ROOT + "collectives.py", nodes="1", gpus="1")
     assert_message(at, "warning", "raise Nodes or GPUs per node")
