@@ -65,11 +65,6 @@ def test_no_layout_names_the_search_fields() -> None:
     assert_message(at, "error", "Change Nodes or GPUs per node, Global batch (sequences)")
 
 
-def test_one_gpu_names_both_count_fields() -> None:
-    at = run(ROOT + "collectives.py", nodes="1", gpus="1")
-    assert_message(at, "warning", "raise Nodes or GPUs per node")
-
-
 def _widget_labels(at) -> set[str]:
     kinds = ("selectbox", "number_input", "text_input", "multiselect", "checkbox", "text_area",
              "radio", "select_slider", "toggle")  # fmt: skip
