@@ -168,7 +168,8 @@ def _list(key: str, label: str, parse) -> list:
 
 def _count(text_value: str) -> int:
     if not text_value.isdigit() or int(text_value) < 1:
-        raise ValueError(f"What-if GPU counts: {text_value[:20]!r} is not a whole number >= 1")
+        raise ValueError(f"{LABELS['--what-if-gpus']}: {text_value[:20]!r} is not a whole number "
+                         ">= 1")  # fmt: skip
     return int(text_value)
 
 
@@ -192,9 +193,10 @@ def resolve():
         restart_s=parse_time(state["gp_restart"], "Restart time"), rule=state["gp_rule"],
         interval_s=_time("gp_interval", "Fixed interval"), balanced=bool(state["gp_balanced"]),
     )  # fmt: skip
-    gpus = _list("gp_wi_gpus", "What-if GPU counts", _count)
-    storage = _list("gp_wi_storage", "What-if storage bandwidths",
-                    lambda t: parse_bandwidth(t, "What-if storage bandwidths"))  # fmt: skip
+    gpus = _list("gp_wi_gpus", LABELS["--what-if-gpus"], _count)
+    storage_label = LABELS["--what-if-storage"]
+    storage = _list("gp_wi_storage", storage_label,
+                    lambda t: parse_bandwidth(t, storage_label))  # fmt: skip
     return shape, case, gpus, storage
 
 

@@ -47,6 +47,7 @@ def _messages(at, kind: str = "error") -> list[str]:
         ("serving", {"sv_tp": "3"}, "Tensor parallel (TP) 3 does not divide the 64 heads"),
         ("serving", {"sv_gpu": "V100 SXM2", "sv_prec": "fp8"}, "Weights 'fp8' needs fp8"),
         ("goodput", {"gp_wi_gpus": "1000"}, "multiple of TP x PP x CP = 72"),
+        ("goodput", {"gp_wi_storage": "abc"}, "What if → Storage bandwidths: cannot read 'abc'"),
         ("llm_planner", {"mstep": "1", "mlayout": "tp=3,pp=1,dp=2,mb=1"},
          "Measured on layout tp 3 does not divide the model's heads 32"),
         ("collectives", {"lo": "1 GB", "hi": "1 KB"}, "Smallest message and Largest message"),
