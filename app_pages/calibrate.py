@@ -205,16 +205,18 @@ def show_profile(profile: ClusterProfile) -> None:
                     f"{fit_name}: the fitted bus bandwidth is "
                     f"{format_number(bound)} % of what NCCL reaches on {nominal['intra']} inside "
                     f"and one {nominal['inter']} NIC per GPU at their nominal rates (costmodels."
-                    "nccl): the log measured more than these links carry. Check the level and "
-                    "the links chosen (the nodes may have more NICs than one per GPU)."
+                    "nccl): the log measured more than these links carry. Check 'Level' and "
+                    "'Nominal intra-node link' / 'Nominal inter-node link' in the sidebar (the "
+                    "nodes may have more NICs than one per GPU)."
                 )
         elif share is not None and share == share and share > 100:  # share == share: not NaN
             link = nominal[row["level"]]
             st.warning(
                 f"{fit_name}: the fitted per-GPU bandwidth is "
                 f"{format_number(share)} % of the nominal {link} rate, more than that link "
-                "carries. The log measured more than this link: check the level and the nominal "
-                "link chosen (a multi-node all-reduce also moves part of its bus bandwidth over "
+                "carries. The log measured more than this link: check 'Level' and 'Nominal "
+                f"{row['level']}-node link' in the sidebar (a multi-node all-reduce also moves "
+                "part of its bus bandwidth over "
                 "NVLink; the node may have more NICs than one per GPU) before using the profile."
             )
     st.caption(

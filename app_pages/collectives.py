@@ -109,8 +109,8 @@ def size_range() -> tuple[float, float]:
     high = read_bytes(st.session_state["hi"], "Largest message")
     if not MIN_BYTES <= low < high <= MAX_BYTES:
         raise UnitParseError(
-            f"Message sizes: need 1 B <= smallest < largest <= 1 TB, got {format_bytes(low)} .. "
-            f"{format_bytes(high)}"
+            f"Smallest message and Largest message: need 1 B <= smallest < largest <= 1 TB, got "
+            f"{format_bytes(low)} .. {format_bytes(high)}"
         )
     return low, high
 
@@ -153,7 +153,8 @@ def main() -> None:
     collective = state["coll"]
     p = int(state["nodes"]) * int(state["gpus"])
     if p < 2:
-        st.warning("One GPU has nobody to communicate with: choose at least 2 GPUs in total.")
+        st.warning("One GPU has nobody to communicate with: raise Nodes or GPUs per node "
+                   "(Nodes x GPUs per node at least 2).")  # fmt: skip
         return
     if state["model"] == "nccl":
         try:

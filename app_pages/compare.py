@@ -33,12 +33,13 @@ from app_pages.compare_inputs import (
     CUSTOM_COUNT,
     CUSTOM_LAYERS,
     FIELDS,
+    LABELS,
     OTHER_GPU,
     sidebar,
     uses_typed_step,
 )
 from app_pages.compare_methods import describe
-from app_pages.markdown_text import escape_markdown
+from app_pages.field_names import field_error
 from app_pages.network_inputs import resolve_link
 from app_pages.query_inputs import show_problems, write_back
 from costmodels.formatting import format_seconds
@@ -125,7 +126,7 @@ def main() -> None:
         intra = resolve_link("Intra-node link", "intra", "intra", gpu=state["gpu"])
         inter = resolve_link("Inter-node link", "inter", "inter")
     except ValueError as exc:
-        st.error(escape_markdown(exc))
+        field_error(exc, LABELS)
         return
     gpu = "" if state["gpu"] == OTHER_GPU else state["gpu"]
     nics = int(state["nics"])

@@ -69,6 +69,15 @@ def _gpu_choice(raw: str) -> str:
     return OTHER_GPU if raw == LEGACY_OTHER else choice(GPU_CHOICES)(raw)
 
 
+#: compare's flags as this page's fields (issue 42, item 2: an error names the field)
+LABELS = {"--workload": "Workload", "--batch-size": "Batch size per GPU", "--gpu": "GPU",
+          "--step-time": "Measured step time", "--nodes": "Nodes", "--node-counts": "Nodes",
+          "--gpus-per-node": "GPUs per node", "--nics-per-node": "NICs per node (0: one per GPU)",
+          "--intra": "Intra-node link", "--intra-latency": "Intra-node link latency",
+          "--inter": "Inter-node link", "--inter-latency": "Inter-node link latency",
+          "--architecture": "Architecture", "--collective": "Collective",
+          "--ps-placement": "Placement", "--ps-servers": "Servers (0: one per node)",
+          "--schedule": "Schedule", "--compression": "Compression"}  # fmt: skip
 FIELDS = [
     cluster_field(),
     Field("workload", "ResNet-50", choice(WORKLOADS)),

@@ -11,7 +11,9 @@ import streamlit as st
 
 from app_pages.charts import breakdown_chart, draw, gantt_chart, line_chart
 from app_pages.compare_compute import Links, WorkloadKey, sweep_rows, timeline_frame
+from app_pages.compare_inputs import LABELS
 from app_pages.compare_methods import describe, display_name, lossless
+from app_pages.field_names import name_fields
 from app_pages.markdown_text import escape_markdown
 from app_pages.network_inputs import LinkChoice
 from app_pages.tables import show_table
@@ -126,7 +128,7 @@ def show_results(
     )
     if errors:
         st.warning("Some points could not be predicted:\n\n"
-                   + "\n\n".join(escape_markdown(e) for e in errors))
+                   + "\n\n".join(escape_markdown(name_fields(e, LABELS)) for e in errors))
     if frame.empty:
         st.error("No method could be predicted for these inputs.")
         return
@@ -146,7 +148,7 @@ def show_results(
             key, int(state["batch"]), step_s, links, int(state["gpus"]), at_p, gantt
         )
     except ValueError as exc:
-        st.warning(escape_markdown(f"No timeline for {gantt}: {exc}"))
+        st.warning(escape_markdown(f"No timeline for {gantt}: {name_fields(exc, LABELS)}"))
         return
     draw(gantt_chart(timeline))
     if cut:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.charts import draw
+from app_pages.field_names import field_error, name_fields
 from app_pages.goodput_compute import (
     curve_frame,
     goodput_chart,
@@ -167,7 +168,8 @@ def _list(key: str, label: str, parse) -> list:
 
 def _count(text_value: str) -> int:
     if not text_value.isdigit() or int(text_value) < 1:
-        raise ValueError(f"What-if GPU counts: {text_value[:20]!r} is not a whole number >= 1")
+        raise ValueError(f"{LABELS['--what-if-gpus']}: {text_value[:20]!r} is not a whole number "
+                         ">= 1")  # fmt: skip
     return int(text_value)
 
 
@@ -191,10 +193,26 @@ def resolve():
         restart_s=parse_time(state["gp_restart"], "Restart time"), rule=state["gp_rule"],
         interval_s=_time("gp_interval", "Fixed interval"), balanced=bool(state["gp_balanced"]),
     )  # fmt: skip
-    gpus = _list("gp_wi_gpus", "What-if GPU counts", _count)
-    storage = _list("gp_wi_storage", "What-if storage bandwidths",
-                    lambda t: parse_bandwidth(t, "What-if storage bandwidths"))  # fmt: skip
+    gpus = _list("gp_wi_gpus", LABELS["--what-if-gpus"], _count)
+    storage_label = LABELS["--what-if-storage"]
+    storage = _list("gp_wi_storage", storage_label,
+                    lambda t: parse_bandwidth(t, storage_label))  # fmt: skip
     return shape, case, gpus, storage
+
+
+#: predict-goodput's flags as this page's fields (issue 42, item 2: an error names the field)
+LABELS = {"--model": "Model", "--gpu": "GPU", "--gpus-per-node": "GPUs per node", "--tp": "TP",
+          "--pp": "PP", "--dp": "DP", "--zero": "ZeRO stage", "--mode": "Write mode",
+          "--interval-rule": "Interval rule", "--interval": "Fixed interval",
+          "--host-bandwidth": "GPU-to-host bandwidth", "--job-mtbf": "Measured MTBF of the job",
+          "--restart": "Restart time", "--what-if-storage": "What if → Storage bandwidths",
+          "--storage-bandwidth": "Storage bandwidth",
+          "--node-storage-bandwidth": "Storage bandwidth per node",
+          "--peer-bandwidth": "Peer bandwidth per node", "--gpu-mtbf": "MTBF of one GPU",
+          "--balanced-save": "Spread replicated tensors over replicas",
+          "--what-if-gpus": "What if → GPU counts", "--layers": "the model's layers",
+          "--heads": "the model's heads", "--kv-heads": "the model's key-value heads",
+          "--ffn": "the model's FFN width", "tp x pp x cp": "TP x PP x CP"}  # fmt: skip
 
 
 def what_if_problem(why: str, layout, gpus: list[int]) -> str:
@@ -220,7 +238,7 @@ def main() -> None:
         shape, case, gpus, storage = resolve()
         results = predictions(case)
     except ValueError as exc:  # UnitParseError, LayoutError, a bad what-if GPU count ...
-        st.error(escape_markdown(" ".join(str(exc).split())))
+        field_error(exc, LABELS)
         return
     mode = st.session_state["gp_mode"]
     if mode not in results:
@@ -252,7 +270,7 @@ def main() -> None:
     try:
         wide = what_if_frame(shape, case, gpus, storage)
     except ValueError as exc:  # a GPU count the layout cannot scale to: say which field
-        st.error(escape_markdown(what_if_problem(" ".join(str(exc).split()), case.layout, gpus)))
+        st.error(escape_markdown(what_if_problem(name_fields(exc, LABELS), case.layout, gpus)))
         return
     headers = {"gpus": "GPUs", "storage_GBps": "storage (GB/s)",
                **{m: f"{m} (%)" for m in MODES}}  # fmt: skip

@@ -97,6 +97,30 @@ FIELDS = [
 ]
 
 
+#: predict-llm's flags as this page's fields (issue 42, item 2: an error names the field); a
+#: model's own sizes are no field here, so they are named as the model's
+LABELS = {"--model": "Model", "--seq-len": "Sequence length",
+          "--global-batch": "Global batch (sequences)", "--nodes": "Nodes",
+          "--gpus-per-node": "GPUs per node", "--gpu": "GPU", "--intra": "Intra-node link",
+          "--inter": "Inter-node link",
+          "--precision": "Precision (GEMMs)", "--framework": "Framework (kernel fusion)",
+          "--fp8-recipe": "FP8 recipe (with fp8)", "--power-cap": "GPU power cap (W), 0 = none",
+          "--measured-step": "Measured step (s), 0 = none",
+          "--measured-layout": "Measured on layout", "--async-tp": "Async TP (1 = on)",
+          "--micro-batches": "Micro-batch sizes", "--micro-batch": "Micro-batch sizes",
+          "--zero-stages": "ZeRO stages (over DP)", "--zero": "ZeRO stages (over DP)",
+          "--recompute-modes": "Activation recomputation",
+          "--recompute": "Activation recomputation", "--max-interleave": "Largest interleave v",
+          "--sequence-parallel": "Sequence parallelism (with TP)",
+          "--cp": "Context-parallel degrees", "--ep": "Expert-parallel degrees (MoE)",
+          "--top": "Layouts in the table",
+          "--layers": "the model's layers", "--heads": "the model's heads",
+          "--kv-heads": "the model's key-value heads", "--ffn": "the model's FFN width",
+          "--hidden": "the model's hidden size", "--experts": "the model's experts",
+          "--vocab": "the model's vocabulary", "precision 'fp8'": "Precision (GEMMs) 'fp8'",
+          "precision 'fp4'": "Precision (GEMMs) 'fp4'"}  # fmt: skip
+
+
 def sidebar() -> list[str]:
     """Draw the inputs; return the messages about URL values that were ignored."""
     problems = seed(FIELDS)
@@ -190,10 +214,11 @@ def check_precision() -> None:
     state = st.session_state
     gpu = GPUS[state["gpu"]]
     if state["prec"] == "fp8" and gpu.fp8_tflops is None:
-        raise ValueError(f"Precision: the {gpu.name} has no fp8 tensor cores; choose bf16")
+        raise ValueError(f"Precision (GEMMs): the {gpu.name} has no fp8 tensor cores; choose "
+                         "bf16 or another GPU")  # fmt: skip
     if state["prec"] == "fp4" and gpu.fp4_tflops is None:  # issue 39: NVFP4, Blackwell only
-        raise ValueError(f"Precision: the {gpu.name} has no FP4 tensor cores (NVFP4 training "
-                         "needs Blackwell); choose fp8 or bf16")  # fmt: skip
+        raise ValueError(f"Precision (GEMMs): the {gpu.name} has no FP4 tensor cores (NVFP4 "
+                         "training needs Blackwell); choose fp8, bf16 or another GPU")  # fmt: skip
 
 
 def search_from_inputs() -> Search:

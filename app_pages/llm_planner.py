@@ -22,6 +22,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.charts import LOG_LABELS
+from app_pages.field_names import field_error, name_fields
 from app_pages.llm_compute import (
     StepOptions,
     calibrate,
@@ -32,6 +33,7 @@ from app_pages.llm_compute import (
 )
 from app_pages.llm_inputs import (
     FIELDS,
+    LABELS,
     check_precision,
     cluster_from_inputs,
     gpu_count,
@@ -193,8 +195,8 @@ def _why_none(shape, cluster_key: tuple, gpus: int) -> str:
     from costmodels.llm.plan_diagnosis import why_no_layout
 
     search = search_from_inputs()
-    names = {**CLI_NAMES, "global_batch": "the global batch", "cp": "CP", "ep": "EP",
-             "gpus": "GPUs"}  # fmt: skip
+    names = {**CLI_NAMES, "global_batch": LABELS["--global-batch"], "cp": LABELS["--cp"],
+             "ep": LABELS["--ep"], "gpus": "GPUs (Nodes x GPUs per node)"}  # fmt: skip
     text = why_no_layout(
         shape, gpus, cluster_of(cluster_key), int(st.session_state["gbatch"]),
         micro_batches=search.micro_batches, context_parallel=search.context_parallel,
@@ -202,6 +204,7 @@ def _why_none(shape, cluster_key: tuple, gpus: int) -> str:
         recompute=search.recompute, sequence_parallel=search.sequence_parallel,
         max_interleave=search.max_interleave, names=names,
     )  # fmt: skip
+    text = name_fields(text, LABELS)  # "widen the search (--max-interleave ...)"
     return text[0].upper() + text[1:]
 
 
@@ -221,7 +224,7 @@ def main() -> None:
             shape_key(shape), cluster, gpus, int(state["gbatch"]), search_from_inputs(), options
         )
     except ValueError as exc:
-        st.error(escape_markdown(exc))
+        field_error(exc, LABELS)
         return
     gpu = GPUS[state["gpu"]]
     from costmodels.llm.memory import usable_memory_bytes
@@ -246,7 +249,8 @@ def main() -> None:
         + calibration_line
     )
     if frame.empty:
-        st.error(_why_none(shape, cluster, gpus) + ". Change the GPUs, the batch or the search.")
+        st.error(escape_markdown(_why_none(shape, cluster, gpus)) + ". Change Nodes or GPUs per "
+                 "node, Global batch (sequences), or the sidebar's Search section.")  # fmt: skip
         return
     st.markdown(f"**{len(frame):,} valid layouts**, {len(fitting):,} fit in memory.")
     if fitting.empty:

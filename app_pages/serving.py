@@ -16,8 +16,8 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.charts import draw
+from app_pages.field_names import field_error
 from app_pages.llm_models import menu_help, menu_order
-from app_pages.markdown_text import escape_markdown
 from app_pages.network_inputs import cluster_field, cluster_widget
 from app_pages.query_inputs import (
     Field,
@@ -83,6 +83,15 @@ THROUGHPUT_HELP = (
     "tokens/s per GPU also pay for the prompts' prefills that share the GPUs (colocated) or "
     "for the prefill pool (disaggregated), so they are lower."
 )
+#: predict-serving's flags as this page's fields (issue 42, item 2: an error names the field)
+LABELS = {"--model": "Model", "--gpu": "GPU", "--tp": "Tensor parallel (TP)",
+          "--pp": "Pipeline stages (PP)", "--ep": "Expert parallel (EP)",
+          "--precision": "Weights", "--kv-precision": "KV cache", "--engine": "Engine",
+          "--batch": "Decode batch (sequences)", "--prompt-len": "Prompt tokens",
+          "--output-len": "Output tokens", "--prefill-gpus": "Prefill instances",
+          "--decode-gpus": "Decode instances", "--transfer-link": "KV-cache path (per GPU)",
+          "--transfer-mode": "Transfer", "precision 'fp8'": "Weights 'fp8'",
+          "precision 'fp4'": "Weights 'fp4'"}  # fmt: skip
 TABLE = {"batch": "decode batch", "tpot_ms": "time per output token (ms)",
          "tokens_per_s_per_gpu": "output tokens/s per GPU, prefills included",
          "memory_GiB": "memory per GPU (GiB)",
@@ -145,7 +154,7 @@ def main() -> None:
                             output_len=output, pools=pools, engine=engine)  # fmt: skip
         frame = sweep(shape, layout, cluster, prompt, output, pools, engine)
     except ValueError as exc:
-        st.error(escape_markdown(str(exc).replace("--", "")))
+        field_error(exc, LABELS)
         return
     _caption(s, layout, cluster)
     cols = st.columns(4)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.charts import draw
+from app_pages.field_names import field_error
 from app_pages.llm_models import menu_help, menu_order
-from app_pages.markdown_text import escape_markdown
 from app_pages.query_inputs import (
     Field,
     choice,
@@ -23,9 +23,17 @@ from app_pages.query_inputs import (
     join_list,
     seed,
     show_problems,
+    text,
     write_back,
 )
-from app_pages.serving_plan_compute import COLUMNS, MORE, bar_spec, display_frame, plan_frame
+from app_pages.serving_plan_compute import (
+    COLUMNS,
+    LABELS,
+    MORE,
+    bar_spec,
+    display_frame,
+    plan_frame,
+)
 from app_pages.tables import show_table
 from costmodels.formatting import format_number
 from costmodels.hardware import GPUS
@@ -51,15 +59,17 @@ FIELDS = [
     Field("cp_policy", "engine", choice(["engine", "live", "reserve"])),
     Field("cp_engine", "vllm", choice(["vllm", "sglang", "trtllm"])),
     Field("cp_users", 0, int_between(0, 3000)),
-    Field("cp_price", "", lambda raw: _prices_text(raw)),
+    Field("cp_price", "", text(400)),  # read by _prices, whose error names the field
     Field("cp_target", 0.0, float_between(0.0, 1e6)),
 ]
 
 
 def _prices(raw: str) -> tuple[tuple[str, float], ...]:
-    """'H100 SXM=2.5, B200=5' -> ((name, price), ...); ValueError naming the item."""
+    """'H100 SXM=2.5, B200=5' -> ((name, price), ...); ValueError naming the field and the item
+    (a typed bad price stays in the box with this error, rather than silently reverting)."""
     from costmodels.hardware import get_gpu
 
+    field = LABELS["--price"]
     out = []
     for item in [part.strip() for part in str(raw).split(",") if part.strip()][:16]:
         name, sep, value = item.partition("=")
@@ -68,14 +78,12 @@ def _prices(raw: str) -> tuple[tuple[str, float], ...]:
         except ValueError:
             price = -1.0
         if not sep or not 0 < price < 1e6:
-            raise ValueError(f"{item[:30]!r} is not GPU=dollars per GPU-hour")
-        out.append((get_gpu(name.strip()).name, price))
+            raise ValueError(f"{field}: {item[:30]!r} is not GPU=dollars per GPU-hour")
+        try:
+            out.append((get_gpu(name.strip()).name, price))
+        except ValueError as exc:
+            raise ValueError(f"{field}: {exc}") from None
     return tuple(out)
-
-
-def _prices_text(raw: str) -> str:
-    _prices(raw)
-    return str(raw)
 
 
 def sidebar() -> list[str]:
@@ -153,7 +161,7 @@ def main() -> None:
             int(s["cp_users"]),
         )
     except ValueError as exc:
-        st.error(escape_markdown(str(exc).replace("--", "")))
+        field_error(exc, LABELS)
         return
     st.caption(
         f"{s['cp_model']}, {s['cp_prompt']} prompt and {s['cp_output']} output tokens per "

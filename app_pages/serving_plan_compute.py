@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from app_pages.field_names import name_fields
 from app_pages.serving_compute import cluster_of
 
 COLUMNS = {
@@ -28,6 +29,17 @@ MORE = {"gpus": "GPUs per instance", "output_tokens_per_dollar": "output tokens 
         "replicas": "replicas for the target"}  # fmt: skip
 NOT_SIMULATED = "—"
 NO_RATE = "—"
+
+
+#: plan-serving's flags as this page's fields (issue 42, item 2: an error names the field)
+LABELS = {"--model": "Model", "--gpus": "GPUs", "--gpu": "GPUs", "--tp": "Tensor parallel (TP)",
+          "--precision": "Precisions",
+          "--prompt-len": "Prompt tokens", "--output-len": "Output tokens",
+          "--slo-ttft-p90": "TTFT p90 target (ms)", "--slo-tpot-p99": "TPOT p99 target (ms)",
+          "--requests": "Requests per simulation", "--engine": "Engine",
+          "--concurrency": "Concurrent users (0: Poisson rate search)", "--policy": "KV policy",
+          "--price": "Prices ($ per GPU-hour)",
+          "--target-rate": "Total requests/s to serve (0: none)"}  # fmt: skip
 
 
 def display_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -48,7 +60,7 @@ def display_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         if note.startswith("estimate"):
             note = "closed-form estimate, not simulated"
         elif ":" in note:  # "no memory left for the KV cache on ...: weights take ..."
-            longer.append(f"{deployment}: {note.replace('--', '')}")  # a page, not flags
+            longer.append(f"{deployment}: {name_fields(note, LABELS)}")  # a page, not flags
             first = note.split(":", 1)[0]
             note = (first if len(first) <= 32 else first[:32].rsplit(" ", 1)[0] + "…") + " (below)"
         notes.append(note)

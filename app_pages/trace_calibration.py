@@ -18,6 +18,7 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
+from app_pages.field_names import field_error
 from app_pages.markdown_text import escape_markdown
 from app_pages.tables import show_table
 from app_pages.trace_calibration_compute import (
@@ -139,11 +140,8 @@ def what_if_controls(report: dict, data: bytes, name: str) -> None:
         result = what_if_report(data, name, tuple(vars(base).values()),
                                 tuple(vars(new).values()), absolute)  # fmt: skip
     except ValueError as exc:
-        message = str(exc)
-        for flag, label in (("--trace-inter", LABELS["trace_inter"]),
-                            ("--inter", LABELS["--inter"])):  # fmt: skip
-            message = message.replace(flag, label)
-        st.error(escape_markdown(message))
+        field_error(exc, {"--trace-inter": LABELS["trace_inter"], "--inter": LABELS["--inter"],
+                          "--gpu": "'GPU'", "--gpus": "'GPUs'"})  # fmt: skip
         return
     cols = st.columns(4)
     cols[0].metric("Trace step", f"{result['trace_step_s'] * 1e3:.3f} ms")
@@ -193,7 +191,7 @@ def main() -> None:
         with st.spinner("Reading the trace ..."):
             report, calibration = imported(data, name, None)
     except ValueError as exc:
-        st.error(escape_markdown(exc))
+        field_error(exc, {"--gpu": LABELS["trace_gpu"]})
         return
     cols = st.columns(5)
     cols[0].metric("Step", f"{report['step_time_s'] * 1e3:.3f} ms")

@@ -67,8 +67,8 @@ def test_pasted_log_shows_the_fit_of_the_same_text() -> None:
     points = at.dataframe[0].value  # the two size-0 rows time a launch: left out and said
     assert len(points) == 32 and points["time (us)"].iloc[-1] == pytest.approx(63896)
     assert (points["bytes"] > 0).all()
-    assert any("2 zero-byte rows left out" in c.value for c in at.caption)
-    assert any("all-reduce, as chosen (the table agrees" in c.value for c in at.caption)
+    assert any("2 zero-byte rows left out" in shown(c.value) for c in at.caption)
+    assert any("all-reduce, as chosen (the table agrees" in shown(c.value) for c in at.caption)
     assert "14 \\times" in at.latex[0].value  # 2(p-1) steps for p = 8
     assert at.get("vega_lite_chart")
 
@@ -123,7 +123,7 @@ def test_uploaded_log_and_use_this_profile() -> None:
     profile = at.session_state["cluster_profile"]
     assert isinstance(profile, ClusterProfile) and profile.name == "pod A"
     assert profile.levels["intra"].bandwidth_Bps == pytest.approx(fit.bandwidth_Bps, rel=1e-12)
-    assert any("'pod A' is active" in s.value for s in at.success)
+    assert any("'pod A' is active" in shown(s.value) for s in at.success)
     assert at.get("download_button")
 
 
@@ -219,8 +219,8 @@ def test_a_pasted_all_gather_log_is_detected_not_fitted_as_the_example_s_all_red
     at.button(key="example_superbench_8xa100_allreduce.txt").click().run()  # coll: all-reduce
     paste(at, ALLGATHER)  # no binary name in it
     assert_message(at, "error", "looks like all-gather")
-    assert "not all-reduce" in at.error[0].value and not at.dataframe
+    assert "not all-reduce" in shown(at.error[0].value) and not at.dataframe
     at.sidebar.selectbox(key="coll").set_value("auto-detect").run()
     row = fits_shown(at).iloc[0]
     assert row["collective"] == "all-gather" and not at.warning  # no "149 % of nominal"
-    assert any("all-gather, read from the table" in c.value for c in at.caption)
+    assert any("all-gather, read from the table" in shown(c.value) for c in at.caption)

@@ -126,7 +126,7 @@ def test_changing_an_input_updates_chart_and_url() -> None:
     [
         ({"nodes": "-3"}, "warning", "nodes='-3' ignored"),
         ({"coll": "<script>alert(1)</script>"}, "warning", "coll="),
-        ({"nodes": "1", "gpus": "1"}, "warning", "at least 2 GPUs"),
+        ({"nodes": "1", "gpus": "1"}, "warning", "raise Nodes or GPUs per node"),
         ({"lo": "abc"}, "error", "Smallest message"),
         ({"hi": "0 B"}, "error", "positive"),
         ({"lo": "1 GB", "hi": "1 KB"}, "error", "smallest < largest"),

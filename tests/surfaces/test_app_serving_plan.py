@@ -70,7 +70,13 @@ def test_prices_and_bad_input() -> None:
     at = run_page(**SMALL, cp_price="H100 SXM=2, L40S=0.8")
     assert not at.error, [e.value for e in at.error]
     assert "per dollar" in " ".join(e.label for e in at.expander)
-    assert_message(run_page(**SMALL, cp_price="h100:2"), "warning", "cp_price=")
+    # the price box's error names it (issue 42, item 2), from the URL as when typed
+    assert_message(run_page(**SMALL, cp_price="h100:2"), "error",
+                   "Prices ($ per GPU-hour): 'h100:2' is not GPU=dollars per GPU-hour")
+    at = run_page(**SMALL)
+    at.text_input(key="cp_price").input("H100 SXM=abc").run()
+    assert_message(at, "error", "Prices ($ per GPU-hour): 'H100 SXM=abc' is not GPU=dollars")
+    assert at.text_input(key="cp_price").value == "H100 SXM=abc"  # kept, not reverted
     assert_message(run_page(**{**SMALL, "cp_gpus": "L40S,<script>"}), "warning", "cp_gpus=")
     assert_message(run_page(**{**SMALL, "cp_tpot": "0.5"}), "warning", "No deployment meets")
 
