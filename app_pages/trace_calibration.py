@@ -75,7 +75,8 @@ def source() -> tuple[bytes, str] | None:
 def show_calibration(calibration) -> None:
     st.subheader("What the trace identified")
     show_table(identified_rows(calibration), {"constant": "constant", "value": "value",
-                                              "why not": "why not"})  # fmt: skip
+                                              "why not": "why not"},
+               widths={"constant": "small", "value": "small", "why not": "large"})  # fmt: skip
     left, right = st.columns(2)
     if left.button("Use its network on the other pages", key="use_trace_network"):
         try:
@@ -193,7 +194,7 @@ def main() -> None:
     except ValueError as exc:
         field_error(exc, {"--gpu": LABELS["trace_gpu"]})
         return
-    cols = st.columns(5)
+    cols = st.columns([1.4, 1.7, 0.6, 1.4, 0.9])  # the GPU's name is the widest value
     cols[0].metric("Step", f"{report['step_time_s'] * 1e3:.3f} ms")
     cols[1].metric("GPU", report["gpu"]["preset"] or "unknown", help=GPU_HELP)
     cols[2].metric("World size", report["world_size"] or "?")

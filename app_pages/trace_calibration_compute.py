@@ -86,16 +86,19 @@ def communication_rows(report: dict[str, Any]) -> pd.DataFrame:
 
 
 def identified_rows(calibration: Calibration) -> pd.DataFrame:
-    """What the trace identified (value) and what not (why)."""
+    """What the trace identified (value) and what not (why); a value not identified reads "—"
+    (Streamlit draws a missing number as "None" whatever the styling: issue 42, item 5)."""
+    from app_pages.tables import _cell
+
     rows = []
     compute = calibration.compute
     for key in ("gemm_scale", "gemm_efficiency", "memory_bound_scale", "memory_bound_efficiency",
                 "kernel_overhead_s"):  # fmt: skip
         value = getattr(compute, key)
-        rows.append({"constant": key, "value": value,
+        rows.append({"constant": key, "value": _cell(value),
                      "why not": compute.not_identified.get(key, "")})  # fmt: skip
     network = calibration.network
-    rows.append({"constant": "intra_efficiency", "value": network.intra_efficiency,
+    rows.append({"constant": "intra_efficiency", "value": _cell(network.intra_efficiency),
                  "why not": network.not_identified.get("intra_efficiency", "")})  # fmt: skip
     return pd.DataFrame(rows)
 

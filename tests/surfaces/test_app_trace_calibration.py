@@ -91,3 +91,14 @@ def test_a_trace_without_its_gpu_reads_unknown() -> None:
     at = run_page(state={"trace_example": "hta_sampled_rank0.json.gz"})
     assert not at.exception, at.exception
     assert metrics(at)["GPU"] == "unknown"
+
+
+def test_what_the_trace_identified_has_no_empty_cells() -> None:
+    """A constant the trace cannot identify reads "—" with its reason, not "None" (issue 42,
+    item 5's rule, on this page's table too)."""
+    at = run_page(state={"trace_example": TRACE.name})
+    assert not at.exception, at.exception
+    table = next(df.value for df in at.dataframe if "why not" in df.value.columns)
+    assert not table.isna().any().any() and "None" not in set(table["value"])
+    blank = table[table["value"] == "—"]
+    assert len(blank) >= 1 and any(blank["why not"].str.len() > 0)
