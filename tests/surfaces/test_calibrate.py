@@ -81,10 +81,13 @@ def test_measure_fit_and_held_back_prediction(world: int, tmp_path: Path) -> Non
         # both refusals (too little growth, a fitted B <= 0) end so (issue 24)
         assert "no bandwidth can be fitted" in str(exc)
         ratio = float("inf")
-    if not 1 / FACTOR <= ratio <= FACTOR:
-        # One retry, all-reduce only and more repeats: a busy shared machine can spoil one sweep,
-        # a wrong size convention or step count in the fit misses in both.
-        retry = run_distributed(_measure_worker, world, ["all-reduce"], 9, timeout_s=120)[0]
+    for repeats in (9, 25):
+        if 1 / FACTOR <= ratio <= FACTOR:
+            break
+        # Retries, all-reduce only, each with more repeats (the median resists more outliers):
+        # three ranks on two cores can spoil a sweep, even twice (a CI run of this stop did);
+        # a wrong size convention or step count in the fit misses in all three.
+        retry = run_distributed(_measure_worker, world, ["all-reduce"], repeats, timeout_s=120)[0]
         try:
             ratio = _held_back_ratio([Measurement(**row) for row in retry], world)
         except ValueError as exc:
