@@ -110,6 +110,16 @@ def _nvswitch(gen: int, arch: Arch, links: int, nvls: bool, max_gpus: int, src: 
     )  # fmt: skip
 
 
+def _nvl72(system: str, src: str) -> IntraFabric:
+    """A Grace-Blackwell NVL72 rack: 72 GPUs on NVLink 5 switch trays, NVLS, Arm hosts."""
+    per_link = NVLINK_LINK_GBPS["blackwell"]
+    return IntraFabric(
+        name=f"{system} NVL72: NVLink 5 switch trays (18 links x {per_link:g} GB/s, up to 72 GPUs)",
+        kind="nvswitch", arch="blackwell", bus_Bps_per_gpu=18 * per_link * 1e9, nvls=True,
+        max_gpus=72, source=f"{_NVLINK_GENS}; {src}", cpu_arch="arm",
+    )  # fmt: skip
+
+
 _NVLINK_GENS = (
     "NVLink links per GPU: V100 6, A100 12, H100 18 at 50 GB/s each, both directions together "
     "(A. Ishii and R. Wells, 'The NVLink-Network Switch', Hot Chips 34, 2022, slide 'NVLink "
@@ -149,34 +159,17 @@ FABRICS: dict[str, IntraFabric] = {
     "H800 SXM": _nvswitch(4, "hopper", 8, True, 8,
                           "H800: 400 GB/s NVLink bidirectional = 8 links of 50 GB/s; " + _NVLS),
     "B200": _nvswitch(5, "blackwell", 18, True, 8, _NVLINK_GENS + "; " + _NVLS),
-    "GB200": IntraFabric(
-        name="GB200 NVL72: NVLink 5 switch trays (18 links x 40.1 GB/s, up to 72 GPUs)",
-        kind="nvswitch",
-        arch="blackwell",
-        bus_Bps_per_gpu=18 * NVLINK_LINK_GBPS["blackwell"] * 1e9,
-        nvls=True,
-        max_gpus=72,
-        source=_NVLINK_GENS + "; NVL72: 72 Blackwell GPUs in one NVLink domain, NVLink Switch "
-        "with SHARP engines (NVIDIA NVLink page, catalogone.com copy). The NVLink domain is the "
-        "'node' here: NCCL treats it as one (multi-node NVLink, MNNVL). Host CPUs are Grace "
-        "(Arm; MLPerf Inference v6.1 Crusoe GB200-NVL72 system description)",
-        cpu_arch="arm",
-    ),  # fmt: skip
+    "GB200": _nvl72("GB200", "NVL72: 72 Blackwell GPUs in one NVLink domain, NVLink Switch with "
+                    "SHARP engines (NVIDIA NVLink page, catalogone.com copy). The NVLink domain "
+                    "is the 'node' here: NCCL treats it as one (multi-node NVLink, MNNVL). Host "
+                    "CPUs are Grace (Arm; MLPerf Inference v6.1 Crusoe GB200-NVL72 system "
+                    "description)"),
     # issue 39: Blackwell Ultra keeps NVLink 5 (18 links, 1.8 TB/s per GPU both ways together;
     # verda.com GB300 NVL72 per-GPU table): HGX/DGX B300 boards of 8, GB300 NVL72 racks of 72
     "B300": _nvswitch(5, "blackwell", 18, True, 8, _NVLINK_GENS + "; " + _NVLS),
-    "GB300": IntraFabric(
-        name="GB300 NVL72: NVLink 5 switch trays (18 links x 40.1 GB/s, up to 72 GPUs)",
-        kind="nvswitch",
-        arch="blackwell",
-        bus_Bps_per_gpu=18 * NVLINK_LINK_GBPS["blackwell"] * 1e9,
-        nvls=True,
-        max_gpus=72,
-        source=_NVLINK_GENS + "; GB300 NVL72: 72 Blackwell Ultra GPUs and 36 Grace CPUs in one "
-        "NVLink domain, '18 NVLink Switches at 130 TB/s' (glennklockwood.com B300 page) = 1.8 "
-        "TB/s per GPU; NCCL treats the rack as one node (MNNVL)",
-        cpu_arch="arm",
-    ),  # fmt: skip
+    "GB300": _nvl72("GB300", "GB300 NVL72: 72 Blackwell Ultra GPUs and 36 Grace CPUs in one "
+                    "NVLink domain, '18 NVLink Switches at 130 TB/s' (glennklockwood.com B300 "
+                    "page) = 1.8 TB/s per GPU; NCCL treats the rack as one node (MNNVL)"),
     "H100 PCIe": IntraFabric(
         name="PCIe 5.0 x16 behind a PCIe switch",
         kind="pcie-switch",
