@@ -2,7 +2,9 @@
 
 Importing every reference implementation to check its link imported PyTorch (~1 s) into every
 ``commatlas show``, ``search`` and ``validate`` (issue 42, item 11). Here the link is checked from
-the source: the module's file is found on ``sys.path`` (``a/b.py`` or ``a/b/__init__.py``, no
+the source: the module's file is found beside this package (the folder that holds ``taxonomy/``
+and ``reference_impls/``: the checkout of an editable install, whose finder is not on
+``sys.path``, or site-packages), then on ``sys.path`` (``a/b.py`` or ``a/b/__init__.py``, no
 package ``__init__`` executed), parsed with :mod:`ast`, and the object looked up among the
 module's top-level definitions, following ``from x import y`` re-exports and, for
 ``module:Class.method``, the class body. A ``def`` or ``class`` is callable; a name bound to a
@@ -21,15 +23,17 @@ from pathlib import Path
 
 _LITERALS = (ast.Constant, ast.List, ast.Dict, ast.Set, ast.Tuple, ast.JoinedStr)
 _MAX_HOPS = 8  # re-export chains followed before giving up (a cycle would loop forever)
+_PACKAGES_ROOT = str(Path(__file__).resolve().parents[1])  # holds taxonomy/, reference_impls/
 
 
 def module_file(module: str, path: Sequence[str] | None = None) -> Path | None:
     """The source file of ``module`` (``a.b`` -> ``a/b.py`` or ``a/b/__init__.py``) on ``path``
-    (default ``sys.path``), without importing anything; None when there is none."""
+    (default: the folder holding this package, then ``sys.path``), without importing anything;
+    None when there is none."""
     parts = module.split(".")
     if not all(part.isidentifier() for part in parts):
         return None
-    for entry in sys.path if path is None else path:
+    for entry in [_PACKAGES_ROOT, *sys.path] if path is None else path:
         base = Path(entry or ".").joinpath(*parts)
         for candidate in (base.with_suffix(".py"), base / "__init__.py"):
             if candidate.is_file():

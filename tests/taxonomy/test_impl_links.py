@@ -92,3 +92,13 @@ def test_read_record_reads_one_file(tmp_path: Path) -> None:
     (tmp_path / "algorithm" / "bad.yaml").write_text("id: bad\n")
     with pytest.raises(TaxonomyError, match="bad.yaml"):
         read_record("bad", tmp_path)
+
+
+def test_links_resolve_without_the_checkout_on_sys_path(monkeypatch) -> None:
+    """The console script of an editable install runs with .venv/bin, not the checkout, first
+    on sys.path (its finder is a meta-path hook): `commatlas validate` from any folder said 36
+    links were missing. Modules are found beside the taxonomy package first."""
+    root = str(Path(__file__).resolve().parents[2])
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", root)])
+    assert module_file("reference_impls.parallel.zero") is not None
+    assert check_reference_impl("reference_impls.collectives.ring:ring_allreduce") is None
