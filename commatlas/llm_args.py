@@ -141,7 +141,8 @@ def _cluster_and_step_flags(parser: argparse.ArgumentParser) -> None:
         choices=FRAMEWORKS,
         default="megatron",
         help="which kernels are fused: Megatron-Core/Transformer Engine, Megatron-LM without "
-        "flash attention (legacy), PyTorch eager, or torch.compile",
+        "flash attention (legacy), PyTorch eager, or torch.compile; megatron-fsdp: Megatron-Core "
+        "with its own FSDP; deepspeed: DeepSpeed ZeRO around PyTorch eager kernels (no TP/PP)",
     )
     cluster.add_argument(
         "--measured-step",

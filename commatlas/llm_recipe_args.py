@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 
 from commatlas.cli_types import bounded_int, positive_float
+from commatlas.llm_framework_args import add_framework_flags, framework_recipe_fields
 
 
 def add_recipe_flags(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +62,7 @@ def add_recipe_flags(parser: argparse.ArgumentParser) -> None:
         metavar="WATTS",
         help="GPU board power limit (e.g. 500 for torchtitan's H100 runs)",
     )
+    add_framework_flags(parser)  # --framework deepspeed / megatron-fsdp knobs
 
 
 def check_recipe_flags(args: argparse.Namespace) -> None:
@@ -97,4 +99,5 @@ def recipe_from_args(args: argparse.Namespace):  # noqa: ANN201
                           async_tp=args.async_tp,
                           fp8_param_gather=args.fp8_all_gather,
                           moe_dispatcher=getattr(args, "moe_dispatcher", None),
-                          cuda_graphs=getattr(args, "cuda_graphs", False))  # fmt: skip
+                          cuda_graphs=getattr(args, "cuda_graphs", False),
+                          **framework_recipe_fields(args))  # fmt: skip

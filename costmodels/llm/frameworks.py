@@ -37,6 +37,10 @@ two all-gathers and two reduce-scatters, each copying the full tensor (read + wr
 bytes per element of tokens x hidden): ``sequence_dim_copy_bytes`` = 16 per token-hidden
 element. Megatron keeps [sequence, batch, hidden] and gathers along dim 0, so it has none.
 
+Two more names run one of these kernel sets with a data-parallel engine of their own
+(costmodels/llm/framework_dp.py): ``deepspeed`` (DeepSpeed ZeRO around eager PyTorch kernels)
+and ``megatron-fsdp`` (Megatron-Core's FSDP around Megatron-Core's kernels).
+
 Element symbols: ``h`` = tokens x hidden of the norm/residual path (tokens / tp under sequence
 parallelism), ``f`` = tokens x ffn / tp, ``qk`` = tokens x (q + k width) / tp, ``ctx`` = tokens
 x hidden / tp (attention output), ``scores`` = micro-batch x heads / tp x s x s.
@@ -47,8 +51,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Framework = Literal["megatron", "megatron-legacy", "pytorch", "pytorch-compile"]
-FRAMEWORKS_ORDER: tuple[str, ...] = ("megatron", "megatron-legacy", "pytorch", "pytorch-compile")
+Framework = Literal["megatron", "megatron-legacy", "pytorch", "pytorch-compile", "megatron-fsdp",
+                    "deepspeed"]
+FRAMEWORKS_ORDER: tuple[str, ...] = ("megatron", "megatron-legacy", "pytorch", "pytorch-compile",
+                                     "megatron-fsdp", "deepspeed")
+# framework -> the kernel set it runs (costmodels/llm/framework_dp.py prices the rest)
+KERNELS_OF: dict[str, str] = {"megatron-fsdp": "megatron", "deepspeed": "pytorch"}
+
+
+def kernel_framework(framework: str) -> str:
+    """The kernel set's name a framework runs (itself for the four kernel sets)."""
+    return KERNELS_OF.get(framework, framework)
 
 
 @dataclass(frozen=True)
@@ -219,7 +232,7 @@ LOSS_SCALE_BYTES = 8.0
 def get_kernel_set(framework: str) -> KernelSet:
     """The fusion set of a framework name (see the module docstring)."""
     try:
-        return KERNEL_SETS[framework]
+        return KERNEL_SETS[kernel_framework(framework)]
     except KeyError:
         raise ValueError(
             f"framework must be one of {list(FRAMEWORKS_ORDER)}, got {framework!r}"

@@ -43,6 +43,9 @@ from typing import TYPE_CHECKING
 
 from costmodels.hardware import GPU
 from costmodels.llm.activations import stored_activation_bytes, working_set_bytes
+from costmodels.llm.deepspeed_config import DEFAULT_DEEPSPEED
+from costmodels.llm.deepspeed_zero import deepspeed_buffer_bytes
+from costmodels.llm.frameworks import kernel_framework
 from costmodels.llm.layer_kinds import stage_sizes
 from costmodels.llm.linear_shapes import layer_linears, local_weights
 from costmodels.llm.model_size import local_layer_parameters, stage_parameters
@@ -97,8 +100,9 @@ class MemoryBreakdown:
 
 
 def state_precision(framework: str | None, reduce_dtype: str | None = None) -> str:
-    """The BYTES_PER_PARAM row a framework keeps its model states in."""
-    if framework == "megatron":
+    """The BYTES_PER_PARAM row a framework keeps its model states in (``deepspeed``: the ZeRO
+    paper's mixed precision; ``megatron-fsdp``: Megatron-Core's)."""
+    if framework in ("megatron", "megatron-fsdp"):
         return "megatron-bf16-grads" if reduce_dtype == "bf16" else "megatron"
     if framework in ("pytorch", "pytorch-compile"):
         return "fsdp2"
@@ -150,7 +154,10 @@ def _buffers(shape: TransformerShape, layout: Layout, framework: str, recipe: Tr
     t, sp = layout.tp, layout.sequence_parallel
     tokens = layout.micro_batch * shape.seq_len / layout.cp
     total = 0.0
-    if layout.zero == 3:
+    if framework == "deepspeed":
+        total += deepspeed_buffer_bytes(recipe.deepspeed or DEFAULT_DEEPSPEED, layout.zero,
+                                        grad_bytes, param_bytes, sum(_stage_split(shape, layout)))
+    elif layout.zero == 3:
         moe = shape.experts > 1
         block = sum(local_layer_parameters(shape, moe, t, layout.ep))
         layers = stage_sizes(shape.layers, layout.pp)[0]
@@ -197,6 +204,7 @@ def memory_per_gpu(
     recipe = recipe or DEFAULT_RECIPE
     weights, gradients, optimizer = model_state_bytes(
         shape, layout, state_precision(framework, recipe.reduce_dtype))
+    engine, framework = framework, kernel_framework(framework)  # deepspeed, megatron-fsdp
     if (step_precision == "fp8" and framework == "megatron"
             and not recipe.gathers_fp8(framework)):  # TE's fp8 weight + transpose beside bf16
         linears = layer_linears(shape, 1, layout.tp, layout.ep, shape.experts > 1)
@@ -213,7 +221,7 @@ def memory_per_gpu(
         last_layout_acts /= max(1.0, min(layout.pp, layout.micro_batches))
         last = last_layout_acts + working_set_bytes(shape, layout, framework, True, fused, drop)
         first = max(first, last)
-    buffers = _buffers(shape, layout, framework, recipe, grad_bytes, param_bytes, layout.pp == 1)
+    buffers = _buffers(shape, layout, engine, recipe, grad_bytes, param_bytes, layout.pp == 1)
     runtime = CUDA_CONTEXT_BYTES + fragmentation * (first + buffers)
     return MemoryBreakdown(weights, gradients, optimizer, first, buffers, runtime)
 

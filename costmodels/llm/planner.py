@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from costmodels.limits import MAX_BATCH, MAX_GPUS, check_count
+from costmodels.llm.framework_dp import layout_problem
 from costmodels.llm.layer_kinds import stage_sizes
 from costmodels.llm.layout_check import (
     LayoutError,
@@ -55,15 +56,25 @@ DEFAULT_ZERO_STAGES = (0, 1)  # the default framework's (megatron)
 PYTORCH_ZERO_STAGES = (0, 2, 3)
 ALL_RECOMPUTE: tuple[Recompute, ...] = ("none", "selective", "full")
 PYTORCH_RECOMPUTE: tuple[Recompute, ...] = ("none", "op", "full")
+# DeepSpeed's ZeRO stages 1-3 around a Hugging Face model (whose gradient checkpointing is per
+# layer: none or full); Megatron-FSDP's optim_grads / optim_grads_params (ZeRO 2 / 3: the plain
+# megatron framework covers DDP and the distributed optimizer). costmodels/llm/framework_dp.py
+FRAMEWORK_ZERO_STAGES: dict[str, tuple[int, ...]] = {"deepspeed": (1, 2, 3),
+                                                     "megatron-fsdp": (2, 3)}
+FRAMEWORK_RECOMPUTE: dict[str, tuple[Recompute, ...]] = {"deepspeed": ("none", "full")}
 
 
 def default_recompute_modes(framework: str) -> tuple[Recompute, ...]:
     """The recomputation modes a framework offers (module docstring)."""
+    if framework in FRAMEWORK_RECOMPUTE:
+        return FRAMEWORK_RECOMPUTE[framework]
     return PYTORCH_RECOMPUTE if framework.startswith("pytorch") else ALL_RECOMPUTE
 
 
 def default_zero_stages(framework: str) -> tuple[int, ...]:
     """The ZeRO stages a framework runs (see DEFAULT_ZERO_STAGES)."""
+    if framework in FRAMEWORK_ZERO_STAGES:
+        return FRAMEWORK_ZERO_STAGES[framework]
     return PYTORCH_ZERO_STAGES if framework.startswith("pytorch") else DEFAULT_ZERO_STAGES
 
 
@@ -245,6 +256,8 @@ def plan(
         choices = {**choices, "zero_stages": default_zero_stages(framework)}
     fitting = []
     for layout in bounded_layouts(shape, gpus, cluster, global_batch, limit, **choices):
+        if layout_problem(framework, layout):  # DeepSpeed: data parallelism only
+            continue
         prediction = predict_step(shape, layout, cluster, **options)
         if prediction.fits:
             fitting.append(PlanCandidate(layout, prediction))

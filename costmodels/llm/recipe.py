@@ -42,12 +42,20 @@ Defaults are what each framework does out of the box, with where that was read:
 - ``dropout``: the model trains with dropout (its masks are stored for the backward). None: as
   the shape's style (GPT shapes with, Llama shapes without); MPT's benchmark configs set every
   dropout to 0.
+- ``deepspeed`` (issue 36): DeepSpeed ZeRO's bucket, prefetch and overlap knobs
+  (costmodels/llm/deepspeed_config.py; None: DeepSpeed's defaults), read with
+  ``--framework deepspeed``.
+- ``fsdp_unit_size`` / ``fsdp_double_buffer`` (issue 39): Megatron-FSDP's
+  ``--suggested-communication-unit-size`` (elements; None: its default) and
+  ``--fsdp-double-buffer`` (costmodels/llm/framework_dp.py), read with ``--framework
+  megatron-fsdp``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from costmodels.llm.deepspeed_config import DeepSpeedZeroConfig
 from costmodels.llm.fp8_recipes import FP8_RECIPES
 from costmodels.llm.moe_dispatch import DISPATCHERS
 
@@ -70,6 +78,9 @@ class TrainingRecipe:
     cuda_graphs: bool = False
     fused_loss: bool = False
     dropout: bool | None = None
+    deepspeed: DeepSpeedZeroConfig | None = None
+    fsdp_unit_size: int | None = None
+    fsdp_double_buffer: bool = False
 
     def __post_init__(self) -> None:
         if self.moe_dispatcher is not None and self.moe_dispatcher not in DISPATCHERS:

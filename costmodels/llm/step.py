@@ -57,7 +57,8 @@ from costmodels.llm.dp_exposure import fsdp_stages, zero12_exposed
 from costmodels.llm.edge_ops import optimizer_kernel
 from costmodels.llm.error_bands import expected_error_detail
 from costmodels.llm.fp8_recipes import BLACKWELL_ONLY, default_recipe
-from costmodels.llm.frameworks import LOSS_SCALE_BYTES, get_kernel_set
+from costmodels.llm.framework_dp import framework_dp, framework_recipe, layout_problem
+from costmodels.llm.frameworks import KERNELS_OF, LOSS_SCALE_BYTES, get_kernel_set
 from costmodels.llm.gpu_arch import gpu_arch
 from costmodels.llm.kernel_time import kernel_seconds
 from costmodels.llm.kernels import memory_kernel
@@ -215,6 +216,10 @@ def predict_step(
         raise ValueError(f"--fp8-recipe {recipe.fp8_recipe} (MX block scaling) needs Blackwell "
                          f"tensor cores (SM 10.0+); {gpu.name} is {gpu_arch(gpu.name)}")
     layout = _normalised(layout)
+    problem = layout_problem(framework, layout)
+    if problem:
+        raise ValueError(problem)
+    recipe = framework_recipe(framework, shape, layout, recipe)  # deepspeed, megatron-fsdp
     constants = constants or default_constants()
     if recipe.cuda_graphs:  # the host issues one graph per layer, not each kernel (recipe.py)
         constants = replace(constants, host_s_per_kernel=0.0)
@@ -250,13 +255,15 @@ def predict_step(
     pp_hidden = comm.pp if kernel_set.name == "megatron" and v > 1 else 0.0
     comm_mb = tp_mb + (comm.pp - pp_hidden + comm.ep + comm.exposed_of("cp")) / m
     host_mb = constants.microbatch_overhead_s * overhead_scale
-    fsdp = fsdp_stages(shape, layout, cluster, stages, wire, recipe) if layout.zero == 3 else None
+    own_dp = framework_dp(framework, shape, layout, cluster, stages, wire, recipe, constants)
+    fsdp = (fsdp_stages(shape, layout, cluster, stages, wire, recipe)
+            if layout.zero == 3 and own_dp is None else own_dp)  # fmt: skip
     per_mb = [stages.total(i) + comm_mb + host_mb + (fsdp.exposed_per_microbatch[i] if fsdp
                                                      else 0.0) for i in range(pp)]  # fmt: skip
     fill_drain = (sum(per_mb) - per_mb[critical]) / v
     if fsdp is not None:
         dp_mb, dp_hidden = fsdp.exposed_per_microbatch[critical], fsdp.hidden_per_step
-        dp_after = 0.0
+        dp_after = getattr(fsdp, "after_step_s", 0.0)
     else:
         dp_mb = 0.0
         dp_after, dp_hidden = zero12_exposed(comm, t_f, recipe.overlaps_param_gather(
@@ -283,7 +290,7 @@ def predict_step(
                                             constants.mfu_ceiling(gpu.name, fp8))  # fmt: skip
     total = sum(breakdown.values())
 
-    memory = memory_per_gpu(shape, layout, framework=kernel_set.name, step_precision=precision,
+    memory = memory_per_gpu(shape, layout, framework=framework, step_precision=precision,
                             recipe=recipe, fragmentation=constants.allocator_fragmentation,
                             grad_bytes=wire.grad_reduce, param_bytes=wire.param_gather)  # fmt: skip
     schedule = layout.schedule if pp > 1 or v > 1 else "1f1b"
@@ -310,7 +317,8 @@ def predict_step(
         usable_memory_bytes=usable,
         memory_reserve_bytes=gpu.memory_bytes - usable,
         expected_error_pct=band.pct,
-        unvalidated_mechanisms=band.unvalidated + ((MFU_FLAG,) if capped else ()),
+        unvalidated_mechanisms=band.unvalidated + ((MFU_FLAG,) if capped else ())
+        + ((f"{framework} data parallelism (no dev runs)",) if framework in KERNELS_OF else ()),
         memory_verdict=memory_verdict(memory.total, usable),
         expected_error_rows=band.rows,
         expected_error_few_rows=band.few_rows,
