@@ -6,7 +6,10 @@ Configuration JSON"): ``train_batch_size`` = ``train_micro_batch_size_per_gpu`` 
 ``gradient_accumulation_steps`` x data-parallel ranks; "auto" is filled in by the Hugging Face
 Trainer at run time; ``zero_optimization.stage`` 0-3 shards optimizer states, gradients and
 parameters; ``offload_*`` moves them to CPU or NVMe. DeepSpeed alone has no tensor or pipeline
-parallelism, so every GPU is a data-parallel rank.
+parallelism, so every GPU is a data-parallel rank. The file is priced as ``--framework
+deepspeed`` (issue 36), whose ``zero_optimization`` bucket sizes, stage-3 prefetch and
+persistence knobs and ``overlap_comm`` / ``contiguous_gradients`` are read into the ``--ds-*``
+flags (costmodels/llm/deepspeed_config.py).
 """
 
 from __future__ import annotations
@@ -28,17 +31,18 @@ _NOT_PRICED = {
     "or bf16 here; read it with --reduce-dtype", "checkpoint": "checkpointing between steps",
     "data_efficiency": "data sampling", "compression_training": "model compression",
 }  # fmt: skip
+# zero_optimization key -> the --ds-* flag's dest (element counts; switches below)
+_ZERO_SIZES = {
+    "reduce_bucket_size": "ds_reduce_bucket_size",
+    "allgather_bucket_size": "ds_allgather_bucket_size",
+    "stage3_prefetch_bucket_size": "ds_prefetch_bucket_size",
+    "stage3_param_persistence_threshold": "ds_param_persistence_threshold",
+    "stage3_max_live_parameters": "ds_max_live_parameters",
+    "stage3_max_reuse_distance": "ds_max_reuse_distance",
+}
 _ZERO_NOT_PRICED = {
-    "overlap_comm": "gradient reduction is priced overlapped with backward as overlap_comm does",
-    "contiguous_gradients": "a copy into one buffer, not priced",
-    "reduce_bucket_size": "bucket sizes are not modelled (gradients reduced per layer)",
-    "allgather_bucket_size": "bucket sizes are not modelled",
     "reduce_scatter": "priced as reduce-scatter", "allgather_partitions": "priced as all-gather",
     "round_robin_gradients": "not priced",
-    "stage3_prefetch_bucket_size": "bytes, not blocks: give --prefetch",
-    "stage3_param_persistence_threshold": "small parameters kept whole: not modelled",
-    "stage3_max_live_parameters": "a memory cap, not modelled",
-    "stage3_max_reuse_distance": "a memory cap, not modelled",
     "stage3_gather_16bit_weights_on_model_save": "checkpointing",
     "sub_group_size": "optimizer step grouping, not modelled",
     "offload_optimizer": "offload is not priced: memory and time as on the GPU",
@@ -58,7 +62,7 @@ def read_deepspeed(text: str, path: str) -> JobFile:
         raise job.fail("", "is not a JSON object (a DeepSpeed config is one)")
     job.set("(DeepSpeed has no TP or PP)", "tp", 1)
     job.set("(DeepSpeed has no TP or PP)", "pp", 1)
-    job.set("(DeepSpeed runs PyTorch kernels)", "framework", "pytorch")
+    job.set("(DeepSpeed ZeRO around PyTorch kernels)", "framework", "deepspeed")
     for key, value in data.items():
         if key in ("train_batch_size", "train_micro_batch_size_per_gpu",
                    "gradient_accumulation_steps"):  # fmt: skip
@@ -112,10 +116,35 @@ def _zero(job: JobFile, zero: Any) -> None:
     for key in zero:
         if key == "stage":
             continue
-        if key in _ZERO_NOT_PRICED:
+        name, value = f"zero_optimization.{key}", zero[key]
+        if key in _ZERO_SIZES and value == "auto":
+            job.ignore(name, "auto: the Hugging Face Trainer fills it from the model at run "
+                       "time; DeepSpeed's default priced")  # fmt: skip
+        elif key in _ZERO_SIZES:
+            job.set(name, _ZERO_SIZES[key], _elements(job, name, value))
+        elif key in ("overlap_comm", "contiguous_gradients"):
+            if not isinstance(value, bool):
+                raise job.fail(name, f"{value!r} is not true or false")
+            if key == "overlap_comm":
+                job.set(name, "ds_overlap_comm", "on" if value else "off")
+            elif not value:
+                job.set(name, "ds_contiguous_gradients", False)
+        elif key in _ZERO_NOT_PRICED:
             job.ignore(f"zero_optimization.{key}", _ZERO_NOT_PRICED[key])
         else:
             job.unknown(f"zero_optimization.{key}")
+
+
+def _elements(job: JobFile, key: str, value: Any) -> int:
+    """A whole element count (DeepSpeed configs write 5e8 as a float)."""
+    from costmodels.llm.deepspeed_config import MAX_ELEMENTS
+
+    whole = isinstance(value, (int, float)) and not isinstance(value, bool) and (
+        value == value and abs(value) != float("inf") and float(value).is_integer())  # fmt: skip
+    if not whole or not 0 <= value <= MAX_ELEMENTS:
+        raise job.fail(key, f"{value!r} is not a whole number of elements from 0 to "
+                       f"{MAX_ELEMENTS:.0e}")  # fmt: skip
+    return int(value)
 
 
 def _finish(job: JobFile, values: dict[str, Any]) -> None:

@@ -118,10 +118,11 @@ def torchtitan_text(args: argparse.Namespace, shape: Any, lay: Any) -> str:
 
 def megatron_text(args: argparse.Namespace, shape: Any, lay: Any) -> str:
     """A Megatron-LM ``torchrun ... pretrain_gpt.py`` command line."""
-    if args.framework not in ("megatron", "megatron-legacy"):
+    if args.framework not in ("megatron", "megatron-legacy", "megatron-fsdp"):
         raise ValueError(f"--emit megatron: the plan priced {args.framework} kernels; plan with "
                          "--framework megatron")
-    if lay.zero > 1 or lay.recompute == "op" or lay.recompute_every > 1:
+    fsdp = args.framework == "megatron-fsdp"  # its sharding strategy says ZeRO 0-3
+    if (lay.zero > 1 and not fsdp) or lay.recompute == "op" or lay.recompute_every > 1:
         raise ValueError("--emit megatron: Megatron-LM shards with the distributed optimizer "
                          "(ZeRO 1) and recomputes full or selective every layer; plan with "
                          "--zero-stages 0,1 --recompute-modes none,selective,full")
@@ -148,7 +149,8 @@ def megatron_text(args: argparse.Namespace, shape: Any, lay: Any) -> str:
         words += ["--virtual-pipeline-model-parallel-size", lay.interleave]
     words += _megatron_layout_extras(args, lay)
     words += ["--sequence-parallel"] if lay.sequence_parallel else []
-    words += ["--use-distributed-optimizer"] if lay.zero == 1 else []
+    words += _megatron_fsdp_words(args, lay) if fsdp else (
+        ["--use-distributed-optimizer"] if lay.zero == 1 else [])
     words += ["--fp16"] if args.precision == "fp16" else ["--bf16"]
     if args.precision == "fp8":
         words += ["--fp8-format", "hybrid", "--fp8-recipe", args.fp8_recipe or "delayed"]
@@ -182,19 +184,41 @@ def _megatron_layout_extras(args: argparse.Namespace, lay: Any) -> list[Any]:
     return words
 
 
+def _megatron_fsdp_words(args: argparse.Namespace, lay: Any) -> list[Any]:
+    """Megatron-FSDP as Megatron-LM spells it (costmodels/llm/framework_dp.py)."""
+    strategy = ("no_shard", "optim", "optim_grads", "optim_grads_params")[lay.zero]
+    words: list[Any] = ["--use-megatron-fsdp", "--data-parallel-sharding-strategy", strategy,
+                        "--ckpt-format", "fsdp_dtensor"]  # fmt: skip
+    if getattr(args, "fsdp_unit_size", None):
+        words += ["--suggested-communication-unit-size", args.fsdp_unit_size]
+    return words + (["--fsdp-double-buffer"] if getattr(args, "fsdp_double_buffer", None) else [])
+
+
 def deepspeed_text(args: argparse.Namespace, shape: Any, lay: Any) -> str:
     """A DeepSpeed config JSON (batch, precision, ZeRO stage)."""
     if lay.tp * lay.pp * lay.cp * lay.ep > 1 or lay.dp_shard:
         raise ValueError("--emit deepspeed: DeepSpeed alone is data-parallel (ZeRO); the plan "
                          "uses TP/PP/CP/EP or HSDP; plan with --cp 1 --ep 1 on a model that "
                          "fits one GPU per rank")
-    if args.framework not in _PYTORCH or args.precision == "fp8":
-        raise ValueError("--emit deepspeed: plan with --framework pytorch and bf16 or fp16")
+    if args.framework != "deepspeed" or args.precision == "fp8":
+        raise ValueError("--emit deepspeed: plan with --framework deepspeed and bf16 or fp16")
+    from commatlas.llm_framework_args import framework_recipe_fields
+    from costmodels.llm.deepspeed_config import DEFAULT_DEEPSPEED
+
+    knobs = framework_recipe_fields(args).get("deepspeed", DEFAULT_DEEPSPEED)
+    zero: dict[str, Any] = {"stage": lay.zero, "overlap_comm": knobs.overlaps(lay.zero),
+                            "contiguous_gradients": knobs.contiguous_gradients,
+                            "reduce_bucket_size": knobs.reduce_bucket_size,
+                            "allgather_bucket_size": knobs.allgather_bucket_size}  # fmt: skip
+    if lay.zero == 3:
+        zero |= {f"stage3_{k}": getattr(knobs, k) for k in (
+            "prefetch_bucket_size", "param_persistence_threshold", "max_live_parameters",
+            "max_reuse_distance")}  # fmt: skip
     config: dict[str, Any] = {
         "train_batch_size": lay.global_batch,
         "train_micro_batch_size_per_gpu": lay.micro_batch,
         "gradient_accumulation_steps": lay.global_batch // (lay.micro_batch * lay.dp),
         args.precision: {"enabled": True},
-        "zero_optimization": {"stage": lay.zero, "overlap_comm": True},
+        "zero_optimization": zero,
     }
     return json.dumps(config, indent=2) + "\n"

@@ -16,7 +16,7 @@ import re
 import shlex
 from typing import Any
 
-from commatlas.job_files.report import JobFile
+from commatlas.job_files.report import JobFile, flag_of
 
 #: Megatron flag -> (dest, type): int/str take a value, a constant is the value of a bare flag
 _READ: dict[str, tuple[str, Any]] = {
@@ -48,7 +48,15 @@ _READ: dict[str, tuple[str, Any]] = {
     "--moe-token-dispatcher-type": ("dispatcher_type", str),
     "--moe-flex-dispatcher-backend": ("dispatcher_backend", str),
     "--moe-enable-deepep": ("dispatcher_backend", "deepep"),
+    # Megatron-FSDP (issue 39; costmodels/llm/framework_dp.py)
+    "--use-megatron-fsdp": ("framework", "megatron-fsdp"),
+    "--data-parallel-sharding-strategy": ("sharding", str),
+    "--fsdp-double-buffer": ("fsdp_double_buffer", True), "--use-nccl-ub": ("nccl_ub", True),
+    "--suggested-communication-unit-size": ("fsdp_unit_size", int),
+    "--megatron-fsdp-grad-comm-dtype": ("reduce_dtype", str),
 }  # fmt: skip
+#: --data-parallel-sharding-strategy -> ZeRO stage (Megatron-FSDP's default: optim_grads_params)
+_SHARDING = {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 3}
 #: flags read and not priced, with why
 _NOT_PRICED = {
     "--recompute-method": "full recompute priced for every layer",
@@ -57,7 +65,7 @@ _NOT_PRICED = {
     "--overlap-param-gather": "parameter gathers are priced overlapped",
     "--group-query-attention": "read through --num-query-groups",
 }  # fmt: skip
-_CONTEXT = ("nodes", "moe_ffn", "layers_per_virtual_stage")  # values that are not flags
+_CONTEXT = ("nodes", "moe_ffn", "layers_per_virtual_stage", "nccl_ub")  # values that are not flags
 #: Megatron's --moe-token-dispatcher-type / flex backend -> --moe-dispatcher (allgather: priced
 #: as the all-to-all; flex runs DeepEP unless its backend says HybridEP, Megatron-Core v0.12/v0.15)
 _DISPATCHERS = {"alltoall": "alltoall", "allgather": "alltoall", "flex": "deepep"}
@@ -138,6 +146,8 @@ def _take(job: JobFile, flag: str, value: str, dest: str, kind: Any) -> None:
         _text(job, flag, dest, value)
     elif dest == "dispatcher_backend":  # --moe-enable-deepep (Megatron-Core v0.12)
         job.context["backend"] = (flag, kind)
+    elif dest in _CONTEXT:
+        job.context[dest] = flag
     else:
         job.set(flag, dest, kind)
 
@@ -162,6 +172,16 @@ def _text(job: JobFile, flag: str, dest: str, value: str) -> None:
         if value not in _BACKENDS:
             raise job.fail(flag, f"{value!r} is not {' or '.join(_BACKENDS)}")
         job.context["backend"] = (flag, value)
+    elif dest == "sharding":
+        if value not in _SHARDING:
+            raise job.fail(flag, f"{value!r} is not {', '.join(_SHARDING)}")
+        job.context["sharding"] = (flag, value)
+    elif dest == "reduce_dtype":  # --megatron-fsdp-grad-comm-dtype
+        if value in ("fp32", "bf16"):
+            job.set(flag, dest, value)
+        else:
+            job.ignore(flag, f"{value!r}: the main-gradient dtype is reduced (fp32 or bf16 as "
+                       "--reduce-dtype)")  # fmt: skip
     elif flag == "--recompute-granularity":
         if value not in ("full", "selective"):
             raise job.fail(flag, f"{value!r} is not full or selective")
@@ -174,6 +194,7 @@ def _finish(job: JobFile, values: dict[str, Any]) -> None:
     if job.context.get("fp8"):  # --bf16 beside --fp8-format is the precision of the rest
         job.set("--fp8-format", "precision", "fp8")
     _dispatcher(job)
+    _megatron_fsdp(job)
     if "moe_ffn" in job.context and job.values.get("experts", 1) > 1:
         job.set("--moe-ffn-hidden-size", "ffn", job.context["moe_ffn"])
     job.assume("tied_embeddings", True, "Megatron ties the output head unless "
@@ -200,6 +221,27 @@ def _finish(job: JobFile, values: dict[str, Any]) -> None:
     elif values.get("dp") is None:
         raise job.fail("", "the command does not say how many GPUs run it (torchrun --nnodes "
                        "and --nproc_per_node); give --dp")
+
+
+def _megatron_fsdp(job: JobFile) -> None:
+    """ZeRO stage from the sharding strategy (the distributed optimizer Megatron-FSDP v1 turns
+    on says nothing then); --use-nccl-ub turns the double buffer on (arguments.py). Without
+    --use-megatron-fsdp its flags change nothing."""
+    fsdp_flags = ("fsdp_double_buffer", "fsdp_unit_size", "reduce_dtype")
+    if job.values.get("framework") != "megatron-fsdp":
+        for dest in fsdp_flags[:2]:
+            if dest in job.values:
+                job.values.pop(dest)
+                job.read = [r for r in job.read if r["flag"] != flag_of(dest)]
+                job.ignore(job.keys[dest], "a Megatron-FSDP flag without --use-megatron-fsdp")
+        if "sharding" in job.context:
+            job.ignore(job.context["sharding"][0], "without --use-megatron-fsdp")
+        return
+    flag, strategy = job.context.get("sharding", ("--use-megatron-fsdp (default "
+                                                  "optim_grads_params)", "optim_grads_params"))
+    job.set(flag, "zero", _SHARDING[strategy])
+    if "nccl_ub" in job.context:
+        job.set("--use-nccl-ub", "fsdp_double_buffer", True)
 
 
 def _dispatcher(job: JobFile) -> None:

@@ -116,6 +116,7 @@ def _data_parallel(job: JobFile, section: str, value: Any) -> None:
         elif key == "data_parallel_sharding_strategy" and item in _SHARDING:
             job.set(name, "zero", _SHARDING[item])
         elif key == "use_megatron_fsdp" and item:
+            job.set(name, "framework", "megatron-fsdp")
             job.assume("zero", 3, "Megatron FSDP shards parameters, gradients and optimizer "
                        "states unless data_parallel_sharding_strategy says less")
         elif key == "grad_reduce_in_fp32":

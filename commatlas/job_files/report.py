@@ -13,6 +13,7 @@ FLAG_NAMES: dict[str, str] = {
     "reshard_after_forward": "--no-reshard-after-forward",
     "gated_mlp": "--gated-mlp",
     "fp8_all_gather": "--fp8-all-gather",
+    "ds_contiguous_gradients": "--ds-no-contiguous-gradients",
 }
 
 

@@ -28,7 +28,16 @@ ROUND_TRIPS = [
                   "--last-stage-layers", "9", "--moe-dispatcher", "hybridep", "--cuda-graphs"],
      []),
     ("deepspeed", ["--model", "gpt3-small", "--gpus", "8", "--global-batch", "64",
-                   "--framework", "pytorch"], ["--model", "gpt3-small"]),
+                   "--framework", "deepspeed"], ["--model", "gpt3-small"]),
+    # issue 36: DeepSpeed's bucket and stage-3 knobs written and read back
+    ("deepspeed", ["--model", "gpt3-small", "--gpus", "8", "--global-batch", "64",
+                   "--framework", "deepspeed", "--zero-stages", "3", "--ds-prefetch-bucket-size",
+                   "1000000", "--ds-reduce-bucket-size", "20000000", "--ds-overlap-comm", "off"],
+     ["--model", "gpt3-small"]),
+    # issue 39: Megatron-FSDP's sharding strategy, unit size and double buffer
+    ("megatron", ["--model", "llama-3.1-8b", "--gpus", "16", "--global-batch", "64",
+                  "--framework", "megatron-fsdp", "--zero-stages", "3",
+                  "--fsdp-unit-size", "400000000", "--fsdp-double-buffer"], []),
 ]  # fmt: skip
 SUFFIX = {"torchtitan": ".toml", "megatron": ".sh", "deepspeed": ".json"}
 
@@ -51,7 +60,7 @@ def test_emitted_config_reads_back_into_the_same_prediction(tmp_path, capsys, fm
 
 def test_emit_to_stdout_prints_the_config_alone(capsys) -> None:
     argv = ["plan-llm", "--model", "gpt3-small", "--gpus", "8", "--global-batch", "64",
-            "--framework", "pytorch", *H100, "--emit", "deepspeed"]  # fmt: skip
+            "--framework", "deepspeed", *H100, "--emit", "deepspeed"]  # fmt: skip
     assert main(argv) == 0
     config = json.loads(capsys.readouterr().out)
     assert config["train_batch_size"] == 64 and config["zero_optimization"]["stage"] in (0, 2, 3)
