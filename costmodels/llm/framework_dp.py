@@ -19,8 +19,9 @@
   the prefetched elements reach ``suggested_communication_unit_size // 2``, whose default is
   max(1e9, 2 x the mean unit's elements) (``megatron_fsdp.py``; ``param_and_grad_buffer.py``
   ``all_gather_params``); ``--fsdp-double-buffer`` holds at most two units un-sharded, so it
-  prefetches one (capped at 8 units here). Gradients reduce in fp32 unless ``--grad-reduce-in-bf16`` (``--reduce-dtype
-  bf16`` here); fp8 weights are gathered in fp8 (``--fp8-param-gather``).
+  prefetches one (capped at 8 units here). Gradients reduce in fp32 unless
+  ``--grad-reduce-in-bf16`` (``--reduce-dtype bf16`` here); fp8 weights are gathered in fp8
+  (``--fp8-param-gather``).
 """
 
 from __future__ import annotations
