@@ -166,3 +166,15 @@ def test_plan_llm_deepspeed_searches_data_parallel_layouts(capsys) -> None:
     assert code == 0 and rows
     assert {(r["layout"]["tp"], r["layout"]["pp"]) for r in rows} == {(1, 1)}
     assert {r["layout"]["zero"] for r in rows} <= {1, 2, 3}
+
+
+def test_guide_section_shows_latency_growing_with_ranks() -> None:
+    """The LLM step guide's DeepSpeed / Megatron-FSDP table (computed at build time): module-by-
+    module fetching costs more than coalesced groups, and both grow from 64 to 1,536 GPUs."""
+    from commatlas.docs_site.guides.llm_step_engines import engines_section, exposed_ms
+
+    ms = exposed_ms()
+    default, on_demand = "DeepSpeed ZeRO-3, defaults", "DeepSpeed, stage3_prefetch_bucket_size 0"
+    assert ms[on_demand, 1536] > ms[default, 1536] > ms[default, 64]
+    text = "\n".join(engines_section())
+    assert f"| {default} | {ms[default, 64]:.0f} |" in text

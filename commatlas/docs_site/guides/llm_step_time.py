@@ -12,6 +12,7 @@ import json
 from commatlas.docs_site import Files
 from commatlas.docs_site.guides import _common as c
 from commatlas.docs_site.guides import llm_step_fsdp_memory as fm
+from commatlas.docs_site.guides.llm_step_engines import engines_section
 from costmodels.hardware import get_gpu
 from costmodels.llm.constants import DATA as CONSTANTS_FILE
 from costmodels.llm.constants import (
@@ -173,6 +174,7 @@ def page_text(tax: Taxonomy) -> str:
         "the element-wise kernels and the casts stay.",
         "",
         *fm.fsdp_section(),
+        *engines_section(),
         *fm.memory_section(),
         "## The fitted constants",
         "",
