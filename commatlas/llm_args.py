@@ -24,11 +24,12 @@ from costmodels.llm.frameworks import FRAMEWORKS_ORDER as FRAMEWORKS
 from costmodels.llm.planner import DEFAULT_MICRO_BATCHES
 from costmodels.llm.precision import PRECISIONS
 from costmodels.llm.presets import MODEL_NAMES
-from costmodels.llm.shapes import MLP_KINDS, POSITIONS
+from costmodels.llm.shapes import MAX_MTP, MLP_KINDS, POSITIONS
 
 RECOMPUTE = ("none", "selective", "op", "full")
 SHAPE_KEYS = ("layers", "hidden", "heads", "seq_len", "ffn", "vocab", "kv_heads", "gated_mlp",
-              "tied_embeddings", "experts", "top_k", "head_dim", "mlp", "position")  # fmt: skip
+              "tied_embeddings", "experts", "top_k", "head_dim", "mlp", "position",
+              "mtp")  # fmt: skip
 
 
 def add_model_flags(parser: argparse.ArgumentParser) -> None:
@@ -90,7 +91,11 @@ def _model_flags(
         const=True,
         help="output head shares the input embedding (GPT style)",
     )
-    if training:
+    if training:  # DeepSeek-V3's multi-token prediction (issue 39; config num_nextn_predict_layers)
+        model.add_argument("--mtp", type=bounded_int(0, MAX_MTP), metavar="N",
+                           help="multi-token prediction depth: N modules (a block of the last "
+                           "layer's kind, a 2h x h projection, another head) on the last "
+                           "pipeline stage, as Megatron's --mtp-num-layers (DeepSeek-V3: 1)")
         model.add_argument(
             "--global-batch", type=bounded_int(1, MAX_BATCH), required=batch_required,
             help="sequences per optimizer step" + ("" if batch_required else (

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from costmodels.llm.layer_kinds import has_learned_positions, stage_counts
-from costmodels.llm.model_size import layer_split, local_layer_parameters
+from costmodels.llm.model_size import layer_split, local_layer_parameters, mtp_extra_parameters
 from costmodels.llm.recipe import DEFAULT_RECIPE, TrainingRecipe
 from costmodels.llm.shapes import Layout, TransformerShape
 
@@ -44,6 +44,10 @@ def stage_parameters_per_gpu(shape: TransformerShape, layout: Layout) -> tuple[f
     first = shape.vocab * shape.hidden + (shape.seq_len * shape.hidden if learned else 0)
     # Tied embeddings are one tensor when one stage holds both ends, a copy on the last otherwise.
     last = shape.vocab * shape.hidden if (layout.pp > 1 or not shape.tied_embeddings) else 0
+    # multi-token prediction (issue 39; model_size.py): projections and norms, and on a last
+    # stage of its own a copy of the word embedding besides an untied head
+    last += mtp_extra_parameters(shape) + (shape.vocab * shape.hidden if (
+        shape.mtp and layout.pp > 1 and not shape.tied_embeddings) else 0)  # fmt: skip
     best = (0.0, 0.0)
     counts = stage_counts(shape, layout.pp, layout.first_stage_layers, layout.last_stage_layers)
     for i, c in enumerate(counts):

@@ -36,7 +36,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from costmodels.hardware import GPU
-from costmodels.llm.layer_kinds import attended_keys, model_counts, query_width, value_width
+from costmodels.llm.layer_kinds import (
+    attended_keys,
+    model_counts,
+    mtp_counts,
+    query_width,
+    value_width,
+)
 from costmodels.llm.linear_shapes import attention_linears, mlp_linears, op_recompute_share
 from costmodels.llm.shapes import Recompute, TransformerShape
 
@@ -72,15 +78,21 @@ def _layer_forward_per_token(shape: TransformerShape, moe: bool) -> tuple[float,
 
 
 def _kinds(shape: TransformerShape) -> list[tuple[int, bool]]:
-    counts = model_counts(shape)
-    return [(n, moe) for n, moe in ((counts.dense, False), (counts.moe, True)) if n]
+    """(layers, is MoE) of the model, its multi-token-prediction blocks included."""
+    counts, extra = model_counts(shape), mtp_counts(shape)
+    return [(n, moe) for n, moe in ((counts.dense + extra.dense, False),
+                                    (counts.moe + extra.moe, True)) if n]  # fmt: skip
 
 
 @lru_cache(maxsize=4096)
 def forward_flops_per_token(shape: TransformerShape) -> float:
-    """Forward FLOPs for one token through all layers and the output layer."""
+    """Forward FLOPs for one token through all layers and the output layer. Multi-token
+    prediction (issue 39) adds per depth its block (in ``_kinds``), the 2h -> h projection
+    (2 x 2h x h) and another output layer, as Megatron-LM's ``num_floating_point_operations``
+    counts them (training.py: "MTP norms and proj", "MTP + final logit")."""
     layers = sum(n * sum(_layer_forward_per_token(shape, moe)) for n, moe in _kinds(shape))
-    return layers + 2 * shape.hidden * shape.vocab
+    h = shape.hidden
+    return layers + 2 * h * shape.vocab * (1 + shape.mtp) + shape.mtp * 2 * (2 * h * h)
 
 
 @lru_cache(maxsize=4096)

@@ -8,6 +8,11 @@
   logits with the framework's byte counts (costmodels/llm/frameworks.py). Megatron pads the
   vocabulary to a multiple of 128 x t (``--make-vocab-size-divisible-by 128``); PyTorch does
   not.
+* Multi-token prediction (issue 39; DeepSeek-V3, arXiv:2412.19437, Sec. 2.2), on the last stage
+  per depth beside its transformer block (priced as a layer, costmodels/llm/layer_kinds.py):
+  the embedding lookup of the shifted tokens, the two input RMSNorms, the projection of the
+  concatenated [2h] input to h (a T x h/t x 2h GEMM, column-parallel as Megatron-Core's
+  ``eh_proj``) and another head (norm, logits, loss).
 * Optimizer (once per step): the framework's bytes per parameter on the parameters this GPU
   updates (all of its stage shard, or 1/dp of it under ZeRO >= 1), in passes of multi-tensor
   kernels that each take a few dozen tensors per launch (apex ``multi_tensor_apply``; we count
@@ -67,6 +72,17 @@ def head_kernels(
         gemm_kernel("logits-wgrad", "gemm", GemmShape(h, vocab, tokens, out_bytes=4.0), "bf16"),
         memory_kernel("final-norm-grad", 6.0 * norm_elements, launches=2),
     )
+    if shape.mtp:  # each depth: embedding, two norms, the 2h -> h projection, another head
+        out = h // tp
+        mtp_fwd = (memory_kernel("mtp-embedding-norms", 12.0 * tokens * h, launches=3),
+                   gemm_kernel("mtp-projection", "gemm", GemmShape(tokens, out, 2 * h), "bf16"))
+        mtp_bwd = (gemm_kernel("mtp-projection-dgrad", "gemm", GemmShape(tokens, 2 * h, out),
+                               "bf16"),
+                   gemm_kernel("mtp-projection-wgrad", "gemm",
+                               GemmShape(2 * h, out, tokens, out_bytes=4.0), "bf16"),
+                   memory_kernel("mtp-norms-grad", 12.0 * tokens * h, launches=4))
+        fwd += (mtp_fwd + fwd) * shape.mtp
+        bwd += (bwd + mtp_bwd) * shape.mtp
     return fwd, bwd
 
 

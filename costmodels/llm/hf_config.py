@@ -57,7 +57,7 @@ from typing import Any
 
 from costmodels.limits import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH, check_count, read_text_bounded
 from costmodels.llm.hf_recent import recent_fields, recent_notes
-from costmodels.llm.shapes import LatentAttention
+from costmodels.llm.shapes import MAX_MTP, LatentAttention
 
 # family -> (gated MLP, tied embeddings by default)
 FAMILIES: dict[str, tuple[bool, bool]] = {
@@ -217,6 +217,8 @@ def shape_fields(config: dict[str, Any], where: str) -> ImportedConfig:
     fields.update(_attention_fields(config, keys, family, hidden // heads))
     fields.update(_moe_fields(config, keys, family))
     fields.update(recent_fields(config, keys, family))
+    if config.get("num_nextn_predict_layers"):  # DeepSeek-V3's multi-token prediction (issue 39)
+        fields["mtp"] = _optional(keys, "num_nextn_predict_layers", MAX_MTP)
     if fields.get("top_k", 1) > fields.get("experts", 1):  # name the keys, not the flags
         total = {"mixtral": "num_local_experts", "llama4_text": "num_local_experts",
                  "qwen3_moe": "num_experts"}.get(family, "n_routed_experts")  # fmt: skip

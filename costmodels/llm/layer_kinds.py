@@ -165,12 +165,30 @@ def stage_sizes(layers: int, pp: int, first: int = 0, last: int = 0) -> tuple[in
     return tuple(sizes)
 
 
+def mtp_is_moe(shape: TransformerShape) -> bool:
+    """Whether the multi-token-prediction blocks run experts: they are of the last layer's kind
+    (Megatron-LM's FLOPs count, training.py: ``last_layer_is_moe * mtp_num_layers``)."""
+    return is_moe_layer(shape, shape.layers - 1)
+
+
+def mtp_counts(shape: TransformerShape) -> LayerCounts:
+    """The ``shape.mtp`` multi-token-prediction blocks by kind."""
+    moe = shape.mtp if mtp_is_moe(shape) else 0
+    return LayerCounts(shape.mtp - moe, moe)
+
+
 @lru_cache(maxsize=1024)
 def stage_counts(shape: TransformerShape, pp: int, first: int = 0,
                  last: int = 0) -> tuple[LayerCounts, ...]:  # fmt: skip
-    """Each stage's dense and MoE layers (consecutive layers, sizes from ``stage_sizes``)."""
+    """Each stage's dense and MoE layers (consecutive layers, sizes from ``stage_sizes``); the
+    last stage also runs the multi-token-prediction blocks (Megatron-Core's default placement,
+    multi_token_prediction.py: "we only support put all of MTP layers on the last pipeline
+    stage" without a custom layout)."""
     out, start = [], 0
     for size in stage_sizes(shape.layers, pp, first, last):
         out.append(counts_of(shape, range(start, start + size)))
         start += size
+    if shape.mtp:
+        extra = mtp_counts(shape)
+        out[-1] = LayerCounts(out[-1].dense + extra.dense, out[-1].moe + extra.moe)
     return tuple(out)

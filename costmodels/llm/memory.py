@@ -212,12 +212,18 @@ def memory_per_gpu(
         weights += 2.0 * per_layer * stage_sizes(shape.layers, layout.pp)[0]
     sizes = stage_sizes(shape.layers, layout.pp)
     drop, fused = recipe.dropout, recipe.fused_loss
+    # multi-token prediction (issue 39): its blocks on the last stage, each of the last layer's
+    # kind, store what that layer stores
+    mtp = shape.mtp * stored_activation_bytes(shape, layout, framework, range(
+        shape.layers - 1, shape.layers), drop) if shape.mtp else 0.0  # fmt: skip
     first = stored_activation_bytes(shape, layout, framework, range(sizes[0]), drop)
+    first += mtp if layout.pp == 1 else 0.0
     first += working_set_bytes(shape, layout, framework, layout.pp == 1, fused, drop)
     if layout.pp > 1:  # the last stage: one micro-batch in flight, and the logits
         start = sum(sizes[:-1])
         last_layout_acts = stored_activation_bytes(shape, layout, framework,
                                                    range(start, shape.layers), drop)  # fmt: skip
+        last_layout_acts += mtp
         last_layout_acts /= max(1.0, min(layout.pp, layout.micro_batches))
         last = last_layout_acts + working_set_bytes(shape, layout, framework, True, fused, drop)
         first = max(first, last)

@@ -32,6 +32,13 @@ MLA (DeepSeek-V2, arXiv:2405.04434, Sec. 2.1): q_a (h x q_lora) + its RMSNorm + 
 heads (nope + rope)), kv_a (h x (kv_lora + rope)) + its RMSNorm, kv_b (kv_lora x heads (nope +
 v)) and o (heads v x h); DeepSeek-V3 comes out at 671.0B parameters, the technical report's
 "671B total parameters" (arXiv:2412.19437, abstract; its multi-token-prediction module aside).
+Multi-token prediction (``mtp`` D, issue 39; the report's Sec. 2.2): each depth adds a block of
+the last layer's kind, the 2h x h projection M_k and its two RMSNorms (plus the head's final
+norm, as the Hugging Face checkpoint's layer 61 holds: enorm, hnorm, eh_proj, shared_head.norm);
+the embedding and output head are shared, so counted once. With the checkpoint's own copies of
+those two (2 V h) DeepSeek-V3's D = 1 module is 13.46B, the report's "685B ... 671B of the Main
+Model weights and 14B of the Multi-Token Prediction (MTP) Module weights" (README) to rounding.
+Megatron-Core keeps a copy of the word embedding on the last stage for the modules when pp > 1.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ from costmodels.llm.layer_kinds import (
     has_linear_bias,
     is_moe,
     model_counts,
+    mtp_counts,
     query_width,
     stage_counts,
     value_width,
@@ -123,21 +131,36 @@ def _layers_parameters(shape: TransformerShape, dense_layers: int, moe_layers: i
     )
 
 
+def mtp_extra_parameters(shape: TransformerShape) -> int:
+    """What the multi-token-prediction modules add beside their blocks: per depth the 2h x h
+    projection and three norms (module docstring)."""
+    return shape.mtp * (2 * shape.hidden * shape.hidden + 3 * norm_parameters(shape))
+
+
+def mtp_parameters(shape: TransformerShape) -> int:
+    """All the multi-token-prediction modules' own parameters (shared embedding / head aside)."""
+    extra = mtp_counts(shape)
+    return _layers_parameters(shape, extra.dense, extra.moe) + mtp_extra_parameters(shape)
+
+
 @lru_cache(maxsize=4096)
 def parameter_count(shape: TransformerShape) -> int:
-    """Total trainable parameters: layers, embeddings, output head and the final norm."""
+    """Total trainable parameters: layers, embeddings, output head and the final norm, and the
+    multi-token-prediction modules."""
     counts = model_counts(shape)
     return (
         _layers_parameters(shape, counts.dense, counts.moe)
         + embedding_parameters(shape)
         + norm_parameters(shape)
+        + mtp_parameters(shape)
     )
 
 
 def active_parameter_count(shape: TransformerShape) -> int:
     """Parameters one token runs through (MoE: top_k of the routed experts), embeddings in."""
     counts = model_counts(shape)
-    routed = counts.moe * (shape.experts - shape.top_k) * mlp_parameters(shape)
+    moe = counts.moe + mtp_counts(shape).moe
+    routed = moe * (shape.experts - shape.top_k) * mlp_parameters(shape)
     return parameter_count(shape) - routed
 
 
@@ -156,12 +179,15 @@ def stage_parameters(shape: TransformerShape, pp: int, first: int = 0, last: int
         raise ValueError(f"pp must be >= 1, got {pp}")
     stages = [_layers_parameters(shape, c.dense, c.moe)
               for c in stage_counts(shape, pp, first, last)]
+    stages[-1] += mtp_extra_parameters(shape)  # the MTP blocks are in stage_counts
     if pp == 1:
         return stages[0] + embedding_parameters(shape) + norm_parameters(shape)
     token = shape.vocab * shape.hidden
     positions = shape.seq_len * shape.hidden if has_learned_positions(shape) else 0
     stages[0] += token + positions
-    stages[-1] += token + norm_parameters(shape)
+    # the output head (the tied embedding's copy, or its own) and the MTP modules' embedding
+    stages[-1] += token * (2 if shape.mtp and not shape.tied_embeddings else 1)
+    stages[-1] += norm_parameters(shape)
     return max(stages)
 
 

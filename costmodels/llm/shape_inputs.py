@@ -28,7 +28,7 @@ SHAPE_FLAGS: dict[str, str] = {
     "ffn": "--ffn", "vocab": "--vocab", "kv_heads": "--kv-heads", "gated_mlp": "--gated-mlp",
     "tied_embeddings": "--untied-embeddings", "experts": "--experts", "top_k": "--top-k",
     "model": "--model", "hf_config": "--hf-config", "head_dim": "--head-dim", "mlp": "--mlp",
-    "position": "--position",
+    "position": "--position", "mtp": "--mtp",
 }  # fmt: skip
 _LIMITS = {"layers": MAX_LAYERS, "seq_len": MAX_SEQUENCE}  # every other count: MAX_WIDTH
 DEFAULT_VOCAB = 51_200  # without a model: Megatron-LM's padded GPT-2 vocabulary (SC'21 §5.1)

@@ -45,6 +45,9 @@ class LatentAttention:
             raise ValueError(f"LatentAttention.q_lora_rank must be >= 0, got {self.q_lora_rank}")
 
 
+MAX_MTP = 16  # multi-token prediction depths (DeepSeek-V3 trains with 1)
+
+
 @dataclass(frozen=True)
 class TransformerShape:
     """A decoder-only transformer (GPT or Llama style)."""
@@ -82,6 +85,11 @@ class TransformerShape:
     # (GPT-OSS: every second layer, 128); costmodels/llm/layer_kinds.attended_keys
     sliding_window: int = 0
     sliding_layers: int = 0
+    # issue 39: DeepSeek-V3's multi-token prediction depth D (arXiv:2412.19437, Sec. 2.2): D
+    # modules after the last layer, each a transformer block of the last layer's kind, a 2h x h
+    # projection and two norms, sharing the embedding and the output head; Megatron-Core builds
+    # them on the last pipeline stage (--mtp-num-layers); costmodels/llm/layer_kinds.py
+    mtp: int = 0
 
     def __post_init__(self) -> None:
         if self.mlp is not None:
@@ -104,6 +112,8 @@ class TransformerShape:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"TransformerShape.{name} must be >= 1 or None, got {value}")
+        if not 0 <= self.mtp <= MAX_MTP:
+            raise ValueError(f"TransformerShape.mtp must be 0-{MAX_MTP}, got {self.mtp}")
         if self.shared_experts < 0 or self.first_dense_layers < 0 or self.node_limit < 0:
             raise ValueError("TransformerShape.shared_experts, first_dense_layers and node_limit "
                              "must be >= 0")  # fmt: skip
