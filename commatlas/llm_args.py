@@ -269,7 +269,8 @@ def add_plan_flags(parser: argparse.ArgumentParser) -> None:
         "--zero-stages", type=int_list(0, 3),
         help="ZeRO stages over the data-parallel group to try, e.g. 0,1,2,3 (default: the "
         "framework's: 0,1 for Megatron, whose distributed optimizer is ZeRO-1; 0,2,3 for "
-        "PyTorch: DDP, FSDP without and with resharding)",
+        "PyTorch: DDP, FSDP without and with resharding; 1,2,3 for DeepSpeed; 2,3 for "
+        "Megatron-FSDP)",
     )  # fmt: skip
     search.add_argument(
         "--recompute-modes",

@@ -158,13 +158,14 @@ def page_text() -> str:
         f"{c.format_seconds(row['iteration_time_s'])} (tests/surfaces/test_job_files_emit.py "
         "holds the round trip for every format). A layout a framework cannot express (ZeRO-1 "
         "in torchtitan, FSDP in Megatron-LM, tensor parallelism in plain DeepSpeed) is refused "
-        "in one line naming the choice to search instead.",
+        "in one line naming the choice to search instead. A DeepSpeed config is priced as "
+        "`--framework deepspeed` with its `zero_optimization` bucket sizes, stage-3 prefetch "
+        "and persistence knobs and `overlap_comm` read into the `--ds-*` flags; a Megatron-LM "
+        "command with `--use-megatron-fsdp` as `--framework megatron-fsdp`.",
         "",
         "## What is not read",
         "",
-        "- CPU/NVMe offload, bucket sizes, uneven first/last pipeline stages, MoE dispatcher "
-        "choice and expert tensor parallelism are listed as ignored: the step model does not "
-        "price them.",
+        "- CPU/NVMe offload is listed as ignored: the step model does not price it.",
         "- A Megatron launch script's flags are read wherever they stand (both branches of an "
         "`if`); only literal `NAME=value` variables are filled in.",
         "- Megatron-Bridge recipes are Python and are not read; their override YAML files "
