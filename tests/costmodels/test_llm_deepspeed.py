@@ -178,3 +178,50 @@ def test_guide_section_shows_latency_growing_with_ranks() -> None:
     assert ms[on_demand, 1536] > ms[default, 1536] > ms[default, 64]
     text = "\n".join(engines_section())
     assert f"| {default} | {ms[default, 64]:.0f} |" in text
+
+
+def test_deepspeed_json_reads_its_knobs() -> None:
+    """zero_optimization's sizes become --ds-* values (5e8 written as a float too), switches
+    become on/off, "auto" is listed as ignored and a bad size names its key."""
+    from commatlas.job_files.deepspeed import read_deepspeed
+    from commatlas.job_files.report import JobFileError
+
+    text = json.dumps({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1,
+                       "gradient_accumulation_steps": 1, "bf16": {"enabled": True},
+                       "zero_optimization": {"stage": 3, "reduce_bucket_size": 5e8,
+                                             "stage3_prefetch_bucket_size": "auto",
+                                             "stage3_max_live_parameters": 3e9,
+                                             "overlap_comm": False,
+                                             "contiguous_gradients": False}})  # fmt: skip
+    job = read_deepspeed(text, "ds.json")
+    assert job.values["framework"] == "deepspeed"
+    assert (job.values["ds_reduce_bucket_size"], job.values["ds_max_live_parameters"]) == (
+        500_000_000, 3_000_000_000)
+    assert (job.values["ds_overlap_comm"], job.values["ds_contiguous_gradients"]) == ("off", False)
+    assert "ds_prefetch_bucket_size" not in job.values
+    assert any(row["key"] == "zero_optimization.stage3_prefetch_bucket_size" for row in
+               job.ignored)  # fmt: skip
+    with pytest.raises(JobFileError, match="zero_optimization.allgather_bucket_size"):
+        read_deepspeed(json.dumps({"zero_optimization": {"allgather_bucket_size": 1.5}}), "x")
+
+
+def test_megatron_command_reads_megatron_fsdp() -> None:
+    """--use-megatron-fsdp with a sharding strategy is the framework and its ZeRO stage (over the
+    distributed optimizer it turns on); --use-nccl-ub turns the double buffer on; the FSDP flags
+    without --use-megatron-fsdp are ignored."""
+    from commatlas.job_files.megatron import read_megatron
+
+    base = "torchrun --nnodes 1 --nproc_per_node 8 pretrain_gpt.py --use-distributed-optimizer "
+    job = read_megatron(base + "--use-megatron-fsdp --data-parallel-sharding-strategy "
+                        "optim_grads --use-nccl-ub --suggested-communication-unit-size "
+                        "400000000", "run.sh")  # fmt: skip
+    job.finish(job, dict(job.values))
+    assert (job.values["framework"], job.values["zero"]) == ("megatron-fsdp", 2)
+    assert job.values["fsdp_double_buffer"] is True
+    assert job.values["fsdp_unit_size"] == 400_000_000
+    default = read_megatron(base + "--use-megatron-fsdp", "run.sh")
+    default.finish(default, dict(default.values))
+    assert default.values["zero"] == 3
+    plain = read_megatron(base + "--fsdp-double-buffer", "run.sh")
+    plain.finish(plain, dict(plain.values))
+    assert plain.values["framework"] == "megatron" and "fsdp_double_buffer" not in plain.values
