@@ -51,11 +51,13 @@ COPY_BYTES = 4.0  # contiguous_gradients: read a 16-bit gradient, write it into 
 @dataclass(frozen=True)
 class DataParallelTimes:
     """What DeepSpeed's data-parallel communication adds: exposed seconds per micro-batch (per
-    pipeline stage), exposed seconds once per step after the backward, and hidden seconds."""
+    pipeline stage), exposed seconds once per step after the backward, hidden seconds, and all
+    of its collectives' seconds in a step (before overlap)."""
 
     exposed_per_microbatch: tuple[float, ...]
     after_step_s: float
     hidden_per_step: float
+    communication_per_step: float = 0.0
 
 
 def bucketed_s(kind: str, elements: float, bucket: int, bytes_each: float, span: GroupSpan,
@@ -98,7 +100,7 @@ def zero12_times(layout: Layout, cluster: LLMCluster, config: DeepSpeedZeroConfi
         return DataParallelTimes((0.0,) * layout.pp, 0.0, 0.0)
     if stage == 0:  # the engine's buffered all-reduce, after the backward, once per step
         reduce = bucketed_s("all-reduce", parameters, 500_000_000, grad_bytes, span, cluster)
-        return DataParallelTimes((0.0,) * layout.pp, reduce, 0.0)
+        return DataParallelTimes((0.0,) * layout.pp, reduce, 0.0, reduce)
     reduce = bucketed_s("reduce-scatter", parameters, config.reduce_bucket_size, grad_bytes,
                         span, cluster)  # fmt: skip
     copy = gradient_copy_s(parameters, cluster, constants) if config.contiguous_gradients else 0.0
@@ -107,8 +109,9 @@ def zero12_times(layout: Layout, cluster: LLMCluster, config: DeepSpeedZeroConfi
                         span, cluster)  # fmt: skip
     if stage == 2:  # every micro-batch reduces its partitioned gradients
         per_mb = reduce - hidden + copy
-        return DataParallelTimes((per_mb,) * layout.pp, gather, m * hidden)
-    return DataParallelTimes((0.0,) * layout.pp, reduce - hidden + copy + gather, hidden)
+        return DataParallelTimes((per_mb,) * layout.pp, gather, m * hidden, m * reduce + gather)
+    return DataParallelTimes((0.0,) * layout.pp, reduce - hidden + copy + gather, hidden,
+                             reduce + gather)
 
 
 def deepspeed_buffer_bytes(config: DeepSpeedZeroConfig, stage: int, grad_bytes: float,

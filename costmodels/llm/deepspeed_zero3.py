@@ -202,8 +202,8 @@ def simulate_zero3(groups: list[FetchGroup], config: DeepSpeedZeroConfig, reduce
 
 def zero3_exposed(shape: TransformerShape, layout: Layout, cluster: LLMCluster,
                   stages: StageTimes, wire: WireBytes, config: DeepSpeedZeroConfig,
-                  constants: StepConstants) -> tuple[float, float]:  # fmt: skip
-    """(exposed seconds per micro-batch, hidden communication seconds per micro-batch)."""
+                  constants: StepConstants) -> tuple[float, float, float]:  # fmt: skip
+    """(exposed, hidden and all communication seconds) of one micro-batch."""
     groups = _groups(shape, layout, cluster, stages, wire, config)
     span = dp_span(layout, cluster)
     bucket = config.reduce_bucket_size
@@ -218,4 +218,4 @@ def zero3_exposed(shape: TransformerShape, layout: Layout, cluster: LLMCluster,
     comm = sum(g.gather_s * (1 if g.keep else 2) for g in groups)
     comm += full * int(grads // bucket) + rest * per_element
     exposed = max(0.0, total - work)
-    return exposed, max(0.0, comm - exposed)
+    return exposed, max(0.0, comm - exposed), comm

@@ -87,8 +87,10 @@ def framework_dp(framework: str, shape: TransformerShape, layout: Layout, cluste
         return None
     config = recipe.deepspeed or DEFAULT_DEEPSPEED
     if layout.zero == 3:
-        exposed, hidden = zero3_exposed(shape, layout, cluster, stages, wire, config, constants)
-        return DataParallelTimes((exposed,) * layout.pp, 0.0, hidden * layout.micro_batches)
+        exposed, hidden, comm = zero3_exposed(shape, layout, cluster, stages, wire, config,
+                                              constants)  # fmt: skip
+        m = layout.micro_batches
+        return DataParallelTimes((exposed,) * layout.pp, 0.0, hidden * m, comm * m)
     parameters = sum(stage_parameters_per_gpu(shape, layout))
     backward = stages.backward[stages.critical].total
     return zero12_times(layout, cluster, config, parameters, backward, wire.grad_reduce,

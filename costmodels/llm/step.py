@@ -307,7 +307,7 @@ def predict_step(
         tflops_per_gpu=flops.hardware / (total * n) / 1e12,
         tp_comm_s=comm.tp,
         pp_comm_s=comm.pp,
-        dp_comm_s=comm.dp,
+        dp_comm_s=own_dp.communication_per_step if own_dp is not None else comm.dp,
         cp_comm_s=comm.cp,
         ep_comm_s=comm.ep,
         exposed_comm_s=breakdown["communication_exposed"],

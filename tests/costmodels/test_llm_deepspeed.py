@@ -62,6 +62,7 @@ def test_zero2_reduces_every_micro_batch_and_gathers_after_the_step() -> None:
     gather = bucketed_s("all-gather", params, 500_000_000, 2.0, span, A100)
     assert off.exposed_per_microbatch == (pytest.approx(reduce),)
     assert (off.after_step_s, off.hidden_per_step) == (pytest.approx(gather), 0.0)
+    assert off.communication_per_step == pytest.approx(4 * reduce + gather)
     on = zero12_times(layout, A100, DeepSpeedZeroConfig(overlap_comm=True,
                       contiguous_gradients=False), params, backward, 2.0, 2.0, constants)
     hidden = min(reduce, backward)
