@@ -21,7 +21,11 @@
   ``all_gather_params``); ``--fsdp-double-buffer`` holds at most two units un-sharded, so it
   prefetches one (capped at 8 units here). Gradients reduce in fp32 unless
   ``--grad-reduce-in-bf16`` (``--reduce-dtype bf16`` here); fp8 weights are gathered in fp8
-  (``--fp8-param-gather``).
+  (``--fp8-param-gather``). Under optim_grads (ZeRO 2) the gradients are reduce-scattered
+  during every micro-batch's backward ("accumulated during every backward pass", the
+  documentation's sharding strategies), overlapped with it; the updated weights are
+  all-gathered after the step, under the next forward with ``--overlap-param-gather`` (as the
+  plain ``megatron`` ZeRO-1 path prices it).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from costmodels.llm.comm_bytes import stage_parameters_per_gpu
 from costmodels.llm.deepspeed_config import DEFAULT_DEEPSPEED
 from costmodels.llm.deepspeed_zero import DataParallelTimes, zero12_times
 from costmodels.llm.deepspeed_zero3 import zero3_exposed
+from costmodels.llm.groups import collective_s, group_span
 from costmodels.llm.model_size import local_layer_parameters
 
 if TYPE_CHECKING:
@@ -79,10 +84,35 @@ def framework_recipe(framework: str, shape: TransformerShape, layout: Layout,
     return recipe
 
 
+def _megatron_fsdp_zero2(shape: TransformerShape, layout: Layout, cluster: LLMCluster,
+                         stages: StageTimes, wire: WireBytes,
+                         recipe: TrainingRecipe) -> DataParallelTimes:  # fmt: skip
+    """Megatron-FSDP's optim_grads (module docstring)."""
+    dense, expert = stage_parameters_per_gpu(shape, layout)
+    t, world, gpn = layout.tp, layout.gpus, cluster.gpus_per_node
+    dense_span = group_span(t, layout.dp * layout.cp, world, gpn)
+    expert_span = group_span(t * layout.ep, max(1, layout.cp * layout.dp // layout.ep), world,
+                             gpn)  # fmt: skip
+    reduce = gather = 0.0
+    for n, span in ((dense, dense_span), (expert, expert_span)):
+        reduce += collective_s("reduce-scatter", wire.grad_reduce * n, span, cluster)
+        gather += collective_s("all-gather", wire.param_gather * n, span, cluster)
+    critical = stages.critical
+    hidden = min(reduce, stages.backward[critical].total)
+    m = layout.micro_batches
+    overlap = min(gather, stages.forward[critical].total) if recipe.overlaps_param_gather(
+        "megatron") else 0.0  # fmt: skip
+    return DataParallelTimes((reduce - hidden,) * layout.pp, gather - overlap,
+                             m * hidden + overlap, m * reduce + gather)  # fmt: skip
+
+
 def framework_dp(framework: str, shape: TransformerShape, layout: Layout, cluster: LLMCluster,
                  stages: StageTimes, wire: WireBytes, recipe: TrainingRecipe,
                  constants: StepConstants) -> DataParallelTimes | None:  # fmt: skip
-    """DeepSpeed's data-parallel times (None: the framework uses the default model)."""
+    """DeepSpeed's and Megatron-FSDP ZeRO-2's data-parallel times (None: the framework uses
+    the default model)."""
+    if framework == "megatron-fsdp" and layout.zero == 2:
+        return _megatron_fsdp_zero2(shape, layout, cluster, stages, wire, recipe)
     if framework != "deepspeed":
         return None
     config = recipe.deepspeed or DEFAULT_DEEPSPEED
