@@ -69,6 +69,7 @@ class BandwidthTerm:
     correction_end: int = K.TREE_CORRECTION_MAX_INDEX  # the row applies for 0 <= i < end
     fill_depth: float = 0.0  # pipeline hops a chunk crosses before the tree runs full
     fill_cap_bytes: float = 0.0  # bytes of n in flight per pipeline stage (chunk x channels)
+    copy_s_per_byte: float = 0.0  # out-of-place all-gather's own block, copied locally
 
     def link_seconds_per_byte(self, system: NcclSystem) -> float:
         """max(a_intra / B_gpu, a_net / (K B_nic)): seconds per byte of n at full efficiency."""
@@ -76,7 +77,7 @@ class BandwidthTerm:
         return max(self.a_intra / system.bus_Bps, self.a_net / net if self.a_net else 0.0)
 
     def seconds_per_byte(self, system: NcclSystem) -> float:
-        return self.link_seconds_per_byte(system) / self.eta
+        return self.link_seconds_per_byte(system) / self.eta + self.copy_s_per_byte
 
 
 def _index(nodes: int) -> int:
@@ -160,7 +161,8 @@ def bandwidth_term(op: str, algorithm: str, protocol: str, system: NcclSystem) -
     chans = channels(system)
     if algorithm == "ring":
         bus = max(a_intra, a_net) / link  # the ring's bus bandwidth (nccl-tests' busbw)
-        return BandwidthTerm(a_intra, a_net, _ring_eta(protocol, bus, system, chans))
+        eta = _ring_eta(protocol, bus, system, chans)
+        return BandwidthTerm(a_intra, a_net, eta, copy_s_per_byte=own_block_copy(op, system))
     if algorithm == "tree":
         row = K.TREE_CORRECTION[protocol]
         eta = _tree_eta(protocol, 2.0 / link, system, chans)
@@ -190,6 +192,24 @@ def bandwidth_term(op: str, algorithm: str, protocol: str, system: NcclSystem) -
     if algorithm == "pat":
         return BandwidthTerm(a_intra, a_net, K.PAT_FRACTION)
     return term  # collnet-chain, p2p: the links' rate
+
+
+def own_block_copy(op: str, system: NcclSystem) -> float:
+    """Seconds per byte of n that an out-of-place ring all-gather spends copying the rank's own
+    block into its output (0 for the other operations and in NCCL's own view, which leaves it out).
+
+    The ring all-gather's first step (src/device/all_gather.h runRing, NCCL 2.10 to 2.30) sends
+    the rank's n/p bytes to the next GPU and, out of place, also stores them into the rank's own
+    output slot (directCopySend; in place it only sends). The same threads do both, so the local
+    store of n/p bytes adds n / (p x memory bandwidth) to the call. The shipped superbench 8 x
+    A100 all-gather log shows the difference between the two columns of nccl-tests at 8 GiB: out
+    of place 223.4, in place 230.1 GB/s busbw (3.0%), where the all-reduce and reduce-scatter logs
+    of the same machine show none (235.3 / 235.0 and 231.5 / 231.3); n / (p x 1,555 GB/s) on
+    A100 40GB is 2.2% of the ring's time. The model prices nccl-tests' out-of-place column (the
+    one the project reads) and torch's all_gather_into_tensor, which is out of place."""
+    if op != "all-gather" or system.tuner_view or not system.memory_Bps:
+        return 0.0
+    return 1.0 / (system.p * system.memory_Bps)
 
 
 def _nvls_seconds(op: str, algorithm: str, system: NcclSystem) -> float:

@@ -133,6 +133,15 @@ def _fabric(gpu: str | None, intra_bandwidth_Bps: float | None) -> IntraFabric:
     return custom_fabric(intra_bandwidth_Bps)
 
 
+def _memory_Bps(gpu: str | None) -> float:
+    """The GPU preset's memory bandwidth (bytes/s), 0 when no preset is named."""
+    if gpu is None:
+        return 0.0
+    from costmodels.hardware import get_gpu
+
+    return float(get_gpu(gpu).memory_bandwidth_Bps or 0.0)
+
+
 def system_from_cluster(
     *,
     gpus_per_node: int,
@@ -198,7 +207,7 @@ def system_from_cluster(
         intra_Bps_per_gpu=intra_bandwidth_Bps, nic_Bps_each=nic_bw, nics_per_node=nics_per_node,
         nic_name=nic_name, nic_latency_s=nic_latency,
         intra_hop_latency_s=intra_latency_s or 0.0, collnet=collnet, transport=chosen,
-        nic_nominal_Bps=nominal,
+        nic_nominal_Bps=nominal, memory_Bps=_memory_Bps(gpu),
         **(_process_costs(gpus_per_process, fabric) | _library_costs(fabric, gpus_per_process)
            | ({"launch_s": launch_s} if launch_s is not None else {})),
         **({"cpu_vendor": cpu_vendor} if cpu_vendor is not None else {}),

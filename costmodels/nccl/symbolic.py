@@ -3,7 +3,8 @@
 ``symbol_values(op, algorithm, protocol, system, nbytes)`` returns the keyword arguments of
 ``costmodels.get(id).evaluate(variant, ...)`` (``VARIANT_OF`` names the model and variant) for
 which the sympy formula gives the same seconds as the numeric path: the protocol's hop
-latencies, eta with NCCL's caps, size correction and the tree's pipeline fill, and alpha_0 =
+latencies, eta with NCCL's caps, size correction, the tree's pipeline fill and the all-gather's
+local copy, and alpha_0 =
 every fixed part (launch, host overlap, start-up, NCCL's fixed latency; the plateau factor
 where it applies).
 """
@@ -42,6 +43,10 @@ def symbol_values(
     # fold both into eta, n / (n / correction + depth x min(n, cap)) of the link's rate
     fill = band.fill_depth * min(float(nbytes), band.fill_cap_bytes)
     effective = float(nbytes) / (float(nbytes) / correction + fill) if nbytes > 0 else correction
+    # the out-of-place all-gather's local copy (bandwidth.own_block_copy) slows the rate too:
+    # link / eta + copy = link / (eta x link / (link + eta x copy))
+    link = band.link_seconds_per_byte(system)
+    copied = link / (link + band.eta * band.copy_s_per_byte) if band.copy_s_per_byte else 1.0
     alpha = plateau * lat.inter_hop_s
     if op in ("broadcast", "reduce") and algorithm == "ring" and system.nodes > 1:
         alpha = lat.inter_steps * lat.inter_hop_s / system.p  # the formula counts p hops
@@ -57,5 +62,5 @@ def symbol_values(
         "beta_intra": 1.0 / system.bus_Bps,
         "beta": 1.0 / system.nic_Bps_each if system.nic_Bps_each else 1.0,
         "K": system.nics,
-        "eta": band.eta * effective,
+        "eta": band.eta * effective * copied,
     }

@@ -85,6 +85,7 @@ class NcclSystem:
     host_enqueue_s: float = 0.0  # host cost of one call with several GPUs per process
     startup_ramp_bytes: float = 0.0  # > 0: the start-up grows with the size up to this many bytes
     tuner_view: bool = False  # True: NCCL's own view (nccl_view), no realised losses
+    memory_Bps: float = 0.0  # the GPU's memory bandwidth (0: unknown): all-gather's local copy
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:

@@ -143,3 +143,22 @@ def test_efa_scaling_and_the_dev_series() -> None:
     assert summary(efa_allreduce())["mean"] <= 0.15
     gcp = gcp_allreduce()
     assert summary(gcp, 2.0**20)["mean"] <= 0.15 and summary(gcp, 0.0, 2.0**20)["mean"] <= 0.20
+
+
+def test_out_of_place_all_gather_copies_its_own_block() -> None:
+    # all_gather.h runRing step 0, out of place: directCopySend stores the rank's n/p bytes into
+    # its own output too, at the GPU's memory bandwidth (A100 40GB preset: 1,555 GB/s).
+    a100 = system_from_cluster(gpu="A100 40GB SXM", gpus_per_node=8, nodes=1)
+    (gather,) = plan("all-gather", a100, "ring", "simple")
+    link = 0.875 / a100.bus_Bps  # (p-1)/p through one GPU's fabric link, Simple at full rate
+    assert gather.seconds_per_byte == pytest.approx(link + 1 / (8 * 1555e9), rel=1e-12)
+    # +2.2% at large sizes: the superbench log's two columns differ by 3.0% (223.4 / 230.1)
+    assert link / gather.seconds_per_byte == pytest.approx(1 / (1 + 240e9 / (0.875 * 8 * 1555e9)))
+    # reduce-scatter and all-reduce copy nothing more; NCCL's own estimate leaves it out
+    (scatter,) = plan("reduce-scatter", a100, "ring", "simple")
+    assert scatter.seconds_per_byte == pytest.approx(link, rel=1e-12)
+    (tuned,) = plan("all-gather", a100.nccl_view(), "ring", "simple")
+    assert tuned.seconds_per_byte == pytest.approx(link, rel=1e-12)
+    # without a GPU preset the memory is unknown and nothing is added
+    bare = system_from_cluster(gpus_per_node=8, intra_bandwidth_Bps=240e9)
+    assert bare.memory_Bps == 0.0
