@@ -151,8 +151,8 @@ def _buffers(shape: TransformerShape, layout: Layout, framework: str, recipe: Tr
     tokens = layout.micro_batch * shape.seq_len / layout.cp
     total = 0.0
     if layout.zero == 3:
-        moe = shape.experts > 1
-        block = sum(local_layer_parameters(shape, moe, t, layout.ep))
+        kinds = set(shape.hybrid_pattern) or {shape.experts > 1}  # the largest block gathered
+        block = max(sum(local_layer_parameters(shape, moe, t, layout.ep)) for moe in kinds)
         layers = stage_sizes(shape.layers, layout.pp)[0]
         gathered = layers if not recipe.reshard_after_forward else min(layers, 1 + recipe.prefetch)
         total += gathered * block * param_bytes + 2 * block * (2 + grad_bytes)

@@ -178,10 +178,11 @@ def _tp_exposed_per_mb(
     if not recipe.async_tp:
         return comm.tp / layout.micro_batches, 0.0
     exposed = 0.0
-    for moe, n in ((False, counts.dense), (True, counts.moe)):
-        if n:
-            exposed += n * exposed_layer_tp(schedule, comm.tp_collective_s, stages.kinds[moe].raw,
-                                            layout.tp, constants.overlap_interference)  # fmt: skip
+    for moe, n in counts.items():  # a hybrid layer has one mixer: half the TP collectives
+        share = n / 2 if isinstance(moe, str) else n
+        exposed += share * exposed_layer_tp(schedule, comm.tp_collective_s,
+                                            stages.kinds[moe].raw, layout.tp,
+                                            constants.overlap_interference)  # fmt: skip
     return exposed, max(0.0, comm.tp - layout.micro_batches * exposed)
 
 
