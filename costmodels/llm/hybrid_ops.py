@@ -22,6 +22,9 @@ MambaMixer does):
   between chunks (fp32 H P N states per chunk, read and written; backward twice) and the
   cumulative decay sums, memory-bound;
 * the gated RMSNorm (reads y and z, writes 2 bytes: 6 per element; backward 10).
+
+Under fp8 the per-step weight casts and TE's fp8 weight copies of a hybrid layer follow its own
+GEMMs' weights (``fp8_weights``: in_proj and out_proj for a Mamba-2 layer).
 """
 
 from __future__ import annotations
@@ -30,7 +33,14 @@ from dataclasses import replace
 
 from costmodels.llm.frameworks import KernelSet
 from costmodels.llm.kernels import GemmShape, Kernel, gemm_kernel, memory_kernel
+from costmodels.llm.layer_kinds import LayerCounts
 from costmodels.llm.layer_ops import LayerKernels, LayerShard, layer_kernels
+from costmodels.llm.linear_shapes import (
+    attention_linears,
+    layer_linears,
+    local_weights,
+    mlp_linears,
+)
 from costmodels.llm.mamba import check_tp, ssd_gemms
 from costmodels.llm.precision import linear_gemm_dtype
 from costmodels.llm.shapes import TransformerShape
@@ -136,3 +146,26 @@ def block_kernels(shape: TransformerShape, shard: LayerShard, precision: str,
     attention = full.attention_forward if kind == "*" else ()
     return LayerKernels(_keep(full.forward, side, kernel_set),
                         _keep(full.backward, side, kernel_set), attention)  # fmt: skip
+
+
+def fp8_weights(shape: TransformerShape, kind: str, tp: int, ep: int = 1, etp: int = 0) -> float:
+    """Weight elements of one hybrid layer's GEMMs that run in fp8 on one GPU (the router does
+    not): a Mamba-2 layer's in_proj and out_proj, attention's or an MLP's linears."""
+    if kind == "M":
+        m = shape.mamba
+        assert m is not None  # a hybrid pattern with M layers holds one
+        return float(shape.hidden * (m.in_proj_width + m.inner) // tp)
+    if kind == "*":
+        return local_weights([x for x in attention_linears(shape, 1, tp) if x.fp8])
+    linears = mlp_linears(shape, 1, tp, ep, kind == "E", etp)
+    return local_weights([x for x in linears if x.fp8])
+
+
+def dense_layers_equivalent(shape: TransformerShape, counts: tuple[LayerCounts, ...], tp: int,
+                            ep: int = 1, etp: int = 0) -> float:  # fmt: skip
+    """The busiest stage's fp8 weights in dense transformer layers' worth (what a per-layer
+    weight cast or fp8 weight copy is multiplied by for a hybrid model)."""
+    full = local_weights([x for x in layer_linears(shape, 1, tp, ep, False, etp) if x.fp8])
+    most = max(sum(n * fp8_weights(shape, str(kind), tp, ep, etp) for kind, n in c.items())
+               for c in counts)  # fmt: skip
+    return most / full

@@ -43,7 +43,8 @@ from typing import TYPE_CHECKING
 
 from costmodels.hardware import GPU
 from costmodels.llm.activations import stored_activation_bytes, working_set_bytes
-from costmodels.llm.layer_kinds import stage_sizes
+from costmodels.llm.hybrid_ops import dense_layers_equivalent
+from costmodels.llm.layer_kinds import stage_counts, stage_sizes
 from costmodels.llm.linear_shapes import layer_linears, local_weights
 from costmodels.llm.model_size import local_layer_parameters, stage_parameters
 from costmodels.llm.runtime_memory import (
@@ -199,9 +200,15 @@ def memory_per_gpu(
         shape, layout, state_precision(framework, recipe.reduce_dtype))
     if (step_precision == "fp8" and framework == "megatron"
             and not recipe.gathers_fp8(framework)):  # TE's fp8 weight + transpose beside bf16
-        linears = layer_linears(shape, 1, layout.tp, layout.ep, shape.experts > 1)
+        if shape.hybrid_pattern:  # issue 39: the first stage's own GEMMs' weights
+            linears = layer_linears(shape, 1, layout.tp, layout.ep, False)
+            first = stage_counts(shape, layout.pp)[:1]
+            layers = dense_layers_equivalent(shape, first, layout.tp, layout.ep, layout.etp)
+        else:
+            linears = layer_linears(shape, 1, layout.tp, layout.ep, shape.experts > 1)
+            layers = stage_sizes(shape.layers, layout.pp)[0]
         per_layer = local_weights([x for x in linears if x.fp8])
-        weights += 2.0 * per_layer * stage_sizes(shape.layers, layout.pp)[0]
+        weights += 2.0 * per_layer * layers
     sizes = stage_sizes(shape.layers, layout.pp)
     drop, fused = recipe.dropout, recipe.fused_loss
     first = stored_activation_bytes(shape, layout, framework, range(sizes[0]), drop)

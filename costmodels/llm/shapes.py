@@ -128,14 +128,15 @@ class TransformerShape:
                 raise ValueError("TransformerShape.mamba needs a hybrid_pattern with M layers")
             return
         if len(pattern) != self.layers or set(pattern) - set(BLOCK_KINDS):
-            raise ValueError(f"TransformerShape.hybrid_pattern must have one of "
-                             f"{BLOCK_KINDS!r} per layer ({self.layers}), got {pattern[:60]!r}")
+            raise ValueError(f"a hybrid model's layer pattern must have one of {BLOCK_KINDS!r} "
+                             f"per layer ({self.layers} layers: --layers cannot change it), got "
+                             f"{pattern[:60]!r}")  # fmt: skip
         if ("M" in pattern) != (self.mamba is not None):
             raise ValueError("TransformerShape.mamba must be set exactly when hybrid_pattern "
                              "has M (Mamba-2) layers")  # fmt: skip
         if ("E" in pattern) != (self.experts > 1):
-            raise ValueError("TransformerShape.hybrid_pattern has E (MoE) layers exactly when "
-                             "experts > 1")  # fmt: skip
+            raise ValueError("a hybrid model has E (MoE) layers in its pattern exactly when it "
+                             "has experts (--experts cannot change it)")  # fmt: skip
 
     @property
     def ffn_size(self) -> int:

@@ -133,3 +133,25 @@ def test_training_commands_take_hybrid_models_and_serving_refuses_them(
                  "--batch", "8", "--prompt-len", "512", "--output-len", "64"]) == 2  # fmt: skip
     err = capsys.readouterr().err
     assert "Mamba-2" in err and len(err.strip().splitlines()) == 1
+
+
+def test_fp8_weight_copies_follow_the_hybrid_layers_own_gemms() -> None:
+    from dataclasses import replace
+
+    from costmodels.llm.memory import memory_per_gpu
+    from costmodels.llm.recipe import DEFAULT_RECIPE
+    from costmodels.llm.shapes import Layout
+
+    layout = Layout(tp=2, pp=2, dp=2, global_batch=16)
+    recipe = replace(DEFAULT_RECIPE, fp8_param_gather=False)  # TE keeps fp8 copies beside bf16
+
+    def params(precision: str) -> float:
+        return memory_per_gpu(H8, layout, "bf16", framework="megatron", step_precision=precision,
+                              recipe=recipe).parameters  # fmt: skip
+
+    # first stage: layers 0-25 of the pattern, 12 M, 2 *, 12 -; fp8 weights per TP rank
+    # (weight + transpose, 2 bytes per weight): in_proj + out_proj, q/k/v/o, up/down
+    h = 4096
+    mamba, attention, mlp = h * (18560 + 8192) / 2, h * (4096 + 2048 + 4096) / 2, 2 * h * 21504 / 2
+    assert params("fp8") - params("bf16") == pytest.approx(
+        2.0 * (12 * mamba + 2 * attention + 12 * mlp))
