@@ -96,5 +96,4 @@ def hybrid_notes(family: str) -> tuple[str, ...]:
     if family != "nemotron_h":
         return ()
     return ("Mamba-2 layers priced from their FLOPs and bytes (no measured Mamba kernel rates); "
-            "squared ReLU priced as the GELU element-wise kernel; under fp8 the per-step weight "
-            "casts are sized as transformer layers'",)  # fmt: skip
+            "squared ReLU priced as the GELU element-wise kernel",)  # fmt: skip

@@ -80,8 +80,7 @@ _RELU2 = ("squared-ReLU activation priced as the GELU element-wise kernel (same 
 _NEMOTRON_H = ("Megatron-Bridge nemotron_h_provider.py NemotronHModelProvider{}; "
                "Nemotron-H-8B-Base-8K config.json; {} (model card)")  # fmt: skip
 _MAMBA_APPROX = ("Mamba-2 layers priced from their FLOPs and bytes (no measured Mamba kernel "
-                 "rates); squared ReLU priced as the GELU element-wise kernel; under fp8 the "
-                 "per-step weight casts are sized as transformer layers'",)  # fmt: skip
+                 "rates); squared ReLU priced as the GELU element-wise kernel",)  # fmt: skip
 _H_8B = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-"
 _H_47B = ("M-M-M-M-M-M-M-M-M*-M-M-M-M-M-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-M-M---MM---"
           "M-M*-M-M-M-M-M-")  # fmt: skip
