@@ -95,7 +95,8 @@ def mamba_flops_per_token(m: Mamba2, hidden: int) -> float:
 
 
 def check_tp(m: Mamba2, tp: int) -> None:
-    """Megatron's Mamba TP splits heads and groups: tp must divide both."""
+    """Megatron's Mamba TP splits heads and groups: tp must divide both (Megatron-LM
+    megatron/core/ssm/mamba_mixer.py asserts ``ngroups`` and ``nheads`` % TP size == 0)."""
     if m.groups % tp or m.heads % tp:
         raise ValueError(f"--tp {tp} must divide the Mamba-2 layers' {m.groups} groups and "
                          f"{m.heads} heads (Megatron splits them over the TP ranks)")  # fmt: skip

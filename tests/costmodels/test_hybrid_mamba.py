@@ -155,3 +155,14 @@ def test_fp8_weight_copies_follow_the_hybrid_layers_own_gemms() -> None:
     mamba, attention, mlp = h * (18560 + 8192) / 2, h * (4096 + 2048 + 4096) / 2, 2 * h * 21504 / 2
     assert params("fp8") - params("bf16") == pytest.approx(
         2.0 * (12 * mamba + 2 * attention + 12 * mlp))
+
+
+def test_hybrid_prediction_says_its_mamba_layers_are_unvalidated() -> None:
+    from costmodels.hardware import get_gpu
+    from costmodels.llm.error_bands import expected_error_detail
+    from costmodels.llm.shapes import Layout, LLMCluster
+
+    node = LLMCluster(get_gpu("h100"), 8, 300e9, 25e9)
+    layout = Layout(tp=2, pp=1, dp=4, global_batch=32)
+    detail = expected_error_detail(H8, layout, node, "bf16", "megatron")
+    assert detail.unvalidated == ("mamba2",)  # no dev run has Mamba-2 layers: the band widens
