@@ -228,7 +228,7 @@ def shape_fields(config: dict[str, Any], where: str) -> ImportedConfig:
                  "qwen3_moe": "num_experts"}.get(family, "n_routed_experts")  # fmt: skip
         raise ConfigError(f"{where}: key 'num_experts_per_tok' = {fields['top_k']} experts per "
                           f"token is more than key '{total}' = {fields['experts']}")  # fmt: skip
-    notes = recent_notes(config, family, fields["seq_len"]) + hybrid_notes(family)
+    notes = recent_notes(config, family, fields["seq_len"]) + hybrid_notes(config, family)
     return ImportedConfig(fields, family, where, notes)
 
 

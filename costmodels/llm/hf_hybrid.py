@@ -79,6 +79,9 @@ def hybrid_fields(config: dict[str, Any], keys: _Counts, family: str) -> dict[st
     if config.get("attention_head_dim") is not None:
         fields["head_dim"] = keys.count(("attention_head_dim",), MAX_WIDTH)
     if "E" in pattern:
+        if config.get("moe_latent_size"):  # Nemotron 3 Super's latent MoE
+            raise ValueError(f"{keys.where}: key 'moe_latent_size' (experts on a down-projected "
+                             "latent) is not modelled")  # fmt: skip
         width = keys.count(("moe_intermediate_size",), MAX_WIDTH)
         shared = config.get("moe_shared_expert_intermediate_size") or 0
         if shared % width:
@@ -91,9 +94,12 @@ def hybrid_fields(config: dict[str, Any], keys: _Counts, family: str) -> dict[st
     return fields
 
 
-def hybrid_notes(family: str) -> tuple[str, ...]:
+def hybrid_notes(config: dict[str, Any], family: str) -> tuple[str, ...]:
     """What the model prices only approximately for a nemotron_h config."""
     if family != "nemotron_h":
         return ()
-    return ("Mamba-2 layers priced from their FLOPs and bytes (no measured Mamba kernel rates); "
-            "squared ReLU priced as the GELU element-wise kernel",)  # fmt: skip
+    notes = ["Mamba-2 layers priced from their FLOPs and bytes (no measured Mamba kernel rates); "
+             "squared ReLU priced as the GELU element-wise kernel"]  # fmt: skip
+    if config.get("num_nextn_predict_layers"):
+        notes.append("its multi-token-prediction layers (num_nextn_predict_layers) are left out")
+    return tuple(notes)

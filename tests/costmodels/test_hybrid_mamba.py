@@ -114,6 +114,25 @@ def test_hf_config_reads_nemotron_h(tmp_path: Path) -> None:
     path.write_text(json.dumps(moe))
     shape = resolve_shape(hf_config=str(path)).shape
     assert (shape.experts, shape.top_k, shape.ffn, shape.shared_experts) == (128, 6, 1856, 2)
+    # NVIDIA-Nemotron-3-Nano-30B-A3B's config.json keys (as copied in public fixtures): the same
+    # count as the preset, its head_dim 128 (hidden / heads = 84) and its MTP layer noted
+    nano = {"model_type": "nemotron_h", "hidden_size": 2688, "num_hidden_layers": 52,
+            "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
+            "intermediate_size": 1856, "n_routed_experts": 128, "num_experts_per_tok": 6,
+            "moe_intermediate_size": 1856, "moe_shared_expert_intermediate_size": 3712,
+            "vocab_size": 131072, "max_position_embeddings": 262144, "mamba_num_heads": 64,
+            "mamba_head_dim": 64, "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4,
+            "chunk_size": 128, "mlp_hidden_act": "relu2", "tie_word_embeddings": False,
+            "hybrid_override_pattern": preset_shape("Nemotron 3 Nano 30B-A3B").hybrid_pattern,
+            "num_nextn_predict_layers": 1}  # fmt: skip
+    path.write_text(json.dumps(nano))
+    resolved = resolve_shape(hf_config=str(path))
+    assert parameter_count(resolved.shape) == parameter_count(
+        preset_shape("Nemotron 3 Nano 30B-A3B"))
+    assert "multi-token-prediction" in resolved.source
+    path.write_text(json.dumps({**nano, "moe_latent_size": 1024}))
+    with pytest.raises((ShapeError, ValueError), match="moe_latent_size"):
+        resolve_shape(hf_config=str(path))
     bad = {k: v for k, v in CONFIG_8B.items() if k != "hybrid_override_pattern"}
     path.write_text(json.dumps(bad))
     with pytest.raises((ShapeError, ValueError), match="hybrid_override_pattern"):
