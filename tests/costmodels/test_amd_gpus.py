@@ -30,6 +30,7 @@ def test_amd_gpus_have_their_generation_and_every_llm_command_takes_them(
     step = _json(["predict-llm", *MODEL, "--gpu", name, "--tp", "1", "--pp", "1", "--dp", "8",
                   "--global-batch", "32", "--json"], capsys)  # fmt: skip
     assert step["gpu"]["name"] == gpu.name and step["iteration_time_s"] > 0
+    assert step["cluster"]["intra_source"].startswith(f"{gpu.name} Infinity Fabric (xGMI)")
     plan = _json(["plan-llm", *MODEL, "--gpu", name, "--gpus", "8", "--global-batch", "32",
                   "--top", "1", "--json"], capsys)  # fmt: skip
     assert plan and plan[0]["iteration_time_s"] > 0
