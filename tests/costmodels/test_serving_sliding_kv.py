@@ -55,3 +55,29 @@ def test_paged_pool_counts_full_layer_tokens_and_sets_windows_aside() -> None:
     assert pool.blocks == int((free - 64 * window) // (per_token * 16))
     full = kv_pool(FULL, layout, cluster, engine)
     assert pool.tokens / full.tokens == pytest.approx(2.0, rel=0.02)  # about twice the context
+
+
+def test_decode_attention_reads_only_the_window_on_sliding_layers() -> None:
+    from costmodels.serving.iteration import Batch, IterationCost
+    from costmodels.serving.kernels import Work, layer_kernels
+
+    layout = ServingLayout(tp=4)  # 16 query heads and 2 KV heads of 64 per GPU
+
+    def decode(shape, kv_len: int) -> float:  # noqa: ANN001 - a TransformerShape
+        kernels = layer_kernels(shape, layout, Work(8, 1, kv_len))
+        return next(k.bytes for k in kernels if k.name == "decode-attention")
+
+    q_and_o = 2 * 8 * 16 * 64 * 2
+    # 8 sequences at 4,096 cached positions: half the layers read 4,096, half 128 (16-bit KV)
+    assert decode(GPT_OSS, 4096) == 2 * 8 * 2 * (4096 + 128) / 2 * 64 * 2 + q_and_o
+    assert decode(GPT_OSS, 100) == decode(FULL, 100)  # inside the window nothing changes
+    gpu = get_gpu("h200")
+    cluster = LLMCluster(gpu, 8, 450e9, 25e9)
+    windowed, full = (IterationCost(s, layout, cluster, 256) for s in (GPT_OSS, FULL))
+    short, long = Batch(decode_seqs=8, decode_context=8 * 100), Batch(decode_seqs=8,
+                                                                      decode_context=8 * 8192)
+    assert windowed._attention(short, 1.0, 800)[0] == full._attention(short, 1.0, 800)[0]
+    # by hand from the rates: half the layers at the whole context, half at 8 x 128 positions
+    r = full.rates
+    expected = 0.5 * r.decode_s(8, 8 * 8192) + 0.5 * r.decode_s(8, 8 * 128)
+    assert windowed._attention(long, 1.0, 8 * 8192)[0] == pytest.approx(expected)

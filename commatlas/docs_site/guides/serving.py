@@ -135,7 +135,8 @@ def page_text(tax: Taxonomy) -> str:
         "second layer, a 128-token window) keep only the window: a 4,096-token GPT-OSS-120B "
         "request caches 2 KiB x (18 x 4,096 + 18 x 128) = 148.5 MiB, not 288 MiB, and the paged "
         "pool counts tokens at the full-attention layers' rate after setting aside each running "
-        "sequence's window (about twice the context of an all-full-attention cache). Hybrid "
+        "sequence's window (about twice the context of an all-full-attention cache); decode "
+        "and prefill attention on those layers read and score the window only. Hybrid "
         "Mamba-2 models (Nemotron-H, Nemotron 3) are priced for training only: the serving "
         "commands refuse them in one line.",
         "",
