@@ -126,7 +126,7 @@ def megatron_text(args: argparse.Namespace, shape: Any, lay: Any) -> str:
         raise ValueError("--emit megatron: Megatron-LM shards with the distributed optimizer "
                          "(ZeRO 1) and recomputes full or selective every layer; plan with "
                          "--zero-stages 0,1 --recompute-modes none,selective,full")
-    for field in ("head_dim", "mla", "dense_ffn"):
+    for field in ("head_dim", "mla", "dense_ffn", "mamba"):  # mamba: issue 39's hybrids
         if getattr(shape, field) is not None:
             raise ValueError(f"--emit megatron: the model's {field} is not written as flags here")
     gpus, per_node = lay.tp * lay.pp * lay.dp * lay.cp, args.gpus_per_node

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from costmodels.llm.layer_kinds import counts_of, dense_ffn, head_dim, value_width
+from costmodels.llm.layer_kinds import Kind, counts_of, dense_ffn, head_dim, value_width
 from costmodels.llm.linear_shapes import local_kv_heads
+from costmodels.llm.mamba import activation_bytes_per_token as mamba_activation_bytes
 from costmodels.llm.shapes import Layout, TransformerShape
 
 LOSS_BUFFER_BYTES = {
@@ -54,13 +55,41 @@ def _mlp_bytes(shape: TransformerShape, width: int, framework: str) -> float:
     return (8.0 if framework == "pytorch" else 6.0) * width
 
 
+def _block_bytes(shape: TransformerShape, layout: Layout, framework: str, kind: str,
+                 recompute: str) -> float:  # fmt: skip
+    """A hybrid layer (issue 39): its norm and mixer inputs (4h, / t with sequence parallelism)
+    and its mixer's own: a Mamba-2 mixer's (costmodels/llm/mamba.py), or the attention or MLP
+    half of a transformer layer's split terms (module docstring); full recomputation keeps the
+    layer input only, selective and op as none."""
+    t, h = layout.tp, shape.hidden
+    kept_input = 2.0 * h / (t if layout.sequence_parallel else 1)
+    if recompute == "full":
+        k = layout.recompute_every
+        return kept_input / k + _block_bytes(shape, layout, framework, kind, "none") * (1 - 1 / k)
+    if kind == "M":
+        assert shape.mamba is not None  # TransformerShape holds it
+        return 2 * kept_input + mamba_activation_bytes(shape.mamba, t)
+    if kind == "*":
+        d = head_dim(shape)
+        core = (2.0 * shape.heads * d + 2.0 * value_width(shape)) / t
+        return 2 * kept_input + core + 4.0 * local_kv_heads(shape, t) * d
+    if kind == "-":
+        return 2 * kept_input + _mlp_bytes(shape, dense_ffn(shape), framework) / t
+    copies = shape.top_k + shape.shared_experts
+    routed = copies * _mlp_bytes(shape, shape.ffn_size, framework) + 2.0 * shape.top_k * h
+    return 2 * kept_input + routed / t
+
+
 @lru_cache(maxsize=4096)
-def layer_bytes_per_token(shape: TransformerShape, layout: Layout, framework: str, moe: bool,
+def layer_bytes_per_token(shape: TransformerShape, layout: Layout, framework: str, moe: Kind,
                           recompute: str | None = None,
                           dropout: bool | None = None) -> float:  # fmt: skip
     """Bytes one layer stores per token of its micro-batch (module docstring); ``dropout`` None:
-    GPT-style shapes (no gated MLP) store two dropout masks, Llama-style ones none."""
+    GPT-style shapes (no gated MLP) store two dropout masks, Llama-style ones none. A hybrid
+    model's layer kind (a BLOCK_KINDS character) is ``_block_bytes``."""
     recompute = layout.recompute if recompute is None else recompute
+    if isinstance(moe, str):
+        return _block_bytes(shape, layout, framework, moe, recompute)
     t, h, sp = layout.tp, shape.hidden, layout.sequence_parallel
     masks = (not shape.gated_mlp) if dropout is None else dropout
     replicated = 8.0 * h + (2.0 * h if masks else 0.0)
@@ -120,8 +149,7 @@ def stored_activation_bytes(shape: TransformerShape, layout: Layout, framework: 
     counts = counts_of(shape, layers)
     per_mb = tokens * sum(
         n * layer_bytes_per_token(shape, layout, framework, moe, dropout=dropout)
-        for n, moe in ((counts.dense, False), (counts.moe, True))
-        if n
+        for moe, n in counts.items()
     )
     return per_mb * micro_batches_in_flight(layout)
 
@@ -135,8 +163,9 @@ def working_set_bytes(shape: TransformerShape, layout: Layout, framework: str,
     tokens = layout.micro_batch * shape.seq_len / layout.cp
     layer = 0.0
     if layout.recompute in ("full", "op"):
-        moe = shape.experts > 1
-        layer = layer_bytes_per_token(shape, layout, framework, moe, "none", dropout) * tokens
+        kinds = set(shape.hybrid_pattern) or {shape.experts > 1}  # the largest layer recomputed
+        layer = max(layer_bytes_per_token(shape, layout, framework, moe, "none", dropout)
+                    for moe in kinds) * tokens  # fmt: skip
     logits = 0.0
     if last_stage:
         per = FUSED_LOSS_BYTES if fused_loss else LOSS_BUFFER_BYTES.get(framework, 10.0)

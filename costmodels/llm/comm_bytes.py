@@ -39,7 +39,9 @@ def stage_parameters_per_gpu(shape: TransformerShape, layout: Layout) -> tuple[f
     divided by t too (a few h per layer; approximation).
     """
     t, e = layout.tp, layout.ep
-    kinds = {moe: local_layer_parameters(shape, moe, t, e, layout.etp) for moe in (False, True)}
+    counts = stage_counts(shape, layout.pp, layout.first_stage_layers, layout.last_stage_layers)
+    kinds = {moe: local_layer_parameters(shape, moe, t, e, layout.etp)
+             for c in counts for moe, _ in c.items()}  # fmt: skip
     learned = has_learned_positions(shape)
     first = shape.vocab * shape.hidden + (shape.seq_len * shape.hidden if learned else 0)
     # Tied embeddings are one tensor when one stage holds both ends, a copy on the last otherwise.
@@ -49,10 +51,9 @@ def stage_parameters_per_gpu(shape: TransformerShape, layout: Layout) -> tuple[f
     last += mtp_extra_parameters(shape) + (shape.vocab * shape.hidden if (
         shape.mtp and layout.pp > 1 and not shape.tied_embeddings) else 0)  # fmt: skip
     best = (0.0, 0.0)
-    counts = stage_counts(shape, layout.pp, layout.first_stage_layers, layout.last_stage_layers)
     for i, c in enumerate(counts):
-        dense = c.dense * kinds[False][0] + c.moe * kinds[True][0]
-        expert = c.dense * kinds[False][1] + c.moe * kinds[True][1]
+        dense = sum(n * kinds[moe][0] for moe, n in c.items())
+        expert = sum(n * kinds[moe][1] for moe, n in c.items())
         dense += ((first if i == 0 else 0) + (last if i == len(counts) - 1 else 0)) / t
         if dense + expert > sum(best):
             best = (dense, expert)

@@ -67,7 +67,7 @@ from costmodels.llm.comm_bytes import (
     wire_bytes,
 )
 from costmodels.llm.groups import GroupSpan, allreduce_s, collective_s, group_span, link_of
-from costmodels.llm.layer_kinds import LayerCounts, head_dim
+from costmodels.llm.layer_kinds import LayerCounts, head_dim, model_counts
 from costmodels.llm.moe_dispatch import ep_layer_seconds
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 from costmodels.llm.tp_schedule import TPCollective, tp_collectives
@@ -185,19 +185,26 @@ def communication_breakdown(
     """
     spans = _spans(layout, cluster)
     m = layout.micro_batches
+    if layers is None and shape.hybrid_pattern:
+        layers = model_counts(shape)
+        scale = 1.0 / layout.pp
+    else:
+        scale = 1.0
     if layers is None:
         layers_total = moe_layers = shape.layers / layout.pp
         moe_layers = layers_total if shape.experts > 1 else 0.0
-    else:
-        layers_total, moe_layers = float(layers.total), float(layers.moe)
-    layers = layers_total
+        tp_layers = cp_layers = layers_total
+    else:  # a hybrid layer has one mixer: half the TP collectives, CP on attention only
+        layers_total, moe_layers = scale * layers.total, scale * layers.moe
+        tp_layers = scale * layers.mixers
+        cp_layers = scale * (layers.of("*") if layers.blocks else layers.total)
     full = layout.recompute == "full"
     act = layout.micro_batch * shape.seq_len / layout.cp * shape.hidden * BF16
 
     if tp_schedule is None:
         tp_schedule = tp_collectives(shape, layout.recompute, layout.sequence_parallel)
     tp_each = tuple(_tp_seconds(c, act, spans["tp"], cluster, nccl) for c in tp_schedule)
-    tp = m * layers * sum(tp_each)
+    tp = m * tp_layers * sum(tp_each)
 
     pp = _pp_seconds(layout, cluster, act, spans, pp_scatter_gather, nccl)
 
@@ -224,7 +231,7 @@ def communication_breakdown(
     kv *= max(1.0, shape.kv_head_count / layout.tp)  # KV heads split by TP, at least one each
     cp_gather = collective_s("all-gather", kv, spans["cp"], cluster, nccl)
     cp_reduce = collective_s("reduce-scatter", kv, spans["cp"], cluster, nccl)
-    cp = m * layers * ((3 if full else 2) * cp_gather + cp_reduce)
+    cp = m * cp_layers * ((3 if full else 2) * cp_gather + cp_reduce)
     cp_hidden = min(cp, _attention_share(shape) * m * (fwd_s_per_microbatch + bwd_s_per_microbatch))
 
     ep = 0.0

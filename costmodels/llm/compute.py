@@ -37,6 +37,7 @@ from functools import lru_cache
 
 from costmodels.hardware import GPU
 from costmodels.llm.layer_kinds import (
+    Kind,
     attended_keys,
     model_counts,
     mtp_counts,
@@ -44,6 +45,7 @@ from costmodels.llm.layer_kinds import (
     value_width,
 )
 from costmodels.llm.linear_shapes import attention_linears, mlp_linears, op_recompute_share
+from costmodels.llm.mamba import mamba_flops_per_token, ssd_flops_per_token
 from costmodels.llm.shapes import Recompute, TransformerShape
 
 
@@ -56,13 +58,17 @@ class Flops:
 
 
 @lru_cache(maxsize=4096)
-def _linear_flops(shape: TransformerShape, moe: bool, recomputed: bool = False) -> float:
+def _linear_flops(shape: TransformerShape, moe: Kind, recomputed: bool = False) -> float:
     """Forward FLOPs of one token's linear GEMMs in one layer (or their ``op``-recomputed
-    share). Routed experts run top_k times per token, shared experts once."""
+    share). Routed experts run top_k times per token, shared experts once. A hybrid layer
+    (issue 39) has only its own mixer's: attention (*), an MLP (-, E) or a Mamba-2 mixer (M,
+    priced whole in ``_layer_forward_per_token``)."""
     total = 0.0
-    for x in attention_linears(shape, 1, 1):
+    if moe == "M":
+        return 0.0
+    for x in attention_linears(shape, 1, 1) if moe in (False, True, "*") else ():
         total += 2.0 * x.n * x.k * (op_recompute_share(x.name, shape) if recomputed else 1.0)
-    for x in mlp_linears(shape, 1, 1, 1, moe):
+    for x in mlp_linears(shape, 1, 1, 1, moe in (True, "E")) if moe != "*" else ():
         per_token = 2.0 * x.n * x.k
         if x.name.startswith("expert"):
             per_token *= shape.top_k  # batch = experts, one token each: count top_k of them
@@ -70,18 +76,26 @@ def _linear_flops(shape: TransformerShape, moe: bool, recomputed: bool = False) 
     return total
 
 
-def _layer_forward_per_token(shape: TransformerShape, moe: bool) -> tuple[float, float]:
-    """(dense GEMM FLOPs, attention-core FLOPs) of one layer's forward pass for one token."""
+def _layer_forward_per_token(shape: TransformerShape, moe: Kind) -> tuple[float, float]:
+    """(dense GEMM FLOPs, attention-core FLOPs) of one layer's forward pass for one token; a
+    Mamba-2 layer's in/out projections and its SSD scan (costmodels/llm/mamba.py) likewise."""
+    if moe == "M":
+        assert shape.mamba is not None  # TransformerShape holds it
+        ssd = ssd_flops_per_token(shape.mamba)
+        return mamba_flops_per_token(shape.mamba, shape.hidden) - ssd, ssd
+    if moe in ("-", "E"):
+        return _linear_flops(shape, moe), 0.0
     # QK^T and PV over the keys a query attends to (s; the window on sliding layers, issue 39)
     core = 2.0 * attended_keys(shape) * (query_width(shape) + value_width(shape))
     return _linear_flops(shape, moe), core
 
 
-def _kinds(shape: TransformerShape) -> list[tuple[int, bool]]:
-    """(layers, is MoE) of the model, its multi-token-prediction blocks included."""
-    counts, extra = model_counts(shape), mtp_counts(shape)
-    return [(n, moe) for n, moe in ((counts.dense + extra.dense, False),
-                                    (counts.moe + extra.moe, True)) if n]  # fmt: skip
+def _kinds(shape: TransformerShape) -> list[tuple[int, Kind]]:
+    """(layers, kind) of the model, its multi-token-prediction blocks included."""
+    kinds = dict(model_counts(shape).items())
+    for kind, n in mtp_counts(shape).items():
+        kinds[kind] = kinds.get(kind, 0) + n
+    return [(n, kind) for kind, n in kinds.items()]
 
 
 @lru_cache(maxsize=4096)
@@ -105,7 +119,8 @@ def flops_per_step(shape: TransformerShape, global_batch: int, recompute: Recomp
     # Backward costs two forwards (gradients w.r.t. inputs and w.r.t. weights).
     model = 3 * tokens * forward_flops_per_token(shape)
     kinds = _kinds(shape)
-    core = sum(n * _layer_forward_per_token(shape, moe)[1] for n, moe in kinds)
+    # selective recomputation re-runs the attention core, not a Mamba-2 layer's scan
+    core = sum(n * _layer_forward_per_token(shape, moe)[1] for n, moe in kinds if moe != "M")
     if recompute == "none":
         extra = 0.0
     elif recompute == "selective":

@@ -83,6 +83,8 @@ def mechanisms(
         out.append("expert-parallel")
     if shape.mla is not None:
         out.append("mla")
+    if shape.mamba is not None:  # issue 39: no dev run has Mamba-2 layers (unvalidated)
+        out.append("mamba2")
     out.append(f"recompute:{layout.recompute}")
     if recipe is not None and recipe.async_tp and layout.tp > 1:
         out.append("async-tp")

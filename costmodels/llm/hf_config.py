@@ -26,12 +26,16 @@ gpt2           n_layer, n_embd, n_head, n_inner (null: 4 n_embd), vocab     no  
 gpt_oss        + num_local_experts, num_experts_per_tok, head_dim,          yes    no
                  attention_bias (costmodels/llm/hf_recent.py)
 nemotron       + hidden_act relu2 (squared ReLU), no biases, RoPE           no     no
+nemotron_h     + hybrid_override_pattern (M * - E), mamba_num_heads,        no     no
+                 mamba_head_dim, ssm_state_size, n_groups, conv_kernel,
+                 chunk_size, attention_head_dim; MoE keys (hf_hybrid.py)
 =============  ==========================================================  =====  ======
 
 Qwen3 and Qwen3-MoE add their q/k norms (``qk_norm``), GPT-OSS its sliding-window layers
 (``sliding_window``, ``sliding_layers``). Approximations (GPT-OSS's sinks, Llama 4's chunked
-attention beyond its chunk) come back as ``notes``, which the prediction prints. State-space
-families (``UNPRICED``: Nemotron-H, Mamba, Jamba) are one error line naming what is missing.
+attention beyond its chunk) come back as ``notes``, which the prediction prints. Other
+state-space families (``UNPRICED``: pure Mamba, Jamba) are one error line naming what is
+missing.
 
 \\* the default when ``tie_word_embeddings`` is absent (each config class's own default).
 
@@ -56,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from costmodels.limits import MAX_LAYERS, MAX_SEQUENCE, MAX_WIDTH, check_count, read_text_bounded
+from costmodels.llm.hf_hybrid import hybrid_fields, hybrid_notes
 from costmodels.llm.hf_recent import recent_fields, recent_notes
 from costmodels.llm.shapes import MAX_MTP, LatentAttention
 
@@ -66,6 +71,7 @@ FAMILIES: dict[str, tuple[bool, bool]] = {
     "gpt_neox": (False, False), "gpt2": (False, True), "qwen3": (True, False),
     "qwen3_moe": (True, False), "llama4_text": (True, False),
     "gpt_oss": (True, False), "nemotron": (False, False),  # issue 39
+    "nemotron_h": (False, False),  # issue 39: hybrid Mamba-2 (costmodels/llm/hf_hybrid.py)
 }  # fmt: skip
 _ARCHITECTURES = {
     "LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2",
@@ -73,15 +79,14 @@ _ARCHITECTURES = {
     "DeepseekV2ForCausalLM": "deepseek_v2", "GPTNeoXForCausalLM": "gpt_neox",
     "GPT2LMHeadModel": "gpt2", "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe",
     "Llama4ForCausalLM": "llama4_text", "GptOssForCausalLM": "gpt_oss",
-    "NemotronForCausalLM": "nemotron",
+    "NemotronForCausalLM": "nemotron", "NemotronHForCausalLM": "nemotron_h",
 }  # fmt: skip
 # model types that are another family's architecture (Kimi K2: DeepseekV3ForCausalLM)
 _SAME_AS = {"kimi_k2": "deepseek_v3"}
 # Architectures recognised but not priced, with what is missing (issue 39: one line, no guess)
 UNPRICED: dict[str, str] = {
-    "nemotron_h": "hybrid Mamba-2 + attention (Nemotron-H / Nemotron 3): Mamba-2 state-space "
-    "layers are not modelled",
-    "mamba2": "Mamba-2 state-space layers are not modelled",
+    "mamba2": "a pure Mamba-2 model (no hybrid_override_pattern) is not modelled; nemotron_h "
+    "hybrids are",
     "mamba": "Mamba state-space layers are not modelled",
     "jamba": "hybrid Mamba + attention: state-space layers are not modelled",
 }
@@ -219,12 +224,14 @@ def shape_fields(config: dict[str, Any], where: str) -> ImportedConfig:
     fields.update(recent_fields(config, keys, family))
     if config.get("num_nextn_predict_layers"):  # DeepSeek-V3's multi-token prediction (issue 39)
         fields["mtp"] = _optional(keys, "num_nextn_predict_layers", MAX_MTP)
+    fields.update(hybrid_fields(config, keys, family))
     if fields.get("top_k", 1) > fields.get("experts", 1):  # name the keys, not the flags
         total = {"mixtral": "num_local_experts", "llama4_text": "num_local_experts",
                  "qwen3_moe": "num_experts"}.get(family, "n_routed_experts")  # fmt: skip
         raise ConfigError(f"{where}: key 'num_experts_per_tok' = {fields['top_k']} experts per "
                           f"token is more than key '{total}' = {fields['experts']}")  # fmt: skip
-    return ImportedConfig(fields, family, where, recent_notes(config, family, fields["seq_len"]))
+    notes = recent_notes(config, family, fields["seq_len"]) + hybrid_notes(config, family)
+    return ImportedConfig(fields, family, where, notes)
 
 
 def _attention_fields(config: dict[str, Any], keys: _Keys, family: str,

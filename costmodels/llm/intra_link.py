@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from costmodels.hardware import GPU, get_link
+from costmodels.llm.gpu_arch import gpu_arch
 from costmodels.nccl.fabrics import NotModelledError, fabric_for_gpu
 
 NVLINK_PRESET = "NVLink 3 (A100)"  # whose achievable fraction and latency every NVLink shares
@@ -33,6 +34,11 @@ class IntraLink:
     bandwidth_Bps: float
     latency_s: float
     description: str
+
+
+def _fabric_name(gpu_name: str) -> str:
+    """What the GPU's own fabric is called (AMD Instinct: Infinity Fabric, xGMI links)."""
+    return "Infinity Fabric (xGMI)" if gpu_arch(gpu_name).startswith("cdna") else "NVLink/fabric"
 
 
 def gpu_intra_link(gpu: GPU) -> IntraLink:
@@ -57,7 +63,7 @@ def gpu_intra_link(gpu: GPU) -> IntraLink:
         return IntraLink(
             bandwidth,
             preset.latency_s,
-            f"{gpu.name} NVLink/fabric {nominal / 1e9:g} GB/s per direction x "
+            f"{gpu.name} {_fabric_name(gpu.name)} {nominal / 1e9:g} GB/s per direction x "
             f"{preset.achievable_fraction:g} achievable = {bandwidth / 1e9:g} GB/s, "
             f"{preset.latency_s * 1e6:g} us",
         )

@@ -37,6 +37,7 @@ from costmodels.llm.edge_ops import embedding_kernels, head_kernels
 from costmodels.llm.fp8_recipes import BLOCKWISE_GEMM_EFFICIENCY
 from costmodels.llm.frameworks import get_kernel_set
 from costmodels.llm.gemm import DEFAULT_SM_COUNT, gemm_compute_seconds
+from costmodels.llm.hybrid_ops import block_kernels
 from costmodels.llm.kernels import GemmShape, Kernel, gemm_kernel
 from costmodels.llm.layer_ops import LayerShard, layer_kernels
 from costmodels.llm.linear_shapes import op_recompute_share
@@ -209,13 +210,17 @@ def layer_times(
     framework: str,
     constants: StepConstants,
     table: OperatorTable | None,
-    moe: bool | None = None,
+    moe: bool | str | None = None,
     fp8_recipe: str | None = None,
     clock: float = 1.0,
     weight_shards: int = 1,
 ) -> LayerTimes:
-    kernels = layer_kernels(shape, shard, precision, get_kernel_set(framework), moe, fp8_recipe,
-                            weight_shards)  # fmt: skip
+    if isinstance(moe, str):  # a hybrid model's layer kind (issue 39)
+        kernels = block_kernels(shape, shard, precision, get_kernel_set(framework), moe,
+                                fp8_recipe, weight_shards)  # fmt: skip
+    else:
+        kernels = layer_kernels(shape, shard, precision, get_kernel_set(framework), moe,
+                                fp8_recipe, weight_shards)  # fmt: skip
     host = constants.host_seconds(framework)
 
     def phase(ks: tuple[Kernel, ...]) -> Seconds:

@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from costmodels.llm.shapes import TransformerShape
+from costmodels.llm.shapes import BLOCK_KINDS, TransformerShape
 
 
 def has_linear_bias(shape: TransformerShape) -> bool:
@@ -84,7 +84,9 @@ def is_moe(shape: TransformerShape) -> bool:
 
 
 def is_moe_layer(shape: TransformerShape, index: int) -> bool:
-    """Whether layer ``index`` (from 0) runs experts (module docstring)."""
+    """Whether layer ``index`` (from 0) runs experts (module docstring; a hybrid model's E)."""
+    if shape.hybrid_pattern:
+        return shape.hybrid_pattern[index] == "E"
     if not is_moe(shape) or index < shape.first_dense_layers:
         return False
     return (index + 1) % shape.moe_layer_step == 0
@@ -97,20 +99,47 @@ def dense_ffn(shape: TransformerShape) -> int:
     return shape.ffn_size
 
 
+# A layer kind: False (a dense transformer layer), True (a MoE one), or for a hybrid model one
+# character of shapes.BLOCK_KINDS ("M", "*", "-", "E": one mixer per layer, issue 39)
+Kind = bool | str
+
+
 @dataclass(frozen=True)
 class LayerCounts:
-    """Layers of a range (a stage, the model) by kind."""
+    """Layers of a range (a stage, the model) by kind. A hybrid model's ``blocks`` count its
+    layers per BLOCK_KINDS character; ``dense`` / ``moe`` then count the non-E / E ones."""
 
     dense: int
     moe: int
+    blocks: tuple[tuple[str, int], ...] = ()
 
     @property
     def total(self) -> int:
         return self.dense + self.moe
 
+    def items(self) -> tuple[tuple[Kind, int], ...]:
+        """(kind, layers) of every kind present: the block kinds of a hybrid model, else
+        (False, dense) and (True, moe)."""
+        pairs = self.blocks or ((False, self.dense), (True, self.moe))
+        return tuple((kind, n) for kind, n in pairs if n)
+
+    @property
+    def mixers(self) -> float:
+        """Transformer layers' worth of TP collectives: a hybrid layer has one mixer (attention,
+        Mamba-2 or MLP), half a transformer layer's attention + MLP pair."""
+        return self.total / 2 if self.blocks else float(self.total)
+
+    def of(self, kind: str) -> int:
+        """Layers of one hybrid block kind (0 for a model that is not hybrid)."""
+        return dict(self.blocks).get(kind, 0)
+
 
 def counts_of(shape: TransformerShape, indices: range) -> LayerCounts:
     moe = sum(1 for i in indices if is_moe_layer(shape, i))
+    if shape.hybrid_pattern:
+        part = shape.hybrid_pattern[indices.start:indices.stop]
+        blocks = tuple((kind, part.count(kind)) for kind in BLOCK_KINDS)
+        return LayerCounts(len(indices) - moe, moe, blocks)
     return LayerCounts(len(indices) - moe, moe)
 
 

@@ -62,6 +62,10 @@ def tensor_parallel_problem(
     for field, size in widths:
         if size % tp:
             return f"{names['tp']} {tp} does not divide {names[field]} {size}"
+    m = shape.mamba
+    if m is not None and (m.groups % tp or m.heads % tp):  # Megatron's MambaMixer splits both
+        return (f"{names['tp']} {tp} does not divide the Mamba-2 layers' {m.groups} groups and "
+                f"{m.heads} heads")  # fmt: skip
     kv = shape.kv_head_count
     if shape.mla is None and kv % tp and tp % kv:
         return (f"{names['tp']} {tp} neither divides {names['kv_heads']} {kv} nor is a multiple "
@@ -145,6 +149,9 @@ def context_parallel_problem(shape: TransformerShape, cp: int, tp: int, sequence
     """Why the sequence cannot be split cp ways (and tp ways more with sequence parallelism)."""
     if shape.seq_len % cp:
         return f"{names['cp']} {cp} does not divide {names['seq_len']} {shape.seq_len}"
+    if shape.mamba is not None and cp > 1:
+        return (f"{names['cp']} {cp}: context parallelism of Mamba-2 layers (their state passed "
+                "between ranks) is not modelled; use cp 1")  # fmt: skip
     if sequence_parallel and tp > 1 and (shape.seq_len // cp) % tp:
         return (f"{names['sequence_parallel']}: {names['tp']} {tp} does not divide the "
                 f"{shape.seq_len // cp} tokens per context-parallel rank")  # fmt: skip

@@ -46,7 +46,8 @@ from costmodels.llm.activations import stored_activation_bytes, working_set_byte
 from costmodels.llm.deepspeed_config import DEFAULT_DEEPSPEED
 from costmodels.llm.deepspeed_zero import deepspeed_buffer_bytes
 from costmodels.llm.frameworks import kernel_framework
-from costmodels.llm.layer_kinds import stage_sizes
+from costmodels.llm.hybrid_ops import dense_layers_equivalent
+from costmodels.llm.layer_kinds import stage_counts, stage_sizes
 from costmodels.llm.linear_shapes import layer_linears, local_weights
 from costmodels.llm.model_size import local_layer_parameters, stage_parameters
 from costmodels.llm.runtime_memory import (
@@ -158,8 +159,8 @@ def _buffers(shape: TransformerShape, layout: Layout, framework: str, recipe: Tr
         total += deepspeed_buffer_bytes(recipe.deepspeed or DEFAULT_DEEPSPEED, layout.zero,
                                         grad_bytes, param_bytes, sum(_stage_split(shape, layout)))
     elif layout.zero == 3:
-        moe = shape.experts > 1
-        block = sum(local_layer_parameters(shape, moe, t, layout.ep))
+        kinds = set(shape.hybrid_pattern) or {shape.experts > 1}  # the largest block gathered
+        block = max(sum(local_layer_parameters(shape, moe, t, layout.ep)) for moe in kinds)
         layers = stage_sizes(shape.layers, layout.pp)[0]
         gathered = layers if not recipe.reshard_after_forward else min(layers, 1 + recipe.prefetch)
         total += gathered * block * param_bytes + 2 * block * (2 + grad_bytes)
@@ -207,9 +208,15 @@ def memory_per_gpu(
     engine, framework = framework, kernel_framework(framework)  # deepspeed, megatron-fsdp
     if (step_precision == "fp8" and framework == "megatron"
             and not recipe.gathers_fp8(framework)):  # TE's fp8 weight + transpose beside bf16
-        linears = layer_linears(shape, 1, layout.tp, layout.ep, shape.experts > 1)
+        if shape.hybrid_pattern:  # issue 39: the first stage's own GEMMs' weights
+            linears = layer_linears(shape, 1, layout.tp, layout.ep, False)
+            first = stage_counts(shape, layout.pp)[:1]
+            layers = dense_layers_equivalent(shape, first, layout.tp, layout.ep, layout.etp)
+        else:
+            linears = layer_linears(shape, 1, layout.tp, layout.ep, shape.experts > 1)
+            layers = stage_sizes(shape.layers, layout.pp)[0]
         per_layer = local_weights([x for x in linears if x.fp8])
-        weights += 2.0 * per_layer * stage_sizes(shape.layers, layout.pp)[0]
+        weights += 2.0 * per_layer * layers
     sizes = stage_sizes(shape.layers, layout.pp)
     drop, fused = recipe.dropout, recipe.fused_loss
     # multi-token prediction (issue 39): its blocks on the last stage, each of the last layer's

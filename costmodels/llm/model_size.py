@@ -46,6 +46,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from costmodels.llm.layer_kinds import (
+    Kind,
+    LayerCounts,
     dense_ffn,
     has_learned_positions,
     has_linear_bias,
@@ -57,6 +59,7 @@ from costmodels.llm.layer_kinds import (
     value_width,
 )
 from costmodels.llm.layer_kinds import head_dim as head_dim
+from costmodels.llm.mamba import mamba_parameters
 from costmodels.llm.shapes import TransformerShape
 
 
@@ -94,14 +97,36 @@ def mlp_parameters(shape: TransformerShape, width: int | None = None) -> int:
 
 
 def norm_parameters(shape: TransformerShape) -> int:
-    """One normalisation layer: LayerNorm has weight and bias, RMSNorm a weight only."""
-    return 2 * shape.hidden if is_gpt_style(shape) else shape.hidden
+    """One normalisation layer: LayerNorm has weight and bias, RMSNorm a weight only (hybrid
+    Mamba models: RMSNorm, as Nemotron-H's config.json has ``rms_norm_eps``)."""
+    return 2 * shape.hidden if is_gpt_style(shape) and not shape.hybrid_pattern else shape.hidden
+
+
+def block_split(shape: TransformerShape, kind: str) -> tuple[int, int]:
+    """(dense, routed-expert) parameters of one hybrid layer (issue 39): its norm and one mixer,
+    a Mamba-2 mixer (costmodels/llm/mamba.py), attention, a dense MLP (``dense_ffn``) or a MoE
+    MLP (router, shared experts; routed experts apart)."""
+    norm = norm_parameters(shape)
+    if kind == "M":
+        assert shape.mamba is not None  # TransformerShape holds it
+        return norm + mamba_parameters(shape.mamba, shape.hidden), 0
+    if kind == "*":
+        return norm + attention_parameters(shape) + (2 * head_dim(shape) if shape.qk_norm
+                                                     else 0), 0  # fmt: skip
+    if kind == "-":
+        return norm + mlp_parameters(shape, dense_ffn(shape)), 0
+    expert = mlp_parameters(shape)
+    router = shape.hidden * shape.experts
+    return norm + router + shape.shared_experts * expert, shape.experts * expert
 
 
 @lru_cache(maxsize=4096)
-def layer_split(shape: TransformerShape, moe: bool) -> tuple[int, int]:
+def layer_split(shape: TransformerShape, moe: Kind) -> tuple[int, int]:
     """(dense, routed-expert) parameters of one dense (``moe=False``) or MoE layer: the dense
-    part is attention, norms, and the dense MLP or the router and shared experts."""
+    part is attention, norms, and the dense MLP or the router and shared experts; a hybrid
+    model's block kind (a BLOCK_KINDS character) is ``block_split``."""
+    if isinstance(moe, str):
+        return block_split(shape, moe)
     base = attention_parameters(shape) + 2 * norm_parameters(shape)
     base += 2 * head_dim(shape) if shape.qk_norm else 0  # Qwen3's q_norm and k_norm weights
     if not moe:
@@ -125,10 +150,8 @@ def embedding_parameters(shape: TransformerShape) -> int:
     return token + positions + head
 
 
-def _layers_parameters(shape: TransformerShape, dense_layers: int, moe_layers: int) -> int:
-    return dense_layers * sum(layer_split(shape, False)) + moe_layers * sum(
-        layer_split(shape, True)
-    )
+def _layers_parameters(shape: TransformerShape, counts: LayerCounts) -> int:
+    return sum(n * sum(layer_split(shape, kind)) for kind, n in counts.items())
 
 
 def mtp_extra_parameters(shape: TransformerShape) -> int:
@@ -140,16 +163,15 @@ def mtp_extra_parameters(shape: TransformerShape) -> int:
 def mtp_parameters(shape: TransformerShape) -> int:
     """All the multi-token-prediction modules' own parameters (shared embedding / head aside)."""
     extra = mtp_counts(shape)
-    return _layers_parameters(shape, extra.dense, extra.moe) + mtp_extra_parameters(shape)
+    return _layers_parameters(shape, extra) + mtp_extra_parameters(shape)
 
 
 @lru_cache(maxsize=4096)
 def parameter_count(shape: TransformerShape) -> int:
     """Total trainable parameters: layers, embeddings, output head and the final norm, and the
     multi-token-prediction modules."""
-    counts = model_counts(shape)
     return (
-        _layers_parameters(shape, counts.dense, counts.moe)
+        _layers_parameters(shape, model_counts(shape))
         + embedding_parameters(shape)
         + norm_parameters(shape)
         + mtp_parameters(shape)
@@ -177,8 +199,7 @@ def stage_parameters(shape: TransformerShape, pp: int, first: int = 0, last: int
     """
     if pp < 1:
         raise ValueError(f"pp must be >= 1, got {pp}")
-    stages = [_layers_parameters(shape, c.dense, c.moe)
-              for c in stage_counts(shape, pp, first, last)]
+    stages = [_layers_parameters(shape, c) for c in stage_counts(shape, pp, first, last)]
     stages[-1] += mtp_extra_parameters(shape)  # the MTP blocks are in stage_counts
     if pp == 1:
         return stages[0] + embedding_parameters(shape) + norm_parameters(shape)
@@ -192,7 +213,7 @@ def stage_parameters(shape: TransformerShape, pp: int, first: int = 0, last: int
 
 
 @lru_cache(maxsize=4096)
-def local_layer_parameters(shape: TransformerShape, moe: bool, tp: int, ep: int = 1,
+def local_layer_parameters(shape: TransformerShape, moe: Kind, tp: int, ep: int = 1,
                            etp: int = 0) -> tuple[float, float]:  # fmt: skip
     """(dense, routed-expert) parameters of one layer on one GPU of a TP (x EP) group.
 
@@ -202,6 +223,8 @@ def local_layer_parameters(shape: TransformerShape, moe: bool, tp: int, ep: int 
     experts are split over tp x ep (``etp`` x ep with the experts' own TP degree, issue 39)."""
     dense, expert = layer_split(shape, moe)
     h, m = shape.hidden, shape.mla
+    if isinstance(moe, str) and moe != "*":  # Mamba-2 heads and MLPs split over tp
+        return dense / tp, expert / ((etp or tp) * ep)
     if m is not None:
         whole = h * m.q_lora_rank + m.q_lora_rank if m.q_lora_rank else 0
         whole += h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank

@@ -38,10 +38,26 @@ it; the published totals are what the tests hold the counts against):
   non-embedding parameters", RoPE, squared ReLU, no biases, untied, GQA (sh-tsang.medium.com
   review of the report); hidden 6144, FFN 4 x 6144 and 8 key-value heads are the report's Table
   1 as recalled (verified: false) - they reproduce both printed counts (3.15B and 12.48B).
+- Nemotron-H 8B / 47B / 56B (issue 39, hybrid Mamba-2): Megatron-Bridge
+  src/megatron/bridge/models/nemotronh/nemotron_h_provider.py (NemotronHModelProvider8B, 47B,
+  56B: hybrid_layer_pattern, hidden_size, mamba_state_dim, mamba_num_heads, ffn_hidden_size,
+  num_attention_heads; base: mamba_num_groups 8, mamba_head_dim 64, num_query_groups 8,
+  squared ReLU, seq_length 8192) and nvidia/Nemotron-H-8B-Base-8K's config.json as copied in
+  Megatron-Bridge's tests (conv_kernel 4, chunk_size 128, attention_head_dim 128, vocab_size
+  131,072, tie_word_embeddings false, no biases). Published: 8,100,852,736 parameters for the 8B
+  (a public per-tensor analysis of the checkpoint), "47B" and "56B" model parameters (the model
+  cards), and 54 Mamba-2, 54 MLP and 10 attention layers for the 56B (research.nvidia.com
+  Nemotron-H page); the 47B's five attention layers (its model card).
+- Nemotron 3 Nano 30B-A3B: Megatron-Bridge Nemotron3NanoProvider (pattern of 23 M, 23 E and 6 *
+  layers, hidden 2688, 64 Mamba heads of 64, state 128, 32 heads with 2 query groups of 128,
+  128 experts of 1856 with a 3712-wide shared expert, top 6); published 31.6B total, 3.2-3.6B
+  active per token (crafiq.ai, apxml.com model summaries). Pre-training sequence 8,192
+  (verified: false).
 """
 
 from __future__ import annotations
 
+from costmodels.llm.mamba import Mamba2
 from costmodels.llm.shapes import LatentAttention, TransformerShape
 
 # Imported by costmodels/llm/presets.py (ModelPreset lives there): (name, shape, source,
@@ -61,6 +77,16 @@ _LLAMA4_APPROX = (
     "exact up to 8,192 tokens per sequence",
 )
 _RELU2 = ("squared-ReLU activation priced as the GELU element-wise kernel (same bytes)",)
+_NEMOTRON_H = ("Megatron-Bridge nemotron_h_provider.py NemotronHModelProvider{}; "
+               "Nemotron-H-8B-Base-8K config.json; {} (model card)")  # fmt: skip
+_MAMBA_APPROX = ("Mamba-2 layers priced from their FLOPs and bytes (no measured Mamba kernel "
+                 "rates); squared ReLU priced as the GELU element-wise kernel",)  # fmt: skip
+_H_8B = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-"
+_H_47B = ("M-M-M-M-M-M-M-M-M*-M-M-M-M-M-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-M-M---MM---"
+          "M-M*-M-M-M-M-M-")  # fmt: skip
+_H_56B = ("M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*"
+          "-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-")  # fmt: skip
+_NANO3 = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"
 KIMI_MLA = LatentAttention(kv_lora_rank=512, qk_rope_head_dim=64, qk_nope_head_dim=128,
                            v_head_dim=128, q_lora_rank=1536)  # fmt: skip
 
@@ -77,7 +103,27 @@ def recent_presets() -> list[Row]:
                    top_k=4, ffn=2880, sliding_window=128)  # fmt: skip
     llama4 = dict(vocab=202_048, kv_heads=8, head_dim=128, gated_mlp=True, ffn=8192, top_k=1,
                   shared_experts=1, dense_ffn=16_384)  # fmt: skip
+    hybrid = dict(vocab=131_072, mlp="relu2", position="rope", linear_bias=False)
+    big = Mamba2(heads=256, head_dim=64, state=256, groups=8)
     return [
+        ("Nemotron-H 8B", _shape(52, 4096, 32, 8192, ffn=21_504, kv_heads=8, hybrid_pattern=_H_8B,
+                                 mamba=Mamba2(heads=128, head_dim=64, state=128, groups=8),
+                                 **hybrid),
+         _NEMOTRON_H.format("8B", "8,100,852,736 parameters"), ("nemotron-h-8b",),
+         _MAMBA_APPROX),
+        ("Nemotron-H 47B", _shape(98, 8192, 64, 8192, ffn=30_720, kv_heads=8,
+                                  hybrid_pattern=_H_47B, mamba=big, **hybrid),
+         _NEMOTRON_H.format("47B", "47B"), ("nemotron-h-47b",), _MAMBA_APPROX),
+        ("Nemotron-H 56B", _shape(118, 8192, 64, 8192, ffn=32_768, kv_heads=8,
+                                  hybrid_pattern=_H_56B, mamba=big, **hybrid),
+         _NEMOTRON_H.format("56B", "56B"), ("nemotron-h-56b",), _MAMBA_APPROX),
+        ("Nemotron 3 Nano 30B-A3B", _shape(52, 2688, 32, 8192, ffn=1856, kv_heads=2,
+                                           head_dim=128, experts=128, top_k=6, shared_experts=2,
+                                           hybrid_pattern=_NANO3,
+                                           mamba=Mamba2(heads=64, head_dim=64, state=128,
+                                                        groups=8), **hybrid),
+         "Megatron-Bridge Nemotron3NanoProvider; 31.6B total / 3.2-3.6B active",
+         ("nemotron-3-nano", "nemotron-3-nano-30b-a3b"), _MAMBA_APPROX),
         ("Qwen3 32B", _shape(64, 5120, 64, 4096, ffn=25_600, kv_heads=8, **qwen3),
          _MINDSPEED.format("qwen3_32b"), ("qwen3-32b",), ()),
         ("Qwen3 30B-A3B", _shape(48, 2048, 32, 4096, ffn=768, kv_heads=4, experts=128, top_k=8,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from costmodels.hardware import GPU
+from costmodels.llm.mamba import Mamba2
 
 # none: keep every activation; selective: Megatron's attention-core recomputation (Korthikanti et
 # al. 2022); op: torchtitan's per-op selective checkpointing (costmodels/llm/activations.py);
@@ -20,6 +21,9 @@ Recompute = Literal["none", "selective", "op", "full"]
 RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "op", "full")
 MLP_KINDS: tuple[str, ...] = ("swiglu", "gelu", "relu2")  # issue 39: --mlp
 POSITIONS: tuple[str, ...] = ("rope", "learned")  # issue 39: --position
+# issue 39: a hybrid model's blocks, as Megatron's hybrid_override_pattern writes them: M a
+# Mamba-2 mixer, * self-attention, - a dense MLP, E a mixture-of-experts MLP (one per block)
+BLOCK_KINDS: str = "M*-E"
 
 
 @dataclass(frozen=True)
@@ -90,8 +94,13 @@ class TransformerShape:
     # projection and two norms, sharing the embedding and the output head; Megatron-Core builds
     # them on the last pipeline stage (--mtp-num-layers); costmodels/llm/layer_kinds.py
     mtp: int = 0
+    # issue 39: a hybrid model (Nemotron-H, Nemotron 3): one character of BLOCK_KINDS per layer,
+    # each layer one norm and one mixer; ``mamba`` prices its M layers (costmodels/llm/mamba.py)
+    hybrid_pattern: str = ""
+    mamba: Mamba2 | None = None
 
     def __post_init__(self) -> None:
+        self._check_hybrid()
         if self.mlp is not None:
             if self.mlp not in MLP_KINDS:
                 raise ValueError(f"TransformerShape.mlp must be one of {'|'.join(MLP_KINDS)}, "
@@ -121,6 +130,26 @@ class TransformerShape:
             raise ValueError(f"hidden {self.hidden} is not divisible by heads {self.heads}")
         if self.kv_heads is not None and self.heads % self.kv_heads:
             raise ValueError(f"heads {self.heads} is not divisible by kv_heads {self.kv_heads}")
+
+    def _check_hybrid(self) -> None:
+        pattern = self.hybrid_pattern
+        if not pattern:
+            if self.mamba is not None:
+                raise ValueError("TransformerShape.mamba needs a hybrid_pattern with M layers")
+            return
+        if len(pattern) != self.layers or set(pattern) - set(BLOCK_KINDS):
+            raise ValueError(f"a hybrid model's layer pattern must have one of {BLOCK_KINDS!r} "
+                             f"per layer ({self.layers} layers: --layers cannot change it), got "
+                             f"{pattern[:60]!r}")  # fmt: skip
+        if self.mtp:
+            raise ValueError("TransformerShape.mtp (multi-token prediction) is not priced for a "
+                             "hybrid model (Nemotron 3's MTP layers are left out)")  # fmt: skip
+        if ("M" in pattern) != (self.mamba is not None):
+            raise ValueError("TransformerShape.mamba must be set exactly when hybrid_pattern "
+                             "has M (Mamba-2) layers")  # fmt: skip
+        if ("E" in pattern) != (self.experts > 1):
+            raise ValueError("a hybrid model has E (MoE) layers in its pattern exactly when it "
+                             "has experts (--experts cannot change it)")  # fmt: skip
 
     @property
     def ffn_size(self) -> int:

@@ -124,9 +124,9 @@ def _stage_times(shape: TransformerShape, stages: tuple[int, int, int], recomput
                  weight_shards: int = 1) -> StageTimes:  # fmt: skip
     scale = _calibrated(calibration)
     counts = stage_counts(shape, *stages)  # pp, first-stage and last-stage layers
-    present = {moe for c in counts for moe, n in ((False, c.dense), (True, c.moe)) if n}
-    kinds: dict[bool, KindTimes] = {}
-    for moe in sorted(present):
+    present = {moe for c in counts for moe, _ in c.items()}
+    kinds: dict[bool | str, KindTimes] = {}
+    for moe in sorted(present, key=str):
         lt = layer_times(shape, shard, gpu, precision, framework, constants, table, moe,
                          fp8_recipe, clock, weight_shards)  # fmt: skip
         kinds[moe] = KindTimes(
@@ -138,9 +138,8 @@ def _stage_times(shape: TransformerShape, stages: tuple[int, int, int], recomput
     forward, backward = [], []
     for i, c in enumerate(counts):
         f, b = Seconds(), Seconds()
-        for moe, n in ((False, c.dense), (True, c.moe)):
-            if n:
-                f, b = f + kinds[moe].forward.scaled(n), b + kinds[moe].backward.scaled(n)
+        for moe, n in c.items():
+            f, b = f + kinds[moe].forward.scaled(n), b + kinds[moe].backward.scaled(n)
         if i == 0:
             f, b = f + emb_f, b + emb_b
         if i == len(counts) - 1:

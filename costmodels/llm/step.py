@@ -60,9 +60,10 @@ from costmodels.llm.fp8_recipes import BLACKWELL_ONLY, default_recipe
 from costmodels.llm.framework_dp import framework_dp, framework_recipe, layout_problem
 from costmodels.llm.frameworks import KERNELS_OF, LOSS_SCALE_BYTES, get_kernel_set
 from costmodels.llm.gpu_arch import gpu_arch
+from costmodels.llm.hybrid_ops import dense_layers_equivalent
 from costmodels.llm.kernel_time import kernel_seconds
 from costmodels.llm.kernels import memory_kernel
-from costmodels.llm.layer_kinds import stage_sizes
+from costmodels.llm.layer_kinds import stage_counts, stage_sizes
 from costmodels.llm.layer_ops import LayerShard, weight_cast_bytes
 from costmodels.llm.memory import fits, memory_per_gpu, memory_verdict, usable_memory_bytes
 from costmodels.llm.mfu_ceiling import FLAG as MFU_FLAG
@@ -148,16 +149,20 @@ def _optimizer_s(shape: TransformerShape, layout: Layout, cluster: LLMCluster, p
     if precision == "fp16":
         opt = memory_kernel(opt.name, opt.bytes + LOSS_SCALE_BYTES * params, opt.launches + 1)
     seconds = kernel_seconds(opt, cluster.gpu, constants, table)
+    hybrid = bool(shape.hybrid_pattern)  # issue 39: its own GEMMs' weights, per stage
     casts = (
         weight_cast_bytes(
             shape,
             _shard(shape, layout),
             precision,
+            moe=False if hybrid else None,
             fp8_recipe=recipe.fp8_recipe,
             framework=framework,
         )
-        * layers
-    )
+        * (dense_layers_equivalent(shape, stage_counts(shape, layout.pp, layout.first_stage_layers,
+                                                       layout.last_stage_layers),
+                                   layout.tp, layout.ep, layout.etp) if hybrid else layers)
+    )  # fmt: skip
     if casts:
         seconds += kernel_seconds(memory_kernel("fp8-weight-cast", casts, launches=int(layers)),
                                   cluster.gpu, constants, table)  # fmt: skip
@@ -179,10 +184,11 @@ def _tp_exposed_per_mb(
     if not recipe.async_tp:
         return comm.tp / layout.micro_batches, 0.0
     exposed = 0.0
-    for moe, n in ((False, counts.dense), (True, counts.moe)):
-        if n:
-            exposed += n * exposed_layer_tp(schedule, comm.tp_collective_s, stages.kinds[moe].raw,
-                                            layout.tp, constants.overlap_interference)  # fmt: skip
+    for moe, n in counts.items():  # a hybrid layer has one mixer: half the TP collectives
+        share = n / 2 if isinstance(moe, str) else n
+        exposed += share * exposed_layer_tp(schedule, comm.tp_collective_s,
+                                            stages.kinds[moe].raw, layout.tp,
+                                            constants.overlap_interference)  # fmt: skip
     return exposed, max(0.0, comm.tp - layout.micro_batches * exposed)
 
 

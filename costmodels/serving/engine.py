@@ -32,6 +32,10 @@ reserve, times the engine's free-memory fraction (``kv_memory_fraction``; defaul
 model's 0.95, costmodels.serving.constants), over the bytes one token adds on that GPU, rounded
 down to whole blocks; or, for engines that size by the whole GPU (``memory_of_total``: vLLM,
 SGLang), the fraction of the whole memory less weights, activations and the reserve.
+With sliding-window layers (GPT-OSS, issue 39) a pool token is one of the full-attention layers,
+and the sliding layers' windows (``kv_cache.window_bytes_per_gpu`` each) are set aside first for
+``max_num_seqs`` sequences, or for as many as the memory holds at a window's length each (a
+sequence never caches more than its window on those layers).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from dataclasses import dataclass
 from costmodels.limits import MAX_BATCH, check_count
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving.constants import ServingConstants, serving_constants
-from costmodels.serving.kv_cache import kv_bytes_per_token_per_gpu
+from costmodels.serving.kv_cache import pool_bytes_per_token_per_gpu, window_bytes_per_gpu
 from costmodels.serving.layout import ServingLayout
 from costmodels.serving.memory import activation_bytes, weight_bytes_per_gpu
 
@@ -124,8 +128,13 @@ def kv_pool(
     fraction = c.kv_memory_fraction if engine.kv_memory_fraction is None else (
         engine.kv_memory_fraction)  # fmt: skip
     free = memory * fraction - used if engine.memory_of_total else (memory - used) * fraction
-    per_token = kv_bytes_per_token_per_gpu(shape, layout)
-    blocks = int(max(0.0, free) // (per_token * engine.block_size))
+    per_token = pool_bytes_per_token_per_gpu(shape, layout)
+    window = window_bytes_per_gpu(shape, layout)
+    tokens_free = free
+    if window and free > 0:  # sliding layers: each running sequence's window, set aside
+        at_window = free // (window + per_token * shape.sliding_window)
+        tokens_free -= window * min(engine.max_num_seqs, at_window)
+    blocks = int(max(0.0, tokens_free) // (per_token * engine.block_size))
     if blocks < 1:
         raise EngineError(
             f"no memory left for the KV cache on a {cluster.gpu.name}: weights take "

@@ -34,6 +34,7 @@ import numpy as np
 
 from costmodels.llm.constants import StepConstants, default_constants
 from costmodels.llm.kernels import Kernel
+from costmodels.llm.layer_kinds import sliding_share
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving.attention_cost import attention_rates
 from costmodels.serving.comm import layer_comm, pass_edges_comm
@@ -211,17 +212,24 @@ class IterationCost:
     def _attention(self, b: Batch, split: float, context: float) -> tuple[float, int]:
         r = self.rates
         time, launches = 0.0, 0
+        share, w = sliding_share(self.shape), self.shape.sliding_window
         if b.decode_seqs:
             seqs = b.decode_seqs / split
             time += r.decode_s(seqs, context / split) + seqs * self.decode_head_s
+            if share:  # sliding-window layers read at most the window per sequence (issue 39)
+                windowed = seqs * min(context / b.decode_seqs, w)
+                time += share * (r.decode_s(seqs, windowed) - r.decode_s(seqs, context / split))
             launches += 2 if context / b.decode_seqs > DECODE_PARTITION else 1
         if b.prefill_tokens:
-            time += r.prefill_s(
-                b.prefill_pairs / split,
-                b.prefill_tokens / split,
-                b.prefill_keys / split,
-                b.prefill_blocks / split,
-            )
+            parts = (b.prefill_pairs, b.prefill_tokens, b.prefill_keys, b.prefill_blocks)
+            full = r.prefill_s(*(x / split for x in parts))
+            time += full
+            if share:  # each new token scores at most w keys; a chunk reads its last w only
+                pairs = min(b.prefill_pairs, b.prefill_tokens * w)
+                keys = min(b.prefill_keys, b.prefill_tokens + b.seqs * w)
+                windowed = r.prefill_s(*(x / split for x in (pairs, b.prefill_tokens, keys,
+                                                                b.prefill_blocks)))  # fmt: skip
+                time += share * (windowed - full)
             launches += 1
         return time, launches
 

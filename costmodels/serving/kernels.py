@@ -21,16 +21,19 @@ their weights are read: at batch 1 Mixtral reads 2 of its 8 experts. Shared expe
 (``shape.shared_experts``) run every token as one more gated MLP, TP-sharded. A MoE model's
 dense layers (``first_dense_layers``, ``moe_layer_step``; costmodels.serving.layers) run a plain
 MLP of ``dense_ffn``; ``layer_kernels(..., moe=...)`` says which kind of layer to build.
-Attention of a model with multi-head latent attention is costmodels.serving.mla's.
+Attention of a model with multi-head latent attention is costmodels.serving.mla's. Sliding-window
+layers (GPT-OSS, issue 39) read only their window's keys: a layer's attention kernel is the mean
+of a full layer's and a windowed one's, weighted by the share of windowed layers.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from costmodels.llm.attention import flash_kernels
 from costmodels.llm.kernels import GemmShape, Kernel, gemm_kernel, memory_kernel
+from costmodels.llm.layer_kinds import sliding_share
 from costmodels.llm.shapes import TransformerShape
 from costmodels.serving.kv_cache import head_dim, kv_elements_per_layer, kv_heads_per_gpu
 from costmodels.serving.layers import dense_ffn, is_moe
@@ -79,14 +82,32 @@ def expert_load(shape: TransformerShape, layout: ServingLayout, total_tokens: in
     return ExpertLoad(touched, max(1, math.ceil(routed / touched)), width)
 
 
+def _windowed(full: Kernel, band: Kernel, share: float) -> Kernel:
+    """One layer's attention kernel averaged over full and sliding-window layers (``share`` of
+    them windowed, issue 39: GPT-OSS), as the training model's layer_ops does."""
+    return replace(full, flops=(1 - share) * full.flops + share * band.flops,
+                   bytes=(1 - share) * full.bytes + share * band.bytes)  # fmt: skip
+
+
 def _attention(shape: TransformerShape, work: Work, tp: int, kv_bytes: float) -> list[Kernel]:
     if shape.mla is not None:
         return mla_attention(shape, work.seqs, work.q_len, work.kv_len, tp, kv_bytes)
+    share = sliding_share(shape)
+    if share and work.kv_len > shape.sliding_window:  # sliding layers read the window only
+        window = replace(work, kv_len=shape.sliding_window)
+        full, band = _attention_core(shape, work, tp, kv_bytes), _attention_core(
+            shape, window, tp, kv_bytes, causal=work.decode)  # fmt: skip
+        return [_windowed(full[0], band[0], share), full[1]]
+    return _attention_core(shape, work, tp, kv_bytes)
+
+
+def _attention_core(shape: TransformerShape, work: Work, tp: int, kv_bytes: float,
+                    causal: bool = True) -> list[Kernel]:  # fmt: skip
     d, heads, kv = head_dim(shape), shape.heads // tp, kv_heads_per_gpu(shape, tp)
     new_kv = float(work.tokens * kv_elements_per_layer(shape, tp))
     cache_write = memory_kernel("kv-cache-write", new_kv * (ACT + kv_bytes))
-    if not work.decode:
-        fwd, _ = flash_kernels(work.seqs, work.q_len, work.kv_len, heads, kv, d)
+    if not work.decode:  # a window's band: every query scores w keys (not causal within it)
+        fwd, _ = flash_kernels(work.seqs, work.q_len, work.kv_len, heads, kv, d, causal)
         return [fwd, cache_write]
     cache_read = 2.0 * work.seqs * kv * work.kv_len * d * kv_bytes
     q_and_o = 2.0 * work.seqs * heads * d * ACT

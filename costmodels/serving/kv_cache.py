@@ -18,19 +18,32 @@ one latent of ``kv_lora_rank`` and one rotary key of ``qk_rope_head_dim`` per to
 shared by all heads: DeepSeek-V3 (61 layers, 512 + 64) in 16-bit caches 61 x 576 x 2 = 68.6 KiB
 per token, against 61 x 2 x 128 x 128 x 2 = 3.8 MiB for its 128 full heads. The latent is not
 split by head, so every GPU of a TP group holds all of it (vLLM's and SGLang's MLA backends).
+
+Sliding-window layers (issue 39; GPT-OSS: every second layer attends to the last 128 tokens,
+``TransformerShape.sliding_window`` / ``sliding_layers``) keep only the window's keys and values:
+a sequence of L tokens caches L positions on a full-attention layer and min(L, w) on a sliding
+one (vLLM's hybrid KV-cache manager frees the blocks that fall out of the window). GPT-OSS-120B
+(36 layers, 18 of them sliding, 8 KV heads of 64) in 16-bit: 2 x 8 x 64 x 2 = 2 KiB per token
+and layer, so a 4,096-token request caches 2 KiB x (18 x 4,096 + 18 x 128) = 148.5 MiB, not the
+288 MiB of 36 full layers. ``kv_bytes_per_token`` stays the rate of a token inside the window
+(every layer); ``kv_bytes_per_request`` and the per-sequence sizes apply the window. The paged
+pool (costmodels.serving.engine.kv_pool) counts tokens at the full-attention layers' rate and
+sets aside each running sequence's window on the sliding layers (``window_bytes_per_gpu``).
 """
 
 from __future__ import annotations
 
 import math
 
+from costmodels.llm.layer_kinds import sliding_share
 from costmodels.llm.shapes import TransformerShape
 from costmodels.serving.layers import head_dim
 from costmodels.serving.layout import ServingLayout
 
 __all__ = [
-    "head_dim", "kv_bytes_per_request", "kv_bytes_per_token", "kv_bytes_per_token_per_gpu",
-    "kv_elements_per_layer", "kv_heads_per_gpu",
+    "cached_positions", "head_dim", "kv_bytes_per_request", "kv_bytes_per_sequence_per_gpu",
+    "kv_bytes_per_token", "kv_bytes_per_token_per_gpu", "kv_elements_per_layer",
+    "kv_heads_per_gpu", "pool_bytes_per_token_per_gpu", "window_bytes_per_gpu",
 ]  # fmt: skip
 
 
@@ -53,12 +66,43 @@ def kv_bytes_per_token(shape: TransformerShape, kv_bytes: float = 2.0) -> float:
     return 2.0 * shape.layers * shape.kv_head_count * head_dim(shape) * kv_bytes
 
 
+def cached_positions(shape: TransformerShape, tokens: int) -> float:
+    """Positions a sequence of ``tokens`` tokens caches per layer, averaged over the layers:
+    ``tokens`` on full-attention layers, at most the window on sliding ones (module docstring)."""
+    share = sliding_share(shape)
+    return (1 - share) * tokens + share * min(tokens, shape.sliding_window)
+
+
 def kv_bytes_per_request(shape: TransformerShape, tokens: int, kv_bytes: float = 2.0) -> float:
-    """The cache of one sequence of ``tokens`` tokens (prompt plus output)."""
-    return tokens * kv_bytes_per_token(shape, kv_bytes)
+    """The cache of one sequence of ``tokens`` tokens (prompt plus output), windowed on the
+    sliding-window layers."""
+    return cached_positions(shape, tokens) * kv_bytes_per_token(shape, kv_bytes)
 
 
 def kv_bytes_per_token_per_gpu(shape: TransformerShape, layout: ServingLayout) -> float:
     """Bytes one token adds on one GPU of the busiest pipeline stage."""
     layers = math.ceil(shape.layers / layout.pp)
     return float(layers * kv_elements_per_layer(shape, layout.tp) * layout.kv_bytes)
+
+
+def kv_bytes_per_sequence_per_gpu(shape: TransformerShape, layout: ServingLayout,
+                                  tokens: int) -> float:  # fmt: skip
+    """The cache one sequence of ``tokens`` tokens holds on one GPU of the busiest stage."""
+    return cached_positions(shape, tokens) * kv_bytes_per_token_per_gpu(shape, layout)
+
+
+def pool_bytes_per_token_per_gpu(shape: TransformerShape, layout: ServingLayout) -> float:
+    """What one more token of context costs on one GPU once a sequence is past the window: the
+    full-attention layers' share (every layer's when none is windowed, or all of them are)."""
+    share = sliding_share(shape)
+    per_token = kv_bytes_per_token_per_gpu(shape, layout)
+    return per_token * (1 - share) if share < 1 else per_token
+
+
+def window_bytes_per_gpu(shape: TransformerShape, layout: ServingLayout) -> float:
+    """The sliding layers' cache of one sequence at its full window on one GPU (0 without
+    sliding layers; a model whose every layer is windowed is counted per token instead)."""
+    share = sliding_share(shape)
+    if share in (0.0, 1.0):
+        return 0.0
+    return share * shape.sliding_window * kv_bytes_per_token_per_gpu(shape, layout)

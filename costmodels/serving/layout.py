@@ -100,8 +100,20 @@ class ServingLayout:
         return KV_BYTES[self.kv_precision]
 
 
+def check_priced(shape: TransformerShape) -> None:
+    """ServingLayoutError for a model the serving model cannot price (issue 39: the Mamba-2
+    layers of hybrid models are priced for training only)."""
+    if shape.hybrid_pattern:
+        raise ServingLayoutError(
+            "--model: a hybrid Mamba-2 model (Nemotron-H, Nemotron 3) is priced for training "
+            "(predict-llm, plan-llm); the serving model does not price its Mamba-2 layers and "
+            "their per-sequence state yet"
+        )
+
+
 def check_layout(shape: TransformerShape, layout: ServingLayout, gpus_per_node: int) -> None:
     """ServingLayoutError naming the flag when ``shape`` cannot be split as ``layout`` says."""
+    check_priced(shape)
     if layout.gpus > MAX_INSTANCE_GPUS:
         raise ServingLayoutError(
             f"--tp x --pp (x --ep / --tp) makes an instance of {layout.gpus:,} GPUs; at most "

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from costmodels.llm.layer_kinds import has_learned_positions
 from costmodels.llm.shapes import TransformerShape
-from costmodels.serving.kv_cache import head_dim, kv_bytes_per_token_per_gpu, kv_heads_per_gpu
+from costmodels.serving.kv_cache import head_dim, kv_bytes_per_sequence_per_gpu, kv_heads_per_gpu
 from costmodels.serving.layers import (
     LayerParameters,
     dense_ffn,
@@ -87,6 +87,7 @@ def activation_bytes(shape: TransformerShape, layout: ServingLayout, prompt_len:
 def serving_memory(shape: TransformerShape, layout: ServingLayout, seqs_per_group: int,
                    tokens_per_seq: int, prompt_len: int) -> ServingMemory:  # fmt: skip
     """Bytes on one GPU holding ``seqs_per_group`` sequences of ``tokens_per_seq`` tokens."""
-    cache = seqs_per_group * tokens_per_seq * kv_bytes_per_token_per_gpu(shape, layout)
+    # sliding-window layers keep only the window (costmodels.serving.kv_cache, issue 39)
+    cache = seqs_per_group * kv_bytes_per_sequence_per_gpu(shape, layout, tokens_per_seq)
     return ServingMemory(weight_bytes_per_gpu(shape, layout), cache,
                          activation_bytes(shape, layout, prompt_len, seqs_per_group))  # fmt: skip

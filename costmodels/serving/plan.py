@@ -37,7 +37,7 @@ from costmodels.limits import MAX_ENGINE_WORK
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving.capacity import concurrency_for_tpot
 from costmodels.serving.engine import EngineConfig, kv_pool
-from costmodels.serving.layout import ServingLayout, check_layout
+from costmodels.serving.layout import ServingLayout, check_layout, check_priced
 from costmodels.serving.lone import decode_step_s, first_token_s
 from costmodels.serving.precision import check_gpu_supports
 from costmodels.serving.requests import RequestSet
@@ -221,6 +221,7 @@ def plan_serving(
     are); ``engine``: one EngineConfig or a function of the deployment and its cluster (an
     engine preset's limits depend on both), ``prices`` are $ per GPU-hour by GPU
     name, ``rank_by`` "gpu" (output tokens/s per GPU) or "dollar" (per dollar)."""
+    check_priced(shape)  # one line for a model the serving model cannot price
     prices = prices or {}
     engine_of = engine if callable(engine) else (lambda d, cluster: engine)
     output = float(requests.output.mean())

@@ -144,7 +144,9 @@ def _serving_presets() -> list[ModelPreset]:
 
 
 SERVING_PRESETS: dict[str, ModelPreset] = {p.name: p for p in _serving_presets()}
-SERVING_MODEL_NAMES: list[str] = [*PRESETS, *SERVING_PRESETS]
+# hybrid Mamba-2 presets are priced for training only (serving.layout.check_priced, issue 39)
+SERVING_MODEL_NAMES: list[str] = [*(name for name, p in PRESETS.items()
+                                    if not p.shape.hybrid_pattern), *SERVING_PRESETS]  # fmt: skip
 
 
 def _key(text: str) -> str:

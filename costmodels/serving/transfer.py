@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from costmodels.hardware import GPU, get_link
 from costmodels.llm.intra_link import gpu_intra_link
 from costmodels.llm.shapes import TransformerShape
-from costmodels.serving.kv_cache import kv_bytes_per_token
+from costmodels.serving.kv_cache import kv_bytes_per_request
 from costmodels.serving.layout import ServingLayout
 from costmodels.units import parse_bandwidth
 
@@ -73,7 +73,7 @@ def kv_transfer(shape: TransformerShape, layout: ServingLayout, prompt_len: int,
                 link: TransferLink, prefill_s: float, mode: str = "whole") -> Transfer:  # fmt: skip
     if mode not in MODES:
         raise ValueError(f"--transfer-mode must be one of {list(MODES)}, got {mode!r}")
-    total = prompt_len * kv_bytes_per_token(shape, layout.kv_bytes)
+    total = kv_bytes_per_request(shape, prompt_len, layout.kv_bytes)  # windowed (issue 39)
     seconds = link.latency_s + total / senders(shape, layout) / link.bandwidth_Bps
     if mode == "whole":
         return Transfer(total, seconds, seconds)

@@ -223,8 +223,9 @@ def test_nemotron_config_and_unpriced_architectures(tmp_path: Path) -> None:
     layer = 2 * h * h + 2 * h * 1024 + 2 * h * f + 4 * h
     assert parameter_count(shape) == 32 * layer + 2 * 256_000 * h + 2 * h
     assert "partial rotary" in resolved.source and "squared-ReLU" in resolved.source
-    with pytest.raises(ConfigError, match="'nemotron_h' cannot be priced: .*Mamba-2"):
-        read_hf_config(_write(tmp_path, {"model_type": "nemotron_h", "num_hidden_layers": 52}))
+    # nemotron_h is priced since issue 39's Mamba-2 layers (tests/costmodels/test_hybrid_mamba.py)
+    with pytest.raises(ConfigError, match="'jamba' cannot be priced: .*state-space"):
+        read_hf_config(_write(tmp_path, {"model_type": "jamba", "num_hidden_layers": 32}))
 
 
 def test_head_dim_mlp_and_position_flags() -> None:

@@ -203,10 +203,20 @@ def page_text(tax: Taxonomy) -> str:
         "only their 128-token window (FLOPs and flash kernels). What the model prices only "
         "approximately (GPT-OSS's attention sinks; Llama 4's chunked attention beyond 8,192 "
         "tokens) is printed after the "
-        "model's name as `APPROXIMATION: ...`; a state-space model (Nemotron-H, Mamba) is "
+        "model's name as `APPROXIMATION: ...`. Hybrid Mamba-2 models: presets `Nemotron-H 8B` "
+        "/ `47B` / `56B` and `Nemotron 3 Nano 30B-A3B`, and `--hf-config` of `nemotron_h` "
+        "(its `hybrid_override_pattern`: M Mamba-2, * attention, - MLP, E MoE, one mixer per "
+        "layer). A Mamba-2 layer is priced as its own kernels: the in_proj (z, x, B, C, dt) "
+        "and out_proj GEMMs, the causal conv1d, the SSD chunked scan as its batched products "
+        "(2 Q N G + 2 Q P H + 4 N P H FLOPs per token for chunk Q, state N, G groups, H heads "
+        "of P; Dao & Gu, arXiv:2405.21060) and the gated norm; its activations and no KV "
+        "cache; under TP its heads and groups split (one all-reduce per layer, as for an "
+        "attention or MLP layer); context parallelism of Mamba layers is refused. Nemotron-H "
+        "8B counts 8,100,852,736 parameters, as its checkpoint. A pure Mamba or Jamba config is "
         "refused in one line naming what is missing. GPUs `b300` and `gb300` and clusters "
         "`dgx-b200`, `dgx-b300`, `gb300-nvl72` (800 Gb/s ConnectX-8 per GPU) are presets "
-        "(`commatlas clusters` lists the sources).",
+        "(`commatlas clusters` lists the sources); `--gpu mi300x`, `mi325x` (CDNA 3) and "
+        "`mi355x` (CDNA 4) are taken by every command that takes `--gpu`.",
         "",
         "Precisions: `--fp8-recipe fp8-cs` is Transformer Engine's current scaling (per-tensor "
         "scales from each tensor's own amax: an extra read per cast, the norm cannot cast), "

@@ -18,6 +18,7 @@ from costmodels.llm.shapes import LLMCluster
 from costmodels.serving import (
     RequestCost,
     ServingLayout,
+    kv_bytes_per_request,
     kv_bytes_per_token,
     kv_transfer,
     predict_serving,
@@ -27,7 +28,8 @@ from costmodels.serving import (
 from costmodels.serving.published import SOURCE, nemo_comparisons
 from taxonomy import Taxonomy
 
-MODELS = ("Llama 2 7B", "Llama 3.1 8B", "Llama 3.1 70B", "Mixtral 8x7B", "Qwen 2.5 72B")
+MODELS = ("Llama 2 7B", "Llama 3.1 8B", "Llama 3.1 70B", "Mixtral 8x7B", "Qwen 2.5 72B",
+          "GPT-OSS 120B")
 BIG, SMALL = "Llama 3.1 70B", "Llama 2 7B"
 LINKS = ("nvlink", "InfiniBand NDR", "RoCE 400", "100 GbE")
 BATCHES = (1, 4, 16, 64, 256)
@@ -54,7 +56,7 @@ def kv_rows() -> list[list[str]]:
         per_token = kv_bytes_per_token(s, 2)
         rows.append([name, str(s.layers), f"{s.kv_head_count} of {s.heads}",
                      c.format_bytes(per_token), c.format_bytes(kv_bytes_per_token(s, 1)),
-                     c.format_bytes(4096 * per_token)])  # fmt: skip
+                     c.format_bytes(kv_bytes_per_request(s, 4096, 2))])  # fmt: skip
     return rows
 
 
@@ -129,7 +131,14 @@ def page_text(tax: Taxonomy) -> str:
         "",
         "Every layer keeps a key and a value vector per key-value head for every token: "
         "2 x layers x KV heads x head size x bytes. Grouped-query attention shrinks it by "
-        "heads / KV heads, an fp8 cache halves it.",
+        "heads / KV heads, an fp8 cache halves it. Sliding-window layers (GPT-OSS: every "
+        "second layer, a 128-token window) keep only the window: a 4,096-token GPT-OSS-120B "
+        "request caches 2 KiB x (18 x 4,096 + 18 x 128) = 148.5 MiB, not 288 MiB, and the paged "
+        "pool counts tokens at the full-attention layers' rate after setting aside each running "
+        "sequence's window (about twice the context of an all-full-attention cache); decode "
+        "and prefill attention on those layers read and score the window only. Hybrid "
+        "Mamba-2 models (Nemotron-H, Nemotron 3) are priced for training only: the serving "
+        "commands refuse them in one line.",
         "",
         *c.table(
             [
