@@ -2,7 +2,9 @@
 and load imbalance stated, never silent).
 
 The line names where the EP group sits (NVLink domains spanned, as costmodels/llm/group_span.py
-places Megatron-LM's ranks in the job's domains), how its exchange is priced
+places the ranks in the job's domains: Megatron-Core's expert rank generator orders them
+tp-ep-dp-pp with the experts' own TP degree innermost, so EP members lie ``etp`` ranks apart,
+whatever the attention layers' CP), how its exchange is priced
 (costmodels/llm/moe_dispatch.py) and the busiest EP rank's load factor with its source
 (costmodels/llm/moe_routing.py). Example::
 
@@ -51,5 +53,7 @@ def moe_note(shape: TransformerShape, layout: Layout, cluster: LLMCluster,
     stated = recipe.moe_imbalance is not None
     factor = recipe.moe_imbalance or busiest_rank_factor(tokens * shape.top_k * layout.ep,
                                                          layout.ep)  # fmt: skip
-    return (f"MoE: EP {layout.ep} {where}; {_exchange(shape, span.nodes, recipe.moe_dispatcher)}"
-            f"; {imbalance_note(factor, stated)}")
+    stride = "" if layout.expert_tp == 1 else f" (ranks {layout.expert_tp} apart, etp innermost)"
+    return (f"MoE: EP {layout.ep}{stride} {where}; "
+            f"{_exchange(shape, span.nodes, recipe.moe_dispatcher)}; "
+            f"{imbalance_note(factor, stated)}")
