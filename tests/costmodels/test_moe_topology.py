@@ -132,3 +132,24 @@ def test_predict_llm_states_placement_and_load(capsys: pytest.CaptureFixture[str
     assert "--moe-imbalance 0.9" in capsys.readouterr().err
     shape = get_preset("Qwen3 235B-A22B").shape
     assert shape.experts == 128 and shape.top_k == 8
+
+
+def test_few_tokens_per_expert_run_slower_grouped_gemms() -> None:
+    """Fine-grained experts (Qwen3 30B-A3B: 128 of width 768, top 8) with few tokens each: the
+    grouped GEMM's tiles are mostly padding (costmodels/llm/gemm.py), so 512 tokens per micro-
+    batch (32 per expert) run well below the rate of 8,192 (512 per expert)."""
+    from costmodels.llm.gemm import gemm_compute_seconds
+    from costmodels.llm.kernels import GemmShape
+    from costmodels.llm.linear_shapes import mlp_linears
+
+    qwen = get_preset("Qwen3 30B-A3B").shape
+    gpu = get_gpu("h100")
+
+    def rate(tokens: int) -> float:
+        x = next(x for x in mlp_linears(qwen, tokens, 1, 1, True) if x.name == "expert-in")
+        gemm = GemmShape(x.m, x.n, x.k, x.batch)
+        return gemm.flops / gemm_compute_seconds(gemm, gpu, "bf16", 256.0, 0.9)
+
+    few, many = rate(512), rate(8192)
+    assert next(x.m for x in mlp_linears(qwen, 512, 1, 1, True) if x.batch == 128) == 32
+    assert few < 0.5 * many
