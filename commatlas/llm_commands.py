@@ -182,6 +182,14 @@ def _precision_note(options: dict[str, Any]) -> str:
     return "; ".join(note for note in notes if note)
 
 
+def _moe_note(shape: Any, layout: Any, cluster: Any, options: dict[str, Any]) -> str:
+    """Issue 39 item 5: where the EP group sits, how its exchange and load are priced."""
+    from costmodels.llm.moe_notes import moe_note
+    from costmodels.llm.recipe import DEFAULT_RECIPE
+
+    return moe_note(shape, layout, cluster, options.get("recipe") or DEFAULT_RECIPE)
+
+
 def _fail(command: str, exc: Exception) -> int:
     print(f"commatlas {command}: {' '.join(str(exc).split())}", file=sys.stderr)
     return 2
@@ -219,7 +227,7 @@ def predict_llm_command(args: argparse.Namespace) -> int:
     step_json = asdict(step)
     gpu, precision = cluster.gpu, ctx["options"]["precision"]
     out = {**step_json, **percentages(step_json, gpu, precision), "layout": layout_json(layout),
-           **_echo(ctx, report)}  # fmt: skip
+           **_echo(ctx, report), "moe_note": _moe_note(shape, layout, cluster, ctx["options"])}
     if args.job_file_report:  # --from: what was read, ignored and assumed (issue 41)
         out["job_file"] = args.job_file_report
     if args.json:

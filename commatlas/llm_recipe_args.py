@@ -53,6 +53,10 @@ def add_recipe_flags(parser: argparse.ArgumentParser) -> None:
                      help="expert exchange: alltoall (flat), deepep (once per node over the "
                      "network, then NVLink), hybridep (priced as deepep) (default: alltoall, "
                      "or DeepSeek's node-limited form for such a model)")  # fmt: skip
+    run.add_argument("--moe-imbalance", type=positive_float, metavar="MAX/MEAN",
+                     help="the busiest expert-parallel rank's routed tokens over the mean, as "
+                     "you measured it (default: the chance spread of a balanced router, a "
+                     "floor)")  # fmt: skip
     run.add_argument("--cuda-graphs", action="store_true",
                      help="replay each layer's kernels from a CUDA graph (no per-kernel host "
                      "launch time)")  # fmt: skip
@@ -99,5 +103,13 @@ def recipe_from_args(args: argparse.Namespace):  # noqa: ANN201
                           async_tp=args.async_tp,
                           fp8_param_gather=args.fp8_all_gather,
                           moe_dispatcher=getattr(args, "moe_dispatcher", None),
+                          moe_imbalance=_imbalance(getattr(args, "moe_imbalance", None)),
                           cuda_graphs=getattr(args, "cuda_graphs", False),
                           **framework_recipe_fields(args))  # fmt: skip
+
+
+def _imbalance(value: float | None) -> float | None:
+    if value is not None and not 1.0 <= value <= 64.0:
+        raise ValueError(f"--moe-imbalance {value:g}: the busiest rank's tokens over the mean is "
+                         "between 1 and 64")  # fmt: skip
+    return value

@@ -124,6 +124,8 @@ def summary_lines(out: dict[str, Any]) -> list[str]:
     )
     if out.get("precision_note"):  # issue 39: what a low-precision step runs in
         lines.append(out["precision_note"])
+    if out.get("moe_note"):  # issue 39 item 5: EP placement, exchange and load, stated
+        lines.append(out["moe_note"])
     batch = layout.get("global_batch")
     tokens = f" ({batch:,} sequences x {shape['seq_len']:,} tokens)" if batch and shape else ""
     lines.append(f"step time    {format_seconds(step)} per optimizer step{tokens}"

@@ -46,7 +46,13 @@ pipeline transfers stay alpha + bytes x beta on the link they cross.
   forward and their two transposes backward (+2 with full recomputation) of tokens x top_k x h
   x 2 bytes, tokens = b s/c (/t with sequence parallelism, as Megatron-Core's token dispatcher
   holds S/TP*B local tokens). With fp8 dispatch or node-limited routing the all-to-alls are
-  priced as DeepSeek-V3 runs them (costmodels/llm/moe_dispatch.py). Exposed.
+  priced as DeepSeek-V3 runs them (costmodels/llm/moe_dispatch.py). Exposed. The busiest EP rank
+  receives the most (costmodels/llm/moe_routing.py: the chance spread of a balanced router, or
+  the factor the user states), and every exchange waits for it.
+
+Groups are placed in the job's NVLink domains: on racks whose domain does not divide the job (a
+256-GPU job on 72-GPU NVL72 racks) each rack holds the largest share that divides it (64), so a
+group that fits in a domain (EP 32 of Qwen3-235B) stays inside it (group_span.job_domain).
 
 ZeRO-3 / FSDP as it runs (per-block all-gathers and reduce-scatters on their own stream,
 prefetch, what a short block cannot hide, HSDP) is costmodels/llm/fsdp.py; this module gives
@@ -66,9 +72,11 @@ from costmodels.llm.comm_bytes import (
     stage_parameters_per_gpu,
     wire_bytes,
 )
+from costmodels.llm.group_span import job_domain
 from costmodels.llm.groups import GroupSpan, allreduce_s, collective_s, group_span, link_of
 from costmodels.llm.layer_kinds import LayerCounts, head_dim, model_counts
 from costmodels.llm.moe_dispatch import ep_layer_seconds
+from costmodels.llm.moe_routing import busiest_rank_factor
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 from costmodels.llm.tp_schedule import TPCollective, tp_collectives
 
@@ -120,7 +128,9 @@ def _spans(layout: Layout, cluster: LLMCluster) -> dict[str, GroupSpan]:
     if (t * c * d) % (e * et):
         raise ValueError(f"ep={e} x etp={et} must divide the tp x cp x dp = {t * c * d} ranks "
                          "the experts are carved from")  # fmt: skip
-    world, gpn = layout.gpus, cluster.gpus_per_node
+    # the job's GPUs per NVLink domain (a 256-GPU job holds 64 of each 72-GPU NVL72 rack)
+    world = layout.gpus
+    gpn = job_domain(world, cluster.gpus_per_node)
     return {
         "tp": group_span(1, t, world, gpn),
         "cp": group_span(t, c, world, gpn),
@@ -167,6 +177,7 @@ def communication_breakdown(
     dispatch_bytes: float = BF16,
     tp_schedule: tuple[TPCollective, ...] | None = None,
     dispatcher: str | None = None,
+    moe_imbalance: float | None = None,
 ) -> CommBreakdown:
     """Seconds per training step per parallel dimension, with the parts hidden under compute.
 
@@ -238,8 +249,9 @@ def communication_breakdown(
     if moe_layers:
         tokens = layout.micro_batch * shape.seq_len / layout.cp
         tokens /= layout.tp if layout.sequence_parallel else 1
+        load = moe_imbalance or busiest_rank_factor(tokens * shape.top_k * layout.ep, layout.ep)
         per_layer = ep_layer_seconds(shape, tokens, spans["ep"], cluster, dispatch_bytes, nccl,
-                                     dispatcher)  # fmt: skip
+                                     dispatcher, load)  # fmt: skip
         ep = m * moe_layers * per_layer * ((6 if full else 4) / 4)
     return CommBreakdown(tp, pp, dp, cp, ep, dp_hidden=dp_hidden, cp_hidden=cp_hidden,
                          dp_gather=dp_gather, tp_collective_s=tp_each)  # fmt: skip

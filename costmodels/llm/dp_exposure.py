@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from costmodels.llm.fsdp import Block, simulate_microbatch
+from costmodels.llm.group_span import job_domain
 from costmodels.llm.groups import allreduce_s, collective_s, group_span
 from costmodels.llm.layer_kinds import has_learned_positions, is_moe_layer, stage_sizes
 from costmodels.llm.model_size import local_layer_parameters
@@ -43,7 +44,8 @@ class FsdpStages:
 
 
 def _groups(layout: Layout, cluster: LLMCluster):  # noqa: ANN202
-    t, world, gpn = layout.tp, layout.gpus, cluster.gpus_per_node
+    t, world = layout.tp, layout.gpus
+    gpn = job_domain(world, cluster.gpus_per_node)  # the job's share of each NVLink domain
     shard = layout.shard_group
     replicas = layout.dp * layout.cp // shard
     edp = max(1, layout.cp * layout.dp // layout.ep)

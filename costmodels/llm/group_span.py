@@ -58,6 +58,19 @@ def _span_from(residue: int, stride: int, size: int, g: int) -> GroupSpan:
     return GroupSpan(size, count, size // count if even else 0)
 
 
+def job_domain(world: int, gpus_per_domain: int) -> int:
+    """GPUs of a job in one NVLink domain: the largest divisor of ``world`` <= the domain.
+
+    Where the domain does not divide the job (72-GPU GB200 / GB300 NVL72 racks, a 256-GPU job),
+    the job holds an equal share of each rack that it can tile (64 of 72: 16 of the rack's 18
+    compute trays), so that a group that fits in a domain is placed inside one (issue 36: an EP
+    group of 32 on NVL72 stays on NVLink). Where it divides, the domain itself.
+    """
+    if world <= gpus_per_domain:
+        return max(1, world)
+    return max(d for d in range(1, gpus_per_domain + 1) if world % d == 0)
+
+
 @functools.lru_cache(maxsize=4096)  # called with repeating arguments inside the planner
 def group_span(stride: int, size: int, world: int, gpus_per_node: int) -> GroupSpan:
     """The worst group of ranks {base + k*stride, k < size} over all groups of the world: the

@@ -222,7 +222,7 @@ def shape_fields(config: dict[str, Any], where: str) -> ImportedConfig:
     fields.update(_attention_fields(config, keys, family, hidden // heads))
     fields.update(_moe_fields(config, keys, family))
     fields.update(recent_fields(config, keys, family))
-    if config.get("num_nextn_predict_layers"):  # DeepSeek-V3's multi-token prediction (issue 39)
+    if config.get("num_nextn_predict_layers") and family != "nemotron_h":  # DeepSeek-V3 MTP
         fields["mtp"] = _optional(keys, "num_nextn_predict_layers", MAX_MTP)
     fields.update(hybrid_fields(config, keys, family))
     if fields.get("top_k", 1) > fields.get("experts", 1):  # name the keys, not the flags

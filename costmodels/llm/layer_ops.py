@@ -41,6 +41,7 @@ class LayerShard:
     sequence_parallel: bool
     ep: int = 1
     etp: int = 0  # the experts' TP degree (issue 39; 0: tp)
+    moe_load: float = 0.0  # busiest EP rank's routed tokens / mean (0: the chance spread)
 
     @property
     def tokens(self) -> int:
@@ -169,7 +170,8 @@ def layer_kernels(
     moe = is_moe(shape) if moe is None else moe
     recipe = _low_precision_recipe(precision, fp8_recipe, kernel_set.name)
     grad_out = 4.0 if kernel_set.fused_grad_accumulation else 2.0
-    linears = layer_linears(shape, shard.tokens, shard.tp, shard.ep, moe, shard.etp)
+    linears = layer_linears(shape, shard.tokens, shard.tp, shard.ep, moe, shard.etp,
+                            shard.moe_load)
     forward: list[Kernel] = []
     backward: list[Kernel] = []
     for x in linears:
@@ -267,5 +269,6 @@ def weight_cast_bytes(shape: TransformerShape, shard: LayerShard, precision: str
     if recipe is None or recipe.weight_cast_per_microbatch:
         return 0.0
     moe = is_moe(shape) if moe is None else moe
-    linears = layer_linears(shape, shard.tokens, shard.tp, shard.ep, moe, shard.etp)
+    linears = layer_linears(shape, shard.tokens, shard.tp, shard.ep, moe, shard.etp,
+                            shard.moe_load)
     return recipe.weight_cast_bytes * local_weights([x for x in linears if x.fp8])

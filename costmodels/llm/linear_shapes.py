@@ -22,16 +22,21 @@ every rank of the TP group, the up projections q_b (T x heads/t (nope + rope) x 
 (T x heads/t (nope + v) x kv_lora) and the output (T x h x heads/t v) are split by head.
 
 MoE layers: a router GEMM (T x E x h, bf16), grouped expert GEMMs over the T x top_k routed
-tokens with E/ep experts per GPU (balanced routing assumed) and, for ``shared_experts``, one
+tokens with E/ep experts per GPU (balanced routing, the busiest EP rank's share: ``load`` x the
+mean, or the chance spread of costmodels/llm/moe_routing.busiest_rank_factor when 0; few tokens
+per expert cost what their shape costs in costmodels/llm/gemm.py: tile and wave quantisation
+over m = tokens per expert) and, for ``shared_experts``, one
 dense MLP of shared x ffn every token runs. A MoE model's dense layers use ``dense_ffn``.
 Each GEMM's backward is a dgrad (m x k x n) and a wgrad (k x n x m) of the same FLOPs.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from costmodels.llm.layer_kinds import dense_ffn, head_dim
+from costmodels.llm.moe_routing import busiest_rank_factor
 from costmodels.llm.shapes import TransformerShape
 
 
@@ -77,7 +82,7 @@ def attention_linears(shape: TransformerShape, tokens: int, tp: int) -> list[Lin
 
 
 def mlp_linears(shape: TransformerShape, tokens: int, tp: int, ep: int, moe: bool,
-                etp: int = 0) -> list[Linear]:  # fmt: skip
+                etp: int = 0, load: float = 0.0) -> list[Linear]:  # fmt: skip
     """The MLP's GEMMs on one GPU. Routed experts are split ``etp`` ways (issue 39: the experts'
     own TP degree, tp when 0): each rank then runs tokens x etp / tp of the TP group's tokens
     (its sequence-parallel share, gathered over the etp ranks) through whole-width experts."""
@@ -89,7 +94,9 @@ def mlp_linears(shape: TransformerShape, tokens: int, tp: int, ep: int, moe: boo
     etp = etp or tp
     f_local = shape.ffn_size // etp
     local_experts = max(1, shape.experts // ep)
-    per_expert = max(1, tokens * etp // tp * shape.top_k * ep // shape.experts)
+    routed = tokens * etp // tp * shape.top_k * ep  # copies of the EP group's tokens
+    factor = load or busiest_rank_factor(routed, ep)
+    per_expert = max(1, math.ceil(routed // shape.experts * factor))
     out = [Linear("expert-in", per_expert, gate * f_local, h, local_experts),
            Linear("expert-out", per_expert, h, f_local, local_experts),
            Linear("router", tokens, shape.experts, h, fp8=False)]  # fmt: skip
@@ -101,10 +108,12 @@ def mlp_linears(shape: TransformerShape, tokens: int, tp: int, ep: int, moe: boo
 
 
 def layer_linears(
-    shape: TransformerShape, tokens: int, tp: int, ep: int, moe: bool, etp: int = 0
+    shape: TransformerShape, tokens: int, tp: int, ep: int, moe: bool, etp: int = 0,
+    load: float = 0.0,
 ) -> list[Linear]:
     """Every forward GEMM of one dense (``moe=False``) or MoE layer on one GPU."""
-    return attention_linears(shape, tokens, tp) + mlp_linears(shape, tokens, tp, ep, moe, etp)
+    return attention_linears(shape, tokens, tp) + mlp_linears(shape, tokens, tp, ep, moe, etp,
+                                                              load)  # fmt: skip
 
 
 def local_weights(linears: list[Linear]) -> float:

@@ -29,6 +29,9 @@ Defaults are what each framework does out of the box, with where that was read:
 - ``moe_dispatcher`` (issue 39): ``alltoall``, ``deepep`` or ``hybridep``, how the expert
   exchange is priced (costmodels/llm/moe_dispatch.py); None: plain all-to-all, or DeepSeek's
   node-limited form for a model with node-limited routing.
+- ``moe_imbalance`` (issue 39): the busiest expert-parallel rank's routed tokens over the mean,
+  as the user measured it (max / mean expert load); None: the chance spread of a balanced router
+  (costmodels/llm/moe_routing.py). Scales the expert GEMMs and the EP exchanges of that rank.
 - ``cuda_graphs`` (issue 39; Megatron ``--enable-cuda-graph`` / TE ``make_graphed_callables``):
   each layer's kernels are replayed from a captured graph, so the host no longer issues them one
   by one (NVIDIA, "Getting Started with CUDA Graphs": graphs combine the driver work of the
@@ -81,8 +84,12 @@ class TrainingRecipe:
     deepspeed: DeepSpeedZeroConfig | None = None
     fsdp_unit_size: int | None = None
     fsdp_double_buffer: bool = False
+    moe_imbalance: float | None = None
 
     def __post_init__(self) -> None:
+        if self.moe_imbalance is not None and not 1.0 <= self.moe_imbalance <= 64.0:
+            raise ValueError("moe imbalance (busiest EP rank's routed tokens over the mean) must "
+                             f"be between 1 and 64, got {self.moe_imbalance!r}")  # fmt: skip
         if self.moe_dispatcher is not None and self.moe_dispatcher not in DISPATCHERS:
             raise ValueError(f"MoE dispatcher must be one of {', '.join(DISPATCHERS)}, got "
                              f"{self.moe_dispatcher!r}")  # fmt: skip

@@ -130,9 +130,9 @@ def _normalised(layout: Layout) -> Layout:
     return layout
 
 
-def _shard(shape: TransformerShape, layout: Layout) -> LayerShard:
+def _shard(shape: TransformerShape, layout: Layout, moe_load: float | None = None) -> LayerShard:
     return LayerShard(layout.micro_batch, shape.seq_len // layout.cp, shape.seq_len, layout.tp,
-                      layout.sequence_parallel, layout.ep, layout.etp)  # fmt: skip
+                      layout.sequence_parallel, layout.ep, layout.etp, moe_load or 0.0)  # fmt: skip
 
 
 def _optimizer_s(shape: TransformerShape, layout: Layout, cluster: LLMCluster, precision: str,
@@ -237,7 +237,8 @@ def predict_step(
     fp8 = linear_gemm_dtype(precision) == "fp8"
     shards = (layout.dp * layout.cp if fp8 and layout.zero == 3
               and recipe.gathers_fp8(kernel_set.name) else 1)  # fmt: skip
-    stages = stage_times(shape, layout, _shard(shape, layout), gpu, precision, kernel_set.name,
+    shard = _shard(shape, layout, recipe.moe_imbalance)
+    stages = stage_times(shape, layout, shard, gpu, precision, kernel_set.name,
                          constants, operator_table, fp8_recipe=recipe.fp8_recipe, clock=clock,
                          calibration=calibration, weight_shards=shards)  # fmt: skip
     critical = stages.critical
@@ -253,7 +254,7 @@ def predict_step(
         overlap_dp=kernel_set.overlap_dp, layers=stages.counts[critical],
         gathers_per_microbatch=2 if recipe.reshard_after_forward else 1,
         dispatch_bytes=1.0 if recipe.dispatches_fp8(precision) else 2.0, tp_schedule=schedule,
-        dispatcher=recipe.moe_dispatcher,
+        dispatcher=recipe.moe_dispatcher, moe_imbalance=recipe.moe_imbalance,
     )  # fmt: skip
     tp_mb, tp_hidden = _tp_exposed_per_mb(stages, comm, schedule, layout, recipe, constants)
     # Megatron-Core overlaps the interleaved schedule's p2p sends/receives with the next chunk

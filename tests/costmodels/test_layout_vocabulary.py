@@ -4,6 +4,7 @@ and accepted by predict-llm and plan-llm."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -12,6 +13,7 @@ from costmodels.hardware import get_gpu
 from costmodels.llm.constants import default_constants
 from costmodels.llm.group_span import GroupSpan
 from costmodels.llm.moe_dispatch import ep_layer_seconds
+from costmodels.llm.moe_routing import busiest_rank_factor
 from costmodels.llm.recipe import TrainingRecipe
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 from costmodels.llm.step import predict_step
@@ -23,18 +25,25 @@ SPAN = GroupSpan(size=32, nodes=4, per_node=8)  # EP 32 over four nodes of eight
 
 
 def test_deepep_exchange_by_hand() -> None:
-    """DeepEP's normal kernels: a token crosses the network once per target node (D = min(top_k,
-    nodes) = 4, 3/4 of them remote) and NVLink to its 8 experts' GPUs (7/8 off-GPU); the two
-    overlap; all four exchanges in bf16 here (no fp8 dispatch)."""
+    """DeepEP's normal kernels (issue 39 item 5): a token crosses the network once per node its
+    experts lie in and NVLink once per GPU they lie on. 64 experts on EP 32 = 4 nodes x 8 GPUs,
+    16 experts per node, 2 per GPU, top 8 drawn uniformly: D = 4 (1 - C(48,8)/C(64,8)) nodes,
+    3/4 of them remote; G = 32 (1 - C(62,8)/C(64,8)) GPUs, 7/8 of them off the landing GPU. The
+    NIC at the IB transport's 0.9 of 50 GB/s, NVLink at DeepEP's measured 0.826; the two overlap;
+    all four exchanges in bf16 here (no fp8 dispatch), each waiting for the busiest rank."""
     tokens, h = 4096, 2048
-    network = tokens * 4 * (3 / 4) * h * 2 / 50e9
-    nvlink = tokens * 8 * h * 2 * (7 / 8) / 720e9
+    nodes = 4 * (1 - math.comb(48, 8) / math.comb(64, 8))
+    gpus = 32 * (1 - math.comb(62, 8) / math.comb(64, 8))
+    network = tokens * nodes * (3 / 4) * h * 2 / (50e9 * 0.9)
+    nvlink = tokens * gpus * h * 2 * (7 / 8) / (720e9 * 0.826)
     one = max(network, nvlink) + 5e-6
     got = ep_layer_seconds(MOE, tokens, SPAN, CLUSTER, dispatcher="deepep")
     assert got == pytest.approx(4 * one)
     assert ep_layer_seconds(MOE, tokens, SPAN, CLUSTER, dispatcher="hybridep") == got
     flat = ep_layer_seconds(MOE, tokens, SPAN, CLUSTER, dispatcher="alltoall")
     assert flat == ep_layer_seconds(MOE, tokens, SPAN, CLUSTER) > got  # 8 copies vs 3 remote
+    busy = ep_layer_seconds(MOE, tokens, SPAN, CLUSTER, dispatcher="deepep", load_factor=1.5)
+    assert busy == pytest.approx(4 * (1.5 * (one - 5e-6) + 5e-6))
 
 
 def test_cuda_graphs_drop_the_host_issue_time() -> None:
@@ -160,7 +169,12 @@ def test_expert_tensor_parallel_by_hand(capsys: pytest.CaptureFixture[str]) -> N
     assert expert == 128 * mlp_parameters(qwen) / 32  # four whole experts, not split by tp
     linears = {x.name: x for x in mlp_linears(qwen, 4096, 4, 32, True, etp=1)}
     assert linears["expert-in"].n == 2 * 768 and linears["expert-in"].batch == 4
-    assert linears["expert-in"].m == 4096 // 4 * 8 * 32 // 128  # tokens per local expert
+    # tokens per local expert on the busiest rank: the mean 2048 times the chance spread of a
+    # balanced router over 32 ranks (issue 39 item 5); a stated balance of 1 gives the mean
+    mean = 4096 // 4 * 8 * 32 // 128
+    assert linears["expert-in"].m == math.ceil(mean * busiest_rank_factor(mean * 128, 32))
+    even = {x.name: x for x in mlp_linears(qwen, 4096, 4, 32, True, etp=1, load=1.0)}
+    assert even["expert-in"].m == mean
     span = _spans(layout, LLMCluster(get_gpu("b300"), 8, 720e9, 100e9))["ep"]
     assert (span.size, span.nodes, span.per_node) == (32, 4, 8)
     with pytest.raises(LayoutError, match="--ep 32 does not divide the --dp x --cp = 8"):

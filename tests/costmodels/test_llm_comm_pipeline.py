@@ -27,6 +27,7 @@ from costmodels.llm.communication import (
     layer_parameters,
     stage_parameters_per_gpu,
 )
+from costmodels.llm.moe_routing import busiest_rank_factor
 from costmodels.llm.pipeline import bubble_fraction, pipeline_time
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 
@@ -176,8 +177,12 @@ def test_ep_four_all_to_alls_of_routed_tokens() -> None:
     layout = Layout(tp=1, pp=1, dp=8, ep=8, global_batch=8)
     routed = 4096 * 2 * 4096 * 2  # tokens x top_k x h x bf16
     want = 1 * 4 * 4 * 7 / 8 * routed / INTRA
-    got = communication_breakdown(moe, layout, cluster())
+    # issue 39 item 5: every exchange waits for the busiest rank (a stated factor, or the chance
+    # spread of 4096 x 2 x 8 routed copies over 8 ranks)
+    got = communication_breakdown(moe, layout, cluster(), moe_imbalance=1.0)
     assert got.ep == pytest.approx(want, rel=1e-12)
+    spread = communication_breakdown(moe, layout, cluster()).ep / want
+    assert spread == pytest.approx(busiest_rank_factor(4096 * 2 * 8, 8), rel=1e-12)
     _, expert = stage_parameters_per_gpu(moe, layout)
     all_experts = 4 * 8 * (2 * 4096 * 4 * 4096 + 4 * 4096 + 4096)  # layers x experts x MLP
     assert expert == all_experts / 8  # each of the ep = 8 ranks holds one expert per layer

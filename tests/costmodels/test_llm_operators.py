@@ -6,6 +6,8 @@ Every expected number is written out from the shapes here, not taken from the co
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from costmodels.hardware import get_gpu
@@ -15,6 +17,7 @@ from costmodels.llm.frameworks import get_kernel_set
 from costmodels.llm.gemm import MEASURED_MATMUL, gemm_compute_seconds, wave_utilisation
 from costmodels.llm.kernels import GemmShape
 from costmodels.llm.layer_ops import LayerShard, layer_kernels
+from costmodels.llm.moe_routing import busiest_rank_factor
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 from costmodels.llm.step import predict_step
 
@@ -74,11 +77,18 @@ def test_gqa_and_swiglu_shapes() -> None:
 def test_moe_layer_runs_top_k_experts_per_token() -> None:
     moe = TransformerShape(layers=2, hidden=H, heads=A, seq_len=S, ffn=4096, experts=8, top_k=2,
                            gated_mlp=True)  # fmt: skip
-    kernels = layer_kernels(moe, LayerShard(B, S, S, 1, False, ep=4), "bf16",
+    # a perfectly even load (moe_load 1): the mean tokens per expert
+    kernels = layer_kernels(moe, LayerShard(B, S, S, 1, False, ep=4, moe_load=1.0), "bf16",
                             get_kernel_set("megatron"))  # fmt: skip
     experts = [k for k in kernels.forward if k.name.startswith("expert")]
     assert experts[0].gemm.batch == 2  # 8 experts over ep = 4
     assert sum(k.flops for k in experts) == pytest.approx(2 * TOKENS * 2 * 3 * H * 4096)
+    # issue 39 item 5: by default the busiest EP rank runs the chance spread's extra tokens
+    busy = layer_kernels(moe, LayerShard(B, S, S, 1, False, ep=4), "bf16",
+                         get_kernel_set("megatron"))  # fmt: skip
+    per_expert = TOKENS * 2 * 4 // 8
+    want = math.ceil(per_expert * busiest_rank_factor(TOKENS * 2 * 4, 4))
+    assert [k.gemm.m for k in busy.forward if k.name.startswith("expert")] == [want, want]
 
 
 def _memory_bytes(shape, framework):
