@@ -66,7 +66,7 @@ FIELDS = [
 
 
 def sidebar() -> list[str]:
-    problems = seed(FIELDS)
+    problems = seed(FIELDS, __file__)
     bar = st.sidebar
     bar.header("Reading the log")
     bar.selectbox(

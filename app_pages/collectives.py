@@ -69,7 +69,7 @@ MIN_BYTES, MAX_BYTES = 1.0, 1e12
 
 
 def sidebar() -> list[str]:
-    problems = seed(FIELDS) + seed(collectives_nccl.FIELDS)
+    problems = seed(FIELDS, __file__) + seed(collectives_nccl.FIELDS, collectives_nccl.__file__)
     bar = st.sidebar
     bar.radio("Model", list(MODELS), format_func=MODELS.get, key="model")
     bar.selectbox("Collective", list(ALGORITHMS), key="coll")

@@ -64,7 +64,7 @@ FIELDS = [
 def sidebar() -> dict:
     # seed() also replaces a value another page left under the same key (e.g. its workload
     # menu has other entries), which would otherwise break this page's widgets.
-    problems = seed(FIELDS)
+    problems = seed(FIELDS, __file__)
     workloads = [*NAMED_WORKLOADS, CUSTOM]
     bar = st.sidebar
     bar.header("Model and cluster")

@@ -111,7 +111,7 @@ def sidebar(step_line: Callable[[], str]) -> list[str]:
     ``step_line()`` says which step time the page uses (shown under the step field); it is
     called after the workload and GPU widgets, so it sees their current values.
     """
-    problems = seed(FIELDS)
+    problems = seed(FIELDS, __file__)
     bar = st.sidebar
     cluster_widget(("gpu", "gpus", "nics", "inter", "inter_bw", "inter_lat"))
     bar.header("Workload")

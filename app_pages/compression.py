@@ -54,7 +54,7 @@ MORE = {"spec": "spec", "communication_ms": "communication (ms)",
 
 
 def sidebar() -> list[str]:
-    problems = seed(FIELDS)
+    problems = seed(FIELDS, __file__)
     bar = st.sidebar
     bar.text_input("Tensor size (fp32)", key="size", help="dense bytes, e.g. 100 MB, 1 GiB")
     bar.number_input(

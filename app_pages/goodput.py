@@ -90,7 +90,7 @@ MORE = {"optimal_min": "optimal interval (min)", "load_s": "read back (s)",
 
 
 def sidebar() -> list[str]:
-    problems = seed(FIELDS)
+    problems = seed(FIELDS, __file__)
     bar = st.sidebar
     bar.header("Model and layout")
     bar.selectbox("Model", MODEL_CHOICES, key="gp_model",

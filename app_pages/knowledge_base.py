@@ -139,7 +139,7 @@ def main() -> None:
     records = load_records()
     names = categories(records)
     field_list = fields(names)
-    problems = seed(field_list)
+    problems = seed(field_list, __file__)
     sidebar(names)
     found = matching(records, st.session_state["q"], criteria())
     pages = max(1, math.ceil(len(found) / PER_PAGE))

@@ -123,7 +123,7 @@ LABELS = {"--model": "Model", "--seq-len": "Sequence length",
 
 def sidebar() -> list[str]:
     """Draw the inputs; return the messages about URL values that were ignored."""
-    problems = seed(FIELDS)
+    problems = seed(FIELDS, __file__)
     bar = st.sidebar
     bar.header("Model")
     bar.selectbox("Model", MODEL_CHOICES, key="model",

@@ -3,8 +3,9 @@ says what it ignored.
 
 ``app_pages/url_state.py`` seeds a widget from its query parameter and silently falls back to the
 default on a bad value. The calculator pages need more: a hostile or stale URL (``nodes=-3``,
-``method=<script>``) must show one clear warning naming the parameter, and a value left in the
-session by another page under the same key must not crash a widget whose options differ. Each
+``method=<script>``) must show one clear warning naming the field (its widget's label,
+app_pages/field_labels.py), and a value left in the session by another page under the same key
+must not crash a widget whose options differ. Each
 bound input is a :class:`Field` with a parser that raises ``ValueError`` with a message.
 
 Usage (in a page, before the widgets are drawn)::
@@ -24,6 +25,7 @@ from typing import Any
 
 import streamlit as st
 
+from app_pages.field_labels import label_of
 from app_pages.markdown_text import escape_markdown
 from costmodels.units import ascii_decimal, ascii_whole
 
@@ -40,6 +42,11 @@ class Field:
     show: Callable[[Any], str] = str
 
 
+def _shown(raw: str) -> str:
+    # Quote the offending text verbatim but short: it may be hostile and it is echoed in the page.
+    return repr(raw if len(raw) <= 40 else raw[:40] + "...")
+
+
 def int_between(low: int, high: int) -> Parser:
     """Parse an integer in [low, high]; the message names the range."""
 
@@ -47,7 +54,7 @@ def int_between(low: int, high: int) -> Parser:
         try:  # ASCII digits only, as every number typed (costmodels.units)
             value = ascii_whole(str(raw))
         except ValueError:
-            raise ValueError(f"{raw!r} is not a whole number (ASCII digits)") from None
+            raise ValueError(f"{_shown(raw)} is not a whole number (ASCII digits)") from None
         if not low <= value <= high:
             raise ValueError(f"{value} is outside {low} .. {high}")
         return value
@@ -69,7 +76,7 @@ def float_between(low: float, high: float) -> Parser:
         try:
             value = ascii_decimal(str(raw))
         except ValueError:
-            raise ValueError(f"{raw!r} is not a number (ASCII digits)") from None
+            raise ValueError(f"{_shown(raw)} is not a number (ASCII digits)") from None
         if not low <= value <= high:  # also rejects nan
             raise ValueError(f"{value:g} is outside {low:g} .. {high:g}")
         return value
@@ -103,7 +110,7 @@ def text(max_length: int = 200) -> Parser:
 def boolean(raw: str) -> bool:
     """'True' / 'False' as written by :func:`write_back`."""
     if raw not in ("True", "False"):
-        raise ValueError(f"{raw!r} is not True or False")
+        raise ValueError(f"{_shown(raw)} is not True or False")
     return raw == "True"
 
 
@@ -124,17 +131,19 @@ def join_list(values: Sequence[Any]) -> str:
     return ",".join(str(value) for value in values)
 
 
-def _shown(raw: str) -> str:
-    # Quote the offending text verbatim but short: it may be hostile and it is echoed in the page.
-    return repr(raw if len(raw) <= 40 else raw[:40] + "...")
+def _kept(value: str) -> str:
+    return repr(value) if not value or not value.replace(".", "", 1).isdigit() else value
 
 
-def seed(fields: Sequence[Field]) -> list[str]:
+def seed(fields: Sequence[Field], page: str | None = None) -> list[str]:
     """Give every field a valid session value; return one message per ignored URL value.
 
     A key already in the session (the user's last choice) is kept if it is still valid for this
     page; otherwise, and on a session's first run, the query parameter is parsed, and a bad one
-    is replaced by the default with a message naming the parameter and why.
+    is replaced by the default with a message naming the field as its widget reads (the label
+    the module ``page``, a ``__file__``, draws: app_pages/field_labels.py) and why: "Tensor
+    parallel (TP): 'abc' is not a whole number (ASCII digits) — kept 8 (the link's value is
+    ignored)." (issue 42, item 2).
     """
     problems: list[str] = []
     for field in fields:
@@ -153,8 +162,8 @@ def seed(fields: Sequence[Field]) -> list[str]:
         except (TypeError, ValueError) as exc:
             st.session_state[field.key] = field.default
             problems.append(
-                f"URL parameter {field.key}={_shown(raw)} ignored ({exc}); "
-                f"using {field.show(field.default)!r}."
+                f"{label_of(field.key, page)}: {exc} — kept {_kept(field.show(field.default))} "
+                "(the link's value is ignored)."
             )
     return problems
 

@@ -102,7 +102,7 @@ MORE = {"ttft_ms": "time to first token (ms)",
 
 
 def sidebar() -> list[str]:
-    problems = seed(FIELDS)
+    problems = seed(FIELDS, __file__)
     bar = st.sidebar
     bar.selectbox("Model", MODEL_NAMES, key="sv_model",
                   help=menu_help(MODEL_NAMES, "predict-serving"))

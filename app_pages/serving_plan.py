@@ -87,7 +87,7 @@ def _prices(raw: str) -> tuple[tuple[str, float], ...]:
 
 
 def sidebar() -> list[str]:
-    problems = seed(FIELDS)
+    problems = seed(FIELDS, __file__)
     bar = st.sidebar
     bar.selectbox("Model", MODEL_NAMES, key="cp_model",
                   help=menu_help(MODEL_NAMES, "plan-serving"))

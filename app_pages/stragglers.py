@@ -54,7 +54,7 @@ MORE = {"method": "how the expectation is computed"}
 
 
 def sidebar() -> list[str]:
-    problems = seed(FIELDS)
+    problems = seed(FIELDS, __file__)
     bar = st.sidebar
     bar.selectbox("Step-time distribution", list(KIND_NAMES), format_func=KIND_NAMES.get,
                   key="sg_dist")  # fmt: skip

@@ -31,7 +31,7 @@ import pytest
 from commatlas.app_server import serve_app
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Browser, Page
 
 CHROMIUM = shutil.which("chromium")
 CHART = "[data-testid='stVegaLiteChart']"
@@ -51,20 +51,29 @@ def require_chromium() -> None:
 
 
 @contextmanager
-def open_app(path: str = "", viewport: dict[str, int] | None = None) -> Iterator[Page]:
-    """Yield a Chromium page opened at ``path`` (e.g. ``"/llm?nodes=2"``) of a served calculator.
-
-    The browser and the Streamlit server are always closed when the ``with`` block ends, also
-    when an assertion inside it fails. ``viewport`` defaults to :data:`VIEWPORT`.
-    """
+def served_browser() -> Iterator[tuple[str, Browser]]:
+    """Yield (the app's URL, a Chromium browser) of one served calculator, for a module whose
+    checks visit several pages: one Streamlit server and one browser instead of one per test
+    (each start costs seconds). Both are closed when the ``with`` block ends."""
     # Imported here, after require_chromium() had its say: the module itself imports without it.
     from playwright.sync_api import sync_playwright
 
     with serve_app() as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
-            page = browser.new_page(viewport=viewport or VIEWPORT)
-            page.goto(url + path)
-            yield page
+            yield url, browser
         finally:
             browser.close()
+
+
+@contextmanager
+def open_app(path: str = "", viewport: dict[str, int] | None = None) -> Iterator[Page]:
+    """Yield a Chromium page opened at ``path`` (e.g. ``"/llm?nodes=2"``) of a served calculator.
+
+    The browser and the Streamlit server are always closed when the ``with`` block ends, also
+    when an assertion inside it fails. ``viewport`` defaults to :data:`VIEWPORT`.
+    """
+    with served_browser() as (url, browser):
+        page = browser.new_page(viewport=viewport or VIEWPORT)
+        page.goto(url + path)
+        yield page

@@ -113,8 +113,8 @@ def test_unknown_url_values_fall_back_to_defaults() -> None:
     assert at.sidebar.selectbox(key="workload").value == "ResNet-50"
     assert at.sidebar.number_input(key="nodes").value == 4
     (warning,) = at.warning
-    assert "workload='NoSuchNet' ignored" in shown(warning.value)
-    assert "nodes='many' ignored" in shown(warning.value)
+    assert "Workload: 'NoSuchNet' is not one of the choices" in shown(warning.value)
+    assert "Nodes: 'many' is not a whole number" in shown(warning.value)
 
 
 def test_reached_through_the_navigation_after_compare() -> None:

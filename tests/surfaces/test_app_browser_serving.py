@@ -32,14 +32,3 @@ def test_change_batch_updates_metrics_chart_and_url() -> None:
         after = page.locator(CHART).last.screenshot()
         assert before != after, "the decode breakdown did not change with the batch"
 
-
-def test_a_tp_that_does_not_divide_the_heads_names_the_field() -> None:
-    """Issue 42, item 2: the error names the sidebar's "Tensor parallel (TP)", not ``--tp``."""
-    with open_app("/serving?sv_tp=2") as page:
-        tp = page.get_by_label("Tensor parallel (TP)", exact=True)
-        expect(tp).to_be_visible(timeout=90_000)
-        tp.fill("3")
-        tp.press("Enter")
-        error = page.get_by_text("Tensor parallel (TP) 3 does not divide the 64 heads")
-        expect(error).to_be_visible(timeout=30_000)
-        assert "--tp" not in error.inner_text()

@@ -184,9 +184,9 @@ def test_binary_upload_is_refused() -> None:
 @pytest.mark.parametrize(
     ("query", "words"),
     [
-        (dict(coll="<img src=x>"), "URL parameter coll="),
-        (dict(level="sideways"), "URL parameter level='sideways' ignored"),
-        (dict(cal_intra="warp drive"), "URL parameter cal_intra="),
+        (dict(coll="<img src=x>"), "Collective: '<img src=x>'"),
+        (dict(level="sideways"), "Level: 'sideways' is not one of the choices"),
+        (dict(cal_intra="warp drive"), "Nominal intra-node link: 'warp drive'"),
         (dict(pname="p" * 100), "longer than 60 characters"),
     ],
 )

@@ -50,8 +50,9 @@ def test_forced_choices_and_fabric_errors() -> None:
     assert_message(run_page(gpus="64"), "error", "do not fit")
     assert_message(run_page(nic="Custom bandwidth per NIC", nic_bw="fast"), "error",
                    "Bandwidth per NIC")  # fmt: skip
-    assert_message(run_page(gpu="<script>alert(1)</script>"), "warning", "gpu=")
-    assert_message(run_page(nics="0"), "warning", "nics=")
+    assert_message(run_page(gpu="<script>alert(1)</script>"), "warning",
+                   "GPU (selects the intra-node fabric): '<script>")  # fmt: skip
+    assert_message(run_page(nics="0"), "warning", "NICs per node: 0 is outside")
 
 
 def test_session_profile_calibrates() -> None:

@@ -249,9 +249,9 @@ def test_builder_works_from_the_default_view() -> None:
 @pytest.mark.parametrize(
     ("query", "kind", "words"),
     [
-        ({"nodes": "-3"}, "warning", "nodes='-3' ignored"),
-        ({"methods": "<script>alert(1)</script>"}, "warning", "methods="),
-        ({"batch": "many"}, "warning", "batch='many' ignored"),
+        ({"nodes": "-3"}, "warning", "Nodes: -3 is outside"),
+        ({"methods": "<script>alert(1)</script>"}, "warning", "Methods to compare: "),
+        ({"batch": "many"}, "warning", "Batch size per GPU: 'many' is not a whole number"),
         ({"inter": CUSTOM_LINK, "inter_bw": "abc"}, "error", "Inter-node link bandwidth"),
         ({"inter": CUSTOM_LINK, "inter_bw": "0 Gbit/s"}, "error", "positive"),
         ({"intra": CUSTOM_LINK, "intra_lat": "-1 us"}, "error", "Intra-node link latency"),

@@ -133,9 +133,9 @@ def test_changing_an_input_updates_chart_and_url() -> None:
 @pytest.mark.parametrize(
     ("query", "kind", "words"),
     [
-        ({"workers": "-3"}, "warning", "workers='-3' ignored"),
-        ({"density": "5"}, "warning", "density='5' ignored"),
-        ({"gpu": "<script>alert(1)</script>"}, "warning", "gpu="),
+        ({"workers": "-3"}, "warning", "Workers: -3 is outside"),
+        ({"density": "5"}, "warning", "Sparsity density (k / d): 5 is outside"),
+        ({"gpu": "<script>alert(1)</script>"}, "warning", "GPU running the kernels: '<script>"),
         ({"size": "abc"}, "error", "Tensor size"),
         ({"size": "1e30 B"}, "error", "1 TB"),
         ({"size": "0 B"}, "error", "positive"),

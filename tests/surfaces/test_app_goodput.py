@@ -94,7 +94,7 @@ def test_what_if_table_rows_and_order() -> None:
      ({"gp_wi_gpus": "100"}, "error", "not a multiple"),
      ({"gp_mode": "async", "gp_interval": "1 us"}, "error", "Checkpoints → Fixed interval"),
      ({"gp_wi_gpus": "lots"}, "error", "not a whole number"),
-     ({"gp_dp": "-3"}, "warning", "gp_dp='-3' ignored")],
+     ({"gp_dp": "-3"}, "warning", "DP: -3 is outside")],
 )  # fmt: skip
 def test_bad_input_is_one_clear_message(query: dict, kind: str, words: str) -> None:
     at = run_page(**query)

@@ -129,11 +129,11 @@ def test_pages_and_url_follow_the_inputs() -> None:
 @pytest.mark.parametrize(
     ("query", "kind", "words"),
     [
-        (dict(kb_level="<script>alert(1)</script>"), "warning", "URL parameter kb_level="),
+        (dict(kb_level="<script>alert(1)</script>"), "warning", "Level: '<script>"),
         (dict(q="x" * 300), "warning", "longer than 200 characters"),
-        (dict(page="-1"), "warning", "URL parameter page='-1' ignored"),
-        (dict(kb_code="maybe"), "warning", "URL parameter kb_code='maybe' ignored"),
-        (dict(kb_cat="no-such-category"), "warning", "URL parameter kb_cat="),
+        (dict(page="-1"), "warning", "Result page: -1 is outside 1 .. 10000 — kept 1"),
+        (dict(kb_code="maybe"), "warning", "With a cost model or reference code only: 'maybe'"),
+        (dict(kb_cat="no-such-category"), "warning", "Category: 'no-such-category' is not one of"),
         (dict(q="zzqqxx nothing"), "info", "No record matches"),
     ],
 )

@@ -12,6 +12,7 @@ import json
 from commatlas.docs_site import Files
 from commatlas.docs_site.guides import _common as c
 from commatlas.docs_site.guides import llm_step_fsdp_memory as fm
+from commatlas.docs_site.guides.llm_fp8_rowwise import rowwise_section
 from commatlas.docs_site.guides.llm_step_engines import engines_section
 from costmodels.hardware import get_gpu
 from costmodels.llm.constants import DATA as CONSTANTS_FILE
@@ -241,6 +242,7 @@ def page_text(tax: Taxonomy) -> str:
         "group (`--tp 4 --dp 8 --ep 32 --etp 1`: whole experts, each rank its "
         "sequence-parallel share of the tokens); plan-llm's `--etp 0,1` searches it.",
         "",
+        *rowwise_section(shape(), STEP_LAYOUT, cluster()),
         "## Calibrating on your own step",
         "",
         "One measured step identifies one factor: `--measured-step SECONDS` fits `gemm_scale` "
