@@ -113,6 +113,10 @@ def add_engine_flags(parser: argparse.ArgumentParser) -> None:
         "reserve: a request starts only when its whole output fits "
         "(TensorRT-LLM's GUARANTEED_NO_EVICT) (default: the engine's)",
     )
+    group.add_argument("--cuda-graph-max-tokens", type=bounded_int(0, MAX_TOKEN_BUDGET),
+                       help="largest iteration (tokens) replayed from a CUDA graph; larger ones "
+                       "launch their kernels from the host (default: the engine's; vLLM 0.10: "
+                       "min(2 x max-num-seqs, 512))")
     group.add_argument("--no-chunked-prefill", action="store_true",
                        help="run every prompt whole in one iteration")
     group.add_argument("--priority", choices=("decode", "prefill"),
@@ -134,6 +138,7 @@ def engine_overrides(args: argparse.Namespace) -> dict[str, Any]:
         "max_num_seqs": args.max_num_seqs,
         "max_batched_tokens": args.max_batched_tokens,
         "block_size": args.block_size,
+        "cuda_graph_max_tokens": getattr(args, "cuda_graph_max_tokens", None),
         "policy": args.policy,
         "chunked_prefill": False if args.no_chunked_prefill else None,
         "prefill_first": None if args.priority is None else args.priority == "prefill",

@@ -81,12 +81,19 @@ class EngineConfig:
     # free_gpu_memory_fraction)
     kv_memory_fraction: float | None = None
     memory_of_total: bool = False
+    # the largest iteration (in tokens) the engine replays from a captured CUDA graph: larger
+    # ones launch every kernel from the host (vLLM V1's cudagraph capture sizes; None: every
+    # iteration is replayed, 0: none is, as with --enforce-eager)
+    cuda_graph_max_tokens: int | None = None
 
     def __post_init__(self) -> None:
         try:
             check_count(self.max_num_seqs, "--max-num-seqs", MAX_BATCH)
             check_count(self.max_batched_tokens, "--max-batched-tokens", MAX_TOKEN_BUDGET)
             check_count(self.block_size, "--block-size", 4096)
+            if self.cuda_graph_max_tokens is not None and self.cuda_graph_max_tokens != 0:
+                check_count(self.cuda_graph_max_tokens, "--cuda-graph-max-tokens",
+                            MAX_TOKEN_BUDGET)  # fmt: skip
         except ValueError as exc:
             raise EngineError(str(exc)) from None
         fraction = self.kv_memory_fraction

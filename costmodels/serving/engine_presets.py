@@ -16,7 +16,11 @@ otherwise 2,048 / 8,192 tokens and 256 sequences. V1 always chunks prefills, sch
 (``CacheConfig``), CUDA graphs (unless ``--enforce-eager``) and its custom all-reduce inside a
 node (``disable_custom_all_reduce=False``); ``--kv-cache-dtype auto`` keeps the model's 16-bit
 dtype; ``gpu_memory_utilization`` 0.9 of the whole GPU holds weights, activations and cache
-(EngineArgs; later versions raised it to 0.92).
+(EngineArgs; later versions raised it to 0.92). CUDA graphs are captured for iterations of
+up to ``min(2 x max_num_seqs, 512)`` tokens (``SchedulerConfig.cuda_graph_sizes``' default since
+vllm-project/vllm PR #20628, merged 2025-07-08 for v0.10; capture sizes 1, 2, 4 and multiples of
+8 up to it): a larger iteration (a prefill chunk beside the decodes, or more than 512 decoding
+sequences) runs the same compiled model without a graph, its kernels launched from the host.
 
 vLLM 0.6 (V0 engine): 256 sequences, no chunked prefill (for models up to 32K context), a token
 budget of ``max(max_model_len, 2048)`` (SchedulerConfig; here the longest request, as if
@@ -65,6 +69,7 @@ VERSIONS: dict[str, tuple[str, ...]] = {
 }
 DEFAULT_ENGINE = "vllm"
 GIB = 2**30
+VLLM_MAX_CAPTURE = 512  # vLLM V1's largest CUDA-graph capture size (module docstring)
 SGLANG_MAX_REQUESTS = 4096  # req_to_token_pool's size (ESTIMATE, see the module docstring)
 SOURCES = {
     "vllm": "vllm/engine/arg_utils.py EngineArgs.get_batch_defaults (v0.10); V0 SchedulerConfig "
@@ -141,7 +146,8 @@ def _vllm(version: str, gpu: GPU, mode: str, longest: int) -> EngineConfig:
     offline = mode == "offline"
     seqs, budget = (1024, 16384 if offline else 8192) if large else (256, 8192 if offline else 2048)
     return EngineConfig(seqs, budget, 16, True, "live", kv_memory_fraction=0.9,
-                        memory_of_total=True)  # fmt: skip
+                        memory_of_total=True,
+                        cuda_graph_max_tokens=min(2 * seqs, VLLM_MAX_CAPTURE))  # fmt: skip
 
 
 def _sglang(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster) -> EngineConfig:
@@ -184,5 +190,9 @@ def engine_settings(engine: str, version: str | None, *, shape: TransformerShape
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     if given:
         config = replace(config, **given)
+    if config.cuda_graph_max_tokens and "cuda_graph_max_tokens" not in given:
+        # vLLM sizes its capture list from the max_num_seqs it runs with (module docstring)
+        config = replace(config, cuda_graph_max_tokens=min(2 * config.max_num_seqs,
+                                                           VLLM_MAX_CAPTURE))  # fmt: skip
     return EngineSettings(engine, version, config, layout.cuda_graphs, layout.custom_allreduce,
                           layout.kv_precision, SOURCES[engine], tuple(sorted(given)))  # fmt: skip

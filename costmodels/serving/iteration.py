@@ -170,6 +170,22 @@ class IterationCost:
         edges = first_stage_kernels(shape, one) + last_stage_kernels(shape, layout.tp, one)
         self.launches_edges = self._launches(edges)
         self.usage: Usage | None = None
+        # iterations above ``graph_tokens`` tokens launch every kernel from the host at
+        # ``eager_host_s`` each (:meth:`limit_graphs`; None: all replayed from CUDA graphs)
+        self.graph_tokens: int | None = None if layout.cuda_graphs else 0
+        self.eager_host_s = self.step.host_seconds("pytorch")
+
+    def limit_graphs(self, max_tokens: int | None) -> IterationCost:
+        """This cost with an engine's CUDA-graph limit: iterations of more than ``max_tokens``
+        tokens launch their kernels from the host. vLLM V1 captures piecewise graphs of its
+        torch.compile'd model up to its largest capture size and runs larger batches through
+        the same compiled code without graphs: torch.compile's host cost per kernel
+        (costmodels.llm.constants ``host_seconds``). Without CUDA graphs at all (the layout's
+        ``cuda_graphs`` off, ``--enforce-eager``) every iteration pays eager PyTorch's."""
+        if max_tokens is not None and self.layout.cuda_graphs:
+            self.graph_tokens = max_tokens
+            self.eager_host_s = self.step.host_seconds("pytorch-compile")
+        return self
 
     @staticmethod
     def _launches(kernels: tuple) -> int:
@@ -262,7 +278,18 @@ class IterationCost:
     def gpu_seconds(self, b: Batch, context: float | None = None) -> float:
         """The forward pass alone (no host overheads)."""
         busy, launches = self.parts(b, context)
-        return busy + launches * self.engine.kernel_gap_s
+        return self.launched_s(b, busy, launches)
+
+    def launched_s(self, b: Batch, busy, launches):  # noqa: ANN001, ANN201 - floats or arrays
+        """Seconds of a forward pass with ``busy`` gap-free GPU seconds and ``launches``
+        kernels: replayed from a CUDA graph, each kernel adds the fitted gap; launched from the
+        host (``b.tokens`` above ``graph_tokens``), the GPU waits for the host whenever issuing
+        the kernels takes longer than running them."""
+        graphed = busy + launches * self.engine.kernel_gap_s
+        if self.graph_tokens is None or b.tokens <= self.graph_tokens:
+            return graphed
+        host = launches * self.eager_host_s
+        return np.maximum(graphed, host) if np.ndim(graphed) else max(graphed, host)
 
     def moe_token_layers(self, b: Batch) -> float:
         """Tokens one GPU pushes through MoE layers in this iteration (tokens x MoE layers)."""
@@ -293,4 +320,4 @@ class IterationCost:
     def decode_steps(self, b: Batch, steps: int) -> np.ndarray:
         """Seconds of ``steps`` decode-only iterations from ``b`` (overheads included)."""
         busy, launches = self.decode_parts(b, steps)
-        return busy + launches * self.engine.kernel_gap_s + self.overhead_s(b)
+        return self.launched_s(b, busy, launches) + self.overhead_s(b)
