@@ -61,7 +61,7 @@ def add_request_flags(
     )
     group.add_argument(
         "--dataset",
-        choices=("random",),
+        type=_dataset,
         help="random: vllm bench serve's random dataset, lengths drawn uniformly within "
         "--random-range-ratio of --prompt-len/--output-len (default 1024/128); ShareGPT's "
         "lengths are not shipped (no verifiable public length statistics were found)",
@@ -130,6 +130,18 @@ def add_engine_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="compute and store the shared --prefix-len once",
     )
+
+
+def _dataset(text: str) -> str:
+    """--dataset's value; ShareGPT is refused with why and what to give instead."""
+    if text == "sharegpt":
+        raise argparse.ArgumentTypeError(
+            "sharegpt is not shipped: no verifiable public length statistics of the filtered "
+            "ShareGPT set benchmark tools sample were found; give your sample's lengths with "
+            "--prompt-dist/--output-dist, or use --dataset random")
+    if text != "random":
+        raise argparse.ArgumentTypeError(f"must be random, got {text!r}")
+    return text
 
 
 def engine_overrides(args: argparse.Namespace) -> dict[str, Any]:

@@ -18,9 +18,10 @@ node (``disable_custom_all_reduce=False``); ``--kv-cache-dtype auto`` keeps the 
 dtype; ``gpu_memory_utilization`` 0.9 of the whole GPU holds weights, activations and cache
 (EngineArgs; later versions raised it to 0.92). CUDA graphs are captured for iterations of
 up to ``min(2 x max_num_seqs, 512)`` tokens (``SchedulerConfig.cuda_graph_sizes``' default since
-vllm-project/vllm PR #20628, merged 2025-07-08 for v0.10; capture sizes 1, 2, 4 and multiples of
-8 up to it): a larger iteration (a prefill chunk beside the decodes, or more than 512 decoding
-sequences) runs the same compiled model without a graph, its kernels launched from the host.
+vllm-project/vllm PR #20628, merged 2025-07-08, before the v0.10 release: read from the dates,
+not checked against the v0.10.0 tag; capture sizes 1, 2, 4 and multiples of 8 up to it): a
+larger iteration (a prefill chunk beside the decodes, or more than 512 decoding sequences) runs
+the same compiled model without a graph, its kernels launched from the host.
 
 vLLM 0.6 (V0 engine): 256 sequences, no chunked prefill (for models up to 32K context), a token
 budget of ``max(max_model_len, 2048)`` (SchedulerConfig; here the longest request, as if

@@ -239,3 +239,7 @@ def test_random_dataset_draws_vllms_ranges(capsys) -> None:  # noqa: ANN001
     code, _, err = run(capsys, *argv[:7], "--concurrency", "2", "--prompt-len", "9",
                        "--output-len", "9", "--random-range-ratio", "0.2")  # fmt: skip
     assert code == 2 and "needs --dataset random" in err
+    with pytest.raises(SystemExit) as exit_:  # not shipped: argparse's one line says why
+        main([*argv[:7], "--dataset", "sharegpt"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "sharegpt is not shipped" in err and "--prompt-dist" in err
