@@ -85,6 +85,10 @@ class EngineConfig:
     # ones launch every kernel from the host (vLLM V1's cudagraph capture sizes; None: every
     # iteration is replayed, 0: none is, as with --enforce-eager)
     cuda_graph_max_tokens: int | None = None
+    # layers whose decode attention runs a kernel of one thread block per query head, each
+    # reading its KV head's cache (TensorRT-LLM's masked MHA where its GQA kernel, XQA, cannot
+    # run: costmodels.serving.engine_presets); 0: every layer reads each KV head once
+    per_head_decode_layers: int = 0
 
     def __post_init__(self) -> None:
         try:
@@ -96,6 +100,9 @@ class EngineConfig:
                             MAX_TOKEN_BUDGET)  # fmt: skip
         except ValueError as exc:
             raise EngineError(str(exc)) from None
+        if self.per_head_decode_layers < 0:
+            raise EngineError("per_head_decode_layers must be >= 0, got "
+                              f"{self.per_head_decode_layers}")  # fmt: skip
         fraction = self.kv_memory_fraction
         if fraction is not None and not 0 < fraction <= 1:
             raise EngineError(f"--gpu-memory-fraction must be in (0, 1], got {fraction}")

@@ -49,6 +49,17 @@ FP8 KV cache of ModelOpt FP8 and NVFP4 checkpoints (their ``kv_cache_quant_algo`
 takes 0.95 of the
 free memory offline (trtllm-bench, the v0.20 performance overview) and 0.9 when serving
 (``KvCacheConfig.free_gpu_memory_fraction``'s default, docs "How to Change KV Cache Behavior").
+Llama 4's chunked attention layers (``TransformerShape.chunked_layers``) get their chunk only
+when the run's longest sequence reaches it (``Llama4Attention`` drops ``attention_chunk_size``
+below ``max_seq_len``, tensorrt_llm/_torch/models/modeling_llama.py); XQA, the GQA decode kernel,
+"does not support chunked attention at the moment, while MMHA supports chunked attention but is
+slower" (NVIDIA/TensorRT-LLM PR #6306, 2025-07; its ``supportConfigCommon`` refuses a chunk), so
+before Blackwell (whose trtllm-gen kernels take it) those layers decode with masked MHA, one
+thread block per query head (costmodels.serving.iteration ``per_head_decode``). Which keys MMHA
+reads on a chunked layer is not modelled: the whole context, as for the others. That v0.20 ran
+this way is inferred from the dates and its 20,000/2,000 Llama 4 rows, not read from the v0.20
+tag (0.21's notes list "full chunked attention support" for Llama 4 beyond 8K with a Hopper-only
+slowdown).
 """
 
 from __future__ import annotations
@@ -166,10 +177,15 @@ def _sglang(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster)
 
 
 def _trtllm(shape: TransformerShape, layout: ServingLayout, gpu: GPU, isl: int, osl: int,
-            mode: str) -> EngineConfig:  # fmt: skip
+            mode: str, longest: int) -> EngineConfig:  # fmt: skip
     batch, tokens = bench_settings(shape, layout, gpu.memory_gib, isl, osl)
     fraction = KV_FRACTION if mode == "offline" else 0.9
-    return EngineConfig(batch, tokens, BLOCK, True, "reserve", kv_memory_fraction=fraction)
+    # chunked attention reaches the kernels only when the longest sequence reaches the chunk;
+    # then a GPU before Blackwell decodes those layers with masked MHA (module docstring)
+    chunked = shape.chunked_layers and longest >= shape.attention_chunk
+    per_head = shape.chunked_layers if chunked and gpu.fp4_tflops is None else 0
+    return EngineConfig(batch, tokens, BLOCK, True, "reserve", kv_memory_fraction=fraction,
+                        per_head_decode_layers=per_head)  # fmt: skip
 
 
 def engine_settings(engine: str, version: str | None, *, shape: TransformerShape,
@@ -187,7 +203,8 @@ def engine_settings(engine: str, version: str | None, *, shape: TransformerShape
     elif engine == "sglang":
         config = _sglang(shape, layout, cluster)
     else:
-        config = _trtllm(shape, layout, gpu, max(1, prompt_len), max(1, output_len), mode)
+        config = _trtllm(shape, layout, gpu, max(1, prompt_len), max(1, output_len), mode,
+                         max(longest, prompt_len + output_len))  # fmt: skip
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     if given:
         config = replace(config, **given)

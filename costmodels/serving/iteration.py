@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving.attention_cost import attention_rates
 from costmodels.serving.comm import layer_comm, pass_edges_comm
 from costmodels.serving.constants import ServingConstants, serving_constants
+from costmodels.serving.engine import EngineConfig
 from costmodels.serving.kernels import (
     DECODE_PARTITION,
     Work,
@@ -174,6 +175,30 @@ class IterationCost:
         # ``eager_host_s`` each (:meth:`limit_graphs`; None: all replayed from CUDA graphs)
         self.graph_tokens: int | None = None if layout.cuda_graphs else 0
         self.eager_host_s = self.step.host_seconds("pytorch")
+
+    def for_engine(self, engine: EngineConfig) -> IterationCost:
+        """This cost with the engine's kernel choices: its CUDA-graph limit
+        (:meth:`limit_graphs`) and decode attention read per query head on
+        ``per_head_decode_layers`` layers (:meth:`per_head_decode`)."""
+        return self.limit_graphs(engine.cuda_graph_max_tokens).per_head_decode(
+            engine.per_head_decode_layers)
+
+    def per_head_decode(self, layers: int) -> IterationCost:
+        """Decode attention of ``layers`` of the model run by a kernel of one thread block per
+        query head (TensorRT-LLM's masked MHA, docs "Multi-Head, Multi-Query, and Group-Query
+        Attention": "a single CUDA thread-block per head"): each of the query heads a GPU holds
+        per KV head reads that head's cache, so those layers move ``group`` times the cache
+        bytes (the L2 hits of heads reading the same keys together are not modelled)."""
+        total = self.layers.total
+        if layers <= 0 or self.shape.mla is not None or total <= 0:
+            return self
+        tp = self.layout.tp
+        kv = self.shape.kv_heads or self.shape.heads
+        group = max(1.0, (self.shape.heads // tp) / max(1, kv // tp))
+        scale = 1.0 + min(layers, total) / total * (group - 1.0)
+        r = self.rates
+        self.rates = replace(r, decode_bytes_per_position=r.decode_bytes_per_position * scale)
+        return self
 
     def limit_graphs(self, max_tokens: int | None) -> IterationCost:
         """This cost with an engine's CUDA-graph limit: iterations of more than ``max_tokens``

@@ -147,7 +147,7 @@ def iteration_cost(
     if requests is not None and not engine.chunked_prefill:
         top = max(top, int(requests.prompt.max()) + int(requests.output.max()))
     cost = IterationCost(shape, layout, cluster, top + engine.max_num_seqs, constants)
-    return cost.limit_graphs(engine.cuda_graph_max_tokens)
+    return cost.for_engine(engine)
 
 
 def simulate_serving(

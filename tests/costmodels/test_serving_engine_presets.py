@@ -169,3 +169,31 @@ def test_vllm_cuda_graphs_stop_at_the_largest_capture_size() -> None:
     alone = simulate_serving(SHAPE, FP8, cluster(), make_requests(1, prompt_len=5000,
                                                                   output_len=50), vllm)  # fmt: skip
     assert static.ttft_s == pytest.approx(alone.ttft_p50_s, rel=0.02)
+
+
+def test_chunked_llama4_decodes_per_query_head_before_blackwell() -> None:
+    """TensorRT-LLM: Llama 4's 36 chunked layers get masked MHA (a block per query head) only
+    when the longest sequence reaches the 8,192-token chunk and the GPU predates Blackwell; at
+    TP8 a GPU holds 5 query heads per KV head, so the decode cache traffic is (12 + 36 x 5) / 48
+    = 4 times XQA's."""
+    from costmodels.serving.presets import serving_shape
+
+    maverick = serving_shape("Llama 4 Maverick", 22000)
+    assert (maverick.attention_chunk, maverick.chunked_layers) == (8192, 36)
+    tp8 = ServingLayout(8, precision="fp8", kv_precision="fp8")
+
+    def layers(gpu: str, longest: int, shape=maverick) -> int:  # noqa: ANN001
+        return engine_settings("trtllm", None, shape=shape, layout=tp8, cluster=cluster(gpu),
+                               prompt_len=100, output_len=100,
+                               longest=longest).config.per_head_decode_layers  # fmt: skip
+
+    assert layers("h100", 22000) == layers("h200", 8192) == 36
+    assert layers("h100", 4096) == layers("b200", 22000) == 0
+    assert layers("h100", 22000, preset_shape("Llama 3.1 70B", 22000)) == 0
+    assert engine_settings("vllm", None, shape=maverick, layout=tp8, cluster=cluster(),
+                           longest=22000).config.per_head_decode_layers == 0  # fmt: skip
+    xqa = iteration_cost(maverick, tp8, cluster(), EngineConfig())
+    mmha = iteration_cost(maverick, tp8, cluster(), EngineConfig(per_head_decode_layers=36))
+    assert mmha.rates.decode_bytes_per_position == pytest.approx(
+        4 * xqa.rates.decode_bytes_per_position)  # fmt: skip
+    assert mmha.rates.prefill_bytes_per_key == xqa.rates.prefill_bytes_per_key
