@@ -61,7 +61,7 @@ def add_request_flags(
     )
     group.add_argument(
         "--dataset",
-        choices=("random",),
+        type=_dataset,
         help="random: vllm bench serve's random dataset, lengths drawn uniformly within "
         "--random-range-ratio of --prompt-len/--output-len (default 1024/128); ShareGPT's "
         "lengths are not shipped (no verifiable public length statistics were found)",
@@ -113,6 +113,10 @@ def add_engine_flags(parser: argparse.ArgumentParser) -> None:
         "reserve: a request starts only when its whole output fits "
         "(TensorRT-LLM's GUARANTEED_NO_EVICT) (default: the engine's)",
     )
+    group.add_argument("--cuda-graph-max-tokens", type=bounded_int(0, MAX_TOKEN_BUDGET),
+                       help="largest iteration (tokens) replayed from a CUDA graph; larger ones "
+                       "launch their kernels from the host (default: the engine's; vLLM 0.10: "
+                       "min(2 x max-num-seqs, 512))")
     group.add_argument("--no-chunked-prefill", action="store_true",
                        help="run every prompt whole in one iteration")
     group.add_argument("--priority", choices=("decode", "prefill"),
@@ -128,12 +132,25 @@ def add_engine_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _dataset(text: str) -> str:
+    """--dataset's value; ShareGPT is refused with why and what to give instead."""
+    if text == "sharegpt":
+        raise argparse.ArgumentTypeError(
+            "sharegpt is not shipped: no verifiable public length statistics of the filtered "
+            "ShareGPT set benchmark tools sample were found; give your sample's lengths with "
+            "--prompt-dist/--output-dist, or use --dataset random")
+    if text != "random":
+        raise argparse.ArgumentTypeError(f"must be random, got {text!r}")
+    return text
+
+
 def engine_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The EngineConfig fields the user's flags set (None: the engine's default)."""
     return {
         "max_num_seqs": args.max_num_seqs,
         "max_batched_tokens": args.max_batched_tokens,
         "block_size": args.block_size,
+        "cuda_graph_max_tokens": getattr(args, "cuda_graph_max_tokens", None),
         "policy": args.policy,
         "chunked_prefill": False if args.no_chunked_prefill else None,
         "prefill_first": None if args.priority is None else args.priority == "prefill",

@@ -270,13 +270,20 @@ def _text(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _graphs(e: dict[str, Any]) -> str:
+    limit = e.get("cuda_graph_max_tokens")
+    if not e["cuda_graphs"] or limit == 0:
+        return "eager"
+    return "CUDA graphs" if limit is None else f"CUDA graphs up to {limit} tokens"
+
+
 def _engine_line(e: dict[str, Any]) -> str:
     flags = f" (set by flags: {', '.join(e['set_by_flags'])})" if e["set_by_flags"] else ""
     return (f"engine                     {e['engine']} {e['version']}: up to {e['max_num_seqs']} "
             f"sequences, {e['max_batched_tokens']}-token budget, "
             f"{'chunked' if e['chunked_prefill'] else 'whole'} prefill, "
             f"{'prefill' if e['prefill_first'] else 'decode'} first, {e['policy']} KV blocks of "
-            f"{e['block_size']}, {'CUDA graphs' if e['cuda_graphs'] else 'eager'}, "
+            f"{e['block_size']}, {_graphs(e)}, "
             f"{e['kv_precision']} KV{flags}")  # fmt: skip
 
 

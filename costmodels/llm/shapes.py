@@ -78,6 +78,11 @@ class TransformerShape:
     # a token's routed experts lie on at most this many nodes (DeepSeek-V3's node-limited
     # routing, M = 4; costmodels/llm/moe_dispatch.py); 0 = no limit (issue 26)
     node_limit: int = 0
+    # issue 38: ``chunked_layers`` attend within ``attention_chunk``-token chunks (Llama 4: its
+    # RoPE layers, 3 of 4, chunks of 8,192). Read only by the serving engine's choice of decode
+    # kernel (costmodels.serving.engine_presets); FLOPs and cache still count every key.
+    attention_chunk: int = 0
+    chunked_layers: int = 0
     # issue 39: what gated_mlp alone left implicit (None: as gated_mlp says, i.e. SwiGLU with
     # RoPE and no biases, or GELU with learned positions and biases). ``mlp`` "relu2" is
     # Nemotron-4's squared ReLU (two matrices); setting ``mlp`` sets gated_mlp to match.
@@ -109,6 +114,10 @@ class TransformerShape:
         if not 0 <= self.sliding_layers <= self.layers or (self.sliding_layers > 0) != (
                 self.sliding_window > 0):  # fmt: skip
             raise ValueError("TransformerShape.sliding_layers (0..layers) and sliding_window "
+                             "must be set together")  # fmt: skip
+        if not 0 <= self.chunked_layers <= self.layers or (self.chunked_layers > 0) != (
+                self.attention_chunk > 0):  # fmt: skip
+            raise ValueError("TransformerShape.chunked_layers (0..layers) and attention_chunk "
                              "must be set together")  # fmt: skip
         if self.position is not None and self.position not in POSITIONS:
             raise ValueError(f"TransformerShape.position must be one of {'|'.join(POSITIONS)}, "

@@ -85,14 +85,28 @@ class EngineConfig:
     # free_gpu_memory_fraction)
     kv_memory_fraction: float | None = None
     memory_of_total: bool = False
+    # the largest iteration (in tokens) the engine replays from a captured CUDA graph: larger
+    # ones launch every kernel from the host (vLLM V1's cudagraph capture sizes; None: every
+    # iteration is replayed, 0: none is, as with --enforce-eager)
+    cuda_graph_max_tokens: int | None = None
+    # layers whose decode attention runs a kernel of one thread block per query head, each
+    # reading its KV head's cache (TensorRT-LLM's masked MHA where its GQA kernel, XQA, cannot
+    # run: costmodels.serving.engine_presets); 0: every layer reads each KV head once
+    per_head_decode_layers: int = 0
 
     def __post_init__(self) -> None:
         try:
             check_count(self.max_num_seqs, "--max-num-seqs", MAX_BATCH)
             check_count(self.max_batched_tokens, "--max-batched-tokens", MAX_TOKEN_BUDGET)
             check_count(self.block_size, "--block-size", 4096)
+            if self.cuda_graph_max_tokens is not None and self.cuda_graph_max_tokens != 0:
+                check_count(self.cuda_graph_max_tokens, "--cuda-graph-max-tokens",
+                            MAX_TOKEN_BUDGET)  # fmt: skip
         except ValueError as exc:
             raise EngineError(str(exc)) from None
+        if self.per_head_decode_layers < 0:
+            raise EngineError("per_head_decode_layers must be >= 0, got "
+                              f"{self.per_head_decode_layers}")  # fmt: skip
         fraction = self.kv_memory_fraction
         if fraction is not None and not 0 < fraction <= 1:
             raise EngineError(f"--gpu-memory-fraction must be in (0, 1], got {fraction}")

@@ -16,7 +16,12 @@ otherwise 2,048 / 8,192 tokens and 256 sequences. V1 always chunks prefills, sch
 (``CacheConfig``), CUDA graphs (unless ``--enforce-eager``) and its custom all-reduce inside a
 node (``disable_custom_all_reduce=False``); ``--kv-cache-dtype auto`` keeps the model's 16-bit
 dtype; ``gpu_memory_utilization`` 0.9 of the whole GPU holds weights, activations and cache
-(EngineArgs; later versions raised it to 0.92).
+(EngineArgs; later versions raised it to 0.92). CUDA graphs are captured for iterations of
+up to ``min(2 x max_num_seqs, 512)`` tokens (``SchedulerConfig.cuda_graph_sizes``' default since
+vllm-project/vllm PR #20628, merged 2025-07-08, before the v0.10 release: read from the dates,
+not checked against the v0.10.0 tag; capture sizes 1, 2, 4 and multiples of 8 up to it): a
+larger iteration (a prefill chunk beside the decodes, or more than 512 decoding sequences) runs
+the same compiled model without a graph, its kernels launched from the host.
 
 vLLM 0.6 (V0 engine): 256 sequences, no chunked prefill (for models up to 32K context), a token
 budget of ``max(max_model_len, 2048)`` (SchedulerConfig; here the longest request, as if
@@ -44,6 +49,17 @@ FP8 KV cache of ModelOpt FP8 and NVFP4 checkpoints (their ``kv_cache_quant_algo`
 takes 0.95 of the
 free memory offline (trtllm-bench, the v0.20 performance overview) and 0.9 when serving
 (``KvCacheConfig.free_gpu_memory_fraction``'s default, docs "How to Change KV Cache Behavior").
+Llama 4's chunked attention layers (``TransformerShape.chunked_layers``) get their chunk only
+when the run's longest sequence reaches it (``Llama4Attention`` drops ``attention_chunk_size``
+below ``max_seq_len``, tensorrt_llm/_torch/models/modeling_llama.py); XQA, the GQA decode kernel,
+"does not support chunked attention at the moment, while MMHA supports chunked attention but is
+slower" (NVIDIA/TensorRT-LLM PR #6306, 2025-07; its ``supportConfigCommon`` refuses a chunk), so
+before Blackwell (whose trtllm-gen kernels take it) those layers decode with masked MHA, one
+thread block per query head (costmodels.serving.iteration ``per_head_decode``). Which keys MMHA
+reads on a chunked layer is not modelled: the whole context, as for the others. That v0.20 ran
+this way is inferred from the dates and its 20,000/2,000 Llama 4 rows, not read from the v0.20
+tag (0.21's notes list "full chunked attention support" for Llama 4 beyond 8K with a Hopper-only
+slowdown).
 """
 
 from __future__ import annotations
@@ -65,6 +81,7 @@ VERSIONS: dict[str, tuple[str, ...]] = {
 }
 DEFAULT_ENGINE = "vllm"
 GIB = 2**30
+VLLM_MAX_CAPTURE = 512  # vLLM V1's largest CUDA-graph capture size (module docstring)
 SGLANG_MAX_REQUESTS = 4096  # req_to_token_pool's size (ESTIMATE, see the module docstring)
 SOURCES = {
     "vllm": "vllm/engine/arg_utils.py EngineArgs.get_batch_defaults (v0.10); V0 SchedulerConfig "
@@ -141,7 +158,8 @@ def _vllm(version: str, gpu: GPU, mode: str, longest: int) -> EngineConfig:
     offline = mode == "offline"
     seqs, budget = (1024, 16384 if offline else 8192) if large else (256, 8192 if offline else 2048)
     return EngineConfig(seqs, budget, 16, True, "live", kv_memory_fraction=0.9,
-                        memory_of_total=True)  # fmt: skip
+                        memory_of_total=True,
+                        cuda_graph_max_tokens=min(2 * seqs, VLLM_MAX_CAPTURE))  # fmt: skip
 
 
 def _sglang(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster) -> EngineConfig:
@@ -159,10 +177,15 @@ def _sglang(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluster)
 
 
 def _trtllm(shape: TransformerShape, layout: ServingLayout, gpu: GPU, isl: int, osl: int,
-            mode: str) -> EngineConfig:  # fmt: skip
+            mode: str, longest: int) -> EngineConfig:  # fmt: skip
     batch, tokens = bench_settings(shape, layout, gpu.memory_gib, isl, osl)
     fraction = KV_FRACTION if mode == "offline" else 0.9
-    return EngineConfig(batch, tokens, BLOCK, True, "reserve", kv_memory_fraction=fraction)
+    # chunked attention reaches the kernels only when the longest sequence reaches the chunk;
+    # then a GPU before Blackwell decodes those layers with masked MHA (module docstring)
+    chunked = shape.chunked_layers and longest >= shape.attention_chunk
+    per_head = shape.chunked_layers if chunked and gpu.fp4_tflops is None else 0
+    return EngineConfig(batch, tokens, BLOCK, True, "reserve", kv_memory_fraction=fraction,
+                        per_head_decode_layers=per_head)  # fmt: skip
 
 
 def engine_settings(engine: str, version: str | None, *, shape: TransformerShape,
@@ -180,9 +203,14 @@ def engine_settings(engine: str, version: str | None, *, shape: TransformerShape
     elif engine == "sglang":
         config = _sglang(shape, layout, cluster)
     else:
-        config = _trtllm(shape, layout, gpu, max(1, prompt_len), max(1, output_len), mode)
+        config = _trtllm(shape, layout, gpu, max(1, prompt_len), max(1, output_len), mode,
+                         max(longest, prompt_len + output_len))  # fmt: skip
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     if given:
         config = replace(config, **given)
+    if config.cuda_graph_max_tokens and "cuda_graph_max_tokens" not in given:
+        # vLLM sizes its capture list from the max_num_seqs it runs with (module docstring)
+        config = replace(config, cuda_graph_max_tokens=min(2 * config.max_num_seqs,
+                                                           VLLM_MAX_CAPTURE))  # fmt: skip
     return EngineSettings(engine, version, config, layout.cuda_graphs, layout.custom_allreduce,
                           layout.kv_precision, SOURCES[engine], tuple(sorted(given)))  # fmt: skip

@@ -13,7 +13,9 @@ qwen3_moe      ``num_experts``, ``num_experts_per_tok``, ``moe_intermediate_size
                ``mlp_only_layers`` list is refused (only a regular pattern is modelled)
 llama4         under ``text_config``: ``num_local_experts``, ``num_experts_per_tok``,
 (llama4_text)  ``intermediate_size`` (experts and the shared expert), ``intermediate_size_mlp``
-               (dense layers), ``interleave_moe_layer_step``; ``moe_layers`` must match it
+               (dense layers), ``interleave_moe_layer_step``; ``moe_layers`` must match it;
+               ``attention_chunk_size`` (default 8,192, null: none) on the RoPE layers of
+               ``no_rope_layers`` (else all but every ``no_rope_layer_interval``-th, default 4)
 deepseek_v3    ``kv_lora_rank``, ``qk_rope_head_dim``, ``qk_nope_head_dim``, ``v_head_dim``,
 (deepseek_v2)  ``q_lora_rank`` (null: no query low-rank), ``first_k_dense_replace``,
                ``moe_layer_freq``, ``n_shared_experts``, ``intermediate_size`` (dense layers)
@@ -31,6 +33,7 @@ from costmodels.limits import MAX_LAYERS, MAX_WIDTH, check_count
 from costmodels.llm.hf_config import ConfigError, ImportedConfig, load_json, shape_fields
 from costmodels.llm.shapes import LatentAttention
 
+LLAMA4_CHUNK = 8192  # transformers' Llama4TextConfig default attention_chunk_size
 _AS_TRAINING = {"qwen3": "qwen2", "qwen3_moe": "qwen2", "llama4": "llama", "llama4_text": "llama"}
 _ARCHITECTURES = {
     "Qwen3ForCausalLM": "qwen3",
@@ -91,7 +94,16 @@ def _moe_fields(config: dict[str, Any], family: str, where: str) -> dict[str, An
             f"{where}: key 'moe_layers' is not every {step}th layer; only a "
             "regular pattern can be modelled"
         )
+    chunk = 0 if "attention_chunk_size" in config and config["attention_chunk_size"] is None \
+        else _count(config, "attention_chunk_size", where, LLAMA4_CHUNK)
+    rope = config.get("no_rope_layers")  # 1: a RoPE layer (chunked), 0: NoPE (whole context)
+    if isinstance(rope, list) and len(rope) >= layers:
+        chunked = sum(1 for v in rope[:layers] if v)
+    else:
+        chunked = layers - layers // _count(config, "no_rope_layer_interval", where, 4)
     return {
+        "attention_chunk": chunk if chunked else 0,
+        "chunked_layers": chunked if chunk else 0,
         "experts": _count(config, "num_local_experts", where),
         "top_k": _count(config, "num_experts_per_tok", where),
         "shared_experts": 1,

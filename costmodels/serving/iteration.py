@@ -26,9 +26,8 @@ fitted constants (costmodels.serving.constants), the rest the training model's.
 
 from __future__ import annotations
 
-import bisect
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -39,6 +38,7 @@ from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving.attention_cost import attention_rates
 from costmodels.serving.comm import layer_comm, pass_edges_comm
 from costmodels.serving.constants import ServingConstants, serving_constants
+from costmodels.serving.engine import EngineConfig
 from costmodels.serving.kernels import (
     DECODE_PARTITION,
     Work,
@@ -50,8 +50,7 @@ from costmodels.serving.layers import model_layers, stage_layers
 from costmodels.serving.layout import ServingLayout
 from costmodels.serving.rocm import is_rocm, rocm_constants
 from costmodels.serving.step import kernels_time
-
-GROWTH = 1.25  # grid step above 16 tokens
+from costmodels.serving.tables import Table, Usage
 
 
 @dataclass
@@ -67,68 +66,6 @@ class Batch:
     prefill_pairs: float = 0.0  # causal query-key pairs of the prefill chunks
     prefill_keys: float = 0.0  # context positions the chunks read (prefix + chunk)
     prefill_blocks: int = 0  # blocks of 128 queries over all chunks
-
-
-class Table:
-    """f(x) on a grid of integers, linear in between and beyond the last two points."""
-
-    def __init__(self, f, top: int) -> None:  # noqa: ANN001 - any float function of an int
-        grid = [1, 2, 3, 4, 6, 8, 12, 16]
-        x = 16.0
-        while grid[-1] < top:
-            x *= GROWTH
-            grid.append(min(top, max(grid[-1] + 1, round(x))))
-        self.x = grid
-        self.y = [f(v) for v in grid]
-
-    def __call__(self, v: float) -> float:
-        if v <= 0:
-            return 0.0
-        x, y = self.x, self.y
-        i = bisect.bisect_left(x, v)
-        if i < len(x) and x[i] == v:
-            return y[i]
-        i = min(max(i, 1), len(x) - 1)
-        x0, x1 = x[i - 1], x[i]
-        return y[i - 1] + (y[i] - y[i - 1]) * (v - x0) / (x1 - x0)
-
-
-class Usage:
-    """How often each tabulated part was evaluated where, as interpolation weights on its grid,
-    plus the attention seconds: the gap-free GPU time of a recorded schedule is then
-    ``sum(weights . table values) + attention`` for any tables built on the same grid."""
-
-    def __init__(self) -> None:
-        self.weights: dict[str, np.ndarray] = {}
-        self.attention_s = 0.0
-
-    def _add(self, name: str, table: Table | None, v: float, weight: float) -> None:
-        if table is None or weight == 0 or v <= 0:
-            return
-        w = self.weights.setdefault(name, np.zeros(len(table.x)))
-        x = table.x
-        i = min(max(bisect.bisect_left(x, v), 1), len(x) - 1)
-        share = (v - x[i - 1]) / (x[i] - x[i - 1])
-        w[i - 1] += weight * (1 - share)
-        w[i] += weight * share
-
-    def add(
-        self, cost: IterationCost, t: float, sampled: float, attention_s: float, weight: float
-    ) -> None:
-        n = cost.layers
-        self._add("dense", cost.dense, t, weight * n.dense)
-        self._add("moe", cost.moe, t, weight * n.moe)
-        self._add("edges", cost.edges, t, weight)
-        self._add("logits", cost.logits, sampled, weight)
-        self.attention_s += weight * attention_s
-
-    def busy_s(self, cost: IterationCost) -> float:
-        """The recorded schedule's gap-free GPU seconds under ``cost``'s tables."""
-        total = self.attention_s
-        for name, w in self.weights.items():
-            table = getattr(cost, name)
-            total += float(w @ np.asarray(table.y))
-        return total
 
 
 class IterationCost:
@@ -171,6 +108,46 @@ class IterationCost:
         edges = first_stage_kernels(shape, one) + last_stage_kernels(shape, layout.tp, one)
         self.launches_edges = self._launches(edges)
         self.usage: Usage | None = None
+        # iterations above ``graph_tokens`` tokens launch every kernel from the host at
+        # ``eager_host_s`` each (:meth:`limit_graphs`; None: all replayed from CUDA graphs)
+        self.graph_tokens: int | None = None if layout.cuda_graphs else 0
+        self.eager_host_s = self.step.host_seconds("pytorch")
+
+    def for_engine(self, engine: EngineConfig) -> IterationCost:
+        """This cost with the engine's kernel choices: its CUDA-graph limit
+        (:meth:`limit_graphs`) and decode attention read per query head on
+        ``per_head_decode_layers`` layers (:meth:`per_head_decode`)."""
+        return self.limit_graphs(engine.cuda_graph_max_tokens).per_head_decode(
+            engine.per_head_decode_layers)
+
+    def per_head_decode(self, layers: int) -> IterationCost:
+        """Decode attention of ``layers`` of the model run by a kernel of one thread block per
+        query head (TensorRT-LLM's masked MHA, docs "Multi-Head, Multi-Query, and Group-Query
+        Attention": "a single CUDA thread-block per head"): each of the query heads a GPU holds
+        per KV head reads that head's cache, so those layers move ``group`` times the cache
+        bytes (the L2 hits of heads reading the same keys together are not modelled)."""
+        total = self.layers.total
+        if layers <= 0 or self.shape.mla is not None or total <= 0:
+            return self
+        tp = self.layout.tp
+        kv = self.shape.kv_heads or self.shape.heads
+        group = max(1.0, (self.shape.heads // tp) / max(1, kv // tp))
+        scale = 1.0 + min(layers, total) / total * (group - 1.0)
+        r = self.rates
+        self.rates = replace(r, decode_bytes_per_position=r.decode_bytes_per_position * scale)
+        return self
+
+    def limit_graphs(self, max_tokens: int | None) -> IterationCost:
+        """This cost with an engine's CUDA-graph limit: iterations of more than ``max_tokens``
+        tokens launch their kernels from the host. vLLM V1 captures piecewise graphs of its
+        torch.compile'd model up to its largest capture size and runs larger batches through
+        the same compiled code without graphs: torch.compile's host cost per kernel
+        (costmodels.llm.constants ``host_seconds``). Without CUDA graphs at all (the layout's
+        ``cuda_graphs`` off, ``--enforce-eager``) every iteration pays eager PyTorch's."""
+        if max_tokens is not None and self.layout.cuda_graphs:
+            self.graph_tokens = max_tokens
+            self.eager_host_s = self.step.host_seconds("pytorch-compile")
+        return self
 
     @staticmethod
     def _launches(kernels: tuple) -> int:
@@ -270,7 +247,18 @@ class IterationCost:
     def gpu_seconds(self, b: Batch, context: float | None = None) -> float:
         """The forward pass alone (no host overheads)."""
         busy, launches = self.parts(b, context)
-        return busy + launches * self.engine.kernel_gap_s
+        return self.launched_s(b, busy, launches)
+
+    def launched_s(self, b: Batch, busy, launches):  # noqa: ANN001, ANN201 - floats or arrays
+        """Seconds of a forward pass with ``busy`` gap-free GPU seconds and ``launches``
+        kernels: replayed from a CUDA graph, each kernel adds the fitted gap; launched from the
+        host (``b.tokens`` above ``graph_tokens``), the GPU waits for the host whenever issuing
+        the kernels takes longer than running them."""
+        graphed = busy + launches * self.engine.kernel_gap_s
+        if self.graph_tokens is None or b.tokens <= self.graph_tokens:
+            return graphed
+        host = launches * self.eager_host_s
+        return np.maximum(graphed, host) if np.ndim(graphed) else max(graphed, host)
 
     def moe_token_layers(self, b: Batch) -> float:
         """Tokens one GPU pushes through MoE layers in this iteration (tokens x MoE layers)."""
@@ -301,4 +289,4 @@ class IterationCost:
     def decode_steps(self, b: Batch, steps: int) -> np.ndarray:
         """Seconds of ``steps`` decode-only iterations from ``b`` (overheads included)."""
         busy, launches = self.decode_parts(b, steps)
-        return busy + launches * self.engine.kernel_gap_s + self.overhead_s(b)
+        return self.launched_s(b, busy, launches) + self.overhead_s(b)

@@ -132,7 +132,7 @@ def predict_serving(shape: TransformerShape, layout: ServingLayout, cluster: LLM
     prefill_parts, decode_parts = _breakdown(prefill), _breakdown(decode)
     if engine is not None:
         top = max(engine.max_batched_tokens, prompt_len) + max(batch, engine.max_num_seqs)
-        cost = IterationCost(shape, layout, cluster, top)
+        cost = IterationCost(shape, layout, cluster, top).for_engine(engine)
         prefill_s = first_token_s(cost, engine, prompt_len)
         tpot = decode_step_s(cost, batch, prompt_len + max(0, output_len - 2) / 2)
         prefill_parts, decode_parts = _scaled(prefill_parts, prefill_s), _scaled(decode_parts, tpot)

@@ -28,8 +28,12 @@ some layers, shared experts, latent attention), every number with where it was r
   architecture (the same config keys); its multi-token-prediction layer is not modelled
   (speculative decoding is off).
 
-Llama 4's chunked local attention (8,192-token windows on three of every four layers) is not
-modelled: every layer keeps the whole context (an upper bound on its cache beyond 8K tokens).
+Llama 4's chunked local attention: 8,192-token chunks (``attention_chunk_size``) on its RoPE
+layers, all but every fourth (``no_rope_layer_interval`` 4, the NoPE layers attend to the whole
+context): transformers' Llama4TextConfig defaults, 36 of 48 layers. The shapes carry it
+(``attention_chunk``, ``chunked_layers``) for TensorRT-LLM's choice of decode kernel
+(costmodels.serving.engine_presets); attention FLOPs and the cache still count every key on
+every layer (an upper bound beyond 8K tokens; TensorRT-LLM keeps the whole cache).
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ def _llama4(experts: int, step: int, context: int) -> TransformerShape:
         shared_experts=1,
         moe_layer_step=step,
         dense_ffn=16_384,
+        attention_chunk=8192,
+        chunked_layers=36,
         **_DENSE,
     )
 

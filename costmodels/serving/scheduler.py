@@ -253,8 +253,7 @@ class _Engine(PagedBlocks):
         steps = self._window(decoding, batch) if not chunks else 1
         busy, launches = self.cost.decode_parts(batch, steps)
         if steps > 1:
-            c = self.cost.engine
-            times = busy + launches * c.kernel_gap_s + self.cost.overhead_s(batch)
+            times = self.cost.launched_s(batch, busy, launches) + self.cost.overhead_s(batch)
             if self.next_arrival < len(self.r) and len(self.run) < self.e.max_num_seqs:
                 ends = self.t + np.cumsum(times)
                 cut = int(np.searchsorted(ends, self.arrival[self.next_arrival]))
@@ -267,8 +266,8 @@ class _Engine(PagedBlocks):
                 self.free -= int(extra.sum())
             self.t += float(times.sum())
         else:
-            gap = self.cost.engine.kernel_gap_s
-            self.t += float(busy[0] + launches[0] * gap) + self.cost.overhead_s(batch)
+            launched = self.cost.launched_s(batch, busy[0], launches[0])
+            self.t += float(launched) + self.cost.overhead_s(batch)
         self.busy_s += float(busy.sum())
         self.launches += float(launches.sum())
         self.seq_iterations += steps * batch.seqs

@@ -146,7 +146,8 @@ def iteration_cost(
     top = engine.max_batched_tokens
     if requests is not None and not engine.chunked_prefill:
         top = max(top, int(requests.prompt.max()) + int(requests.output.max()))
-    return IterationCost(shape, layout, cluster, top + engine.max_num_seqs, constants)
+    cost = IterationCost(shape, layout, cluster, top + engine.max_num_seqs, constants)
+    return cost.for_engine(engine)
 
 
 def simulate_serving(

@@ -108,5 +108,6 @@ def dev_engine(row: DevRow) -> EngineConfig:
     """The run's engine: ``--engine trtllm`` offline (costmodels.serving.engine_presets)."""
     settings = engine_settings("trtllm", "0.20", shape=row.shape, layout=row.layout,
                                cluster=dev_cluster(row.gpu), mode="offline",
-                               prompt_len=row.input_len, output_len=row.output_len)  # fmt: skip
+                               prompt_len=row.input_len, output_len=row.output_len,
+                               longest=row.input_len + row.output_len)  # fmt: skip
     return settings.config

@@ -3,6 +3,8 @@ against Little's law, and one answer for a lone request (issue 38)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -10,12 +12,13 @@ from costmodels.hardware import get_gpu
 from costmodels.llm.intra_link import gpu_intra_link
 from costmodels.llm.presets import preset_shape
 from costmodels.llm.shapes import LLMCluster
-from costmodels.serving.engine import EngineConfig, kv_pool
+from costmodels.serving.engine import EngineConfig, EngineError, kv_pool
 from costmodels.serving.engine_presets import (
     EnginePresetError,
     engine_settings,
     kv_precision_for,
 )
+from costmodels.serving.iteration import Batch
 from costmodels.serving.layout import ServingLayout
 from costmodels.serving.predict import predict_serving
 from costmodels.serving.requests import make_requests
@@ -136,3 +139,61 @@ def test_prefill_first_under_memory_pressure_keeps_decoding() -> None:
     engine = EngineConfig(max_num_seqs=64, prefill_first=True, policy="live")
     sim = simulate_serving(shape, FP8, cluster("l40s"), requests, engine)
     assert sim.requests == 40 and sim.output_tokens_per_s > 0 and sim.preemptions > 0
+
+
+def test_vllm_cuda_graphs_stop_at_the_largest_capture_size() -> None:
+    """vLLM 0.10 captures graphs up to min(2 x max_num_seqs, 512) tokens (recomputed when
+    --max-num-seqs is given); larger iterations and --enforce-eager pay the host's launches:
+    never cheaper than replaying the graph, and at least the host's time per kernel."""
+    assert settings("vllm").config.cuda_graph_max_tokens == 512
+    small = settings("vllm", overrides={"max_num_seqs": 64}).config
+    assert small.cuda_graph_max_tokens == 128
+    assert settings("trtllm").config.cuda_graph_max_tokens is None  # trtllm-bench pads to 8,192
+    given = settings("vllm", overrides={"cuda_graph_max_tokens": 0}).config
+    assert given.cuda_graph_max_tokens == 0
+    decode = Batch(tokens=8, sampled=8, seqs=8, decode_seqs=8, decode_context=8 * 600)
+    wide = Batch(tokens=1024, sampled=1024, seqs=1024, decode_seqs=1024,
+                 decode_context=1024 * 600)  # fmt: skip
+    graphed = iteration_cost(SHAPE, FP8, cluster(), EngineConfig())
+    capped = iteration_cost(SHAPE, FP8, cluster(), EngineConfig(cuda_graph_max_tokens=512))
+    eager = iteration_cost(SHAPE, replace(FP8, cuda_graphs=False), cluster(), EngineConfig())
+    assert capped.gpu_seconds(decode) == graphed.gpu_seconds(decode)  # below the cap
+    assert capped.gpu_seconds(wide) >= graphed.gpu_seconds(wide)
+    busy, launches = eager.parts(decode)
+    assert eager.gpu_seconds(decode) >= launches * eager.eager_host_s > graphed.gpu_seconds(decode)
+    with pytest.raises(EngineError, match="--cuda-graph-max-tokens"):
+        EngineConfig(cuda_graph_max_tokens=-1)
+    vllm = settings("vllm").config  # the lone request's figures still agree with the engine's
+    static = predict_serving(SHAPE, FP8, cluster(), batch=1, prompt_len=5000, output_len=50,
+                             engine=vllm)  # fmt: skip
+    alone = simulate_serving(SHAPE, FP8, cluster(), make_requests(1, prompt_len=5000,
+                                                                  output_len=50), vllm)  # fmt: skip
+    assert static.ttft_s == pytest.approx(alone.ttft_p50_s, rel=0.02)
+
+
+def test_chunked_llama4_decodes_per_query_head_before_blackwell() -> None:
+    """TensorRT-LLM: Llama 4's 36 chunked layers get masked MHA (a block per query head) only
+    when the longest sequence reaches the 8,192-token chunk and the GPU predates Blackwell; at
+    TP8 a GPU holds 5 query heads per KV head, so the decode cache traffic is (12 + 36 x 5) / 48
+    = 4 times XQA's."""
+    from costmodels.serving.presets import serving_shape
+
+    maverick = serving_shape("Llama 4 Maverick", 22000)
+    assert (maverick.attention_chunk, maverick.chunked_layers) == (8192, 36)
+    tp8 = ServingLayout(8, precision="fp8", kv_precision="fp8")
+
+    def layers(gpu: str, longest: int, shape=maverick) -> int:  # noqa: ANN001
+        return engine_settings("trtllm", None, shape=shape, layout=tp8, cluster=cluster(gpu),
+                               prompt_len=100, output_len=100,
+                               longest=longest).config.per_head_decode_layers  # fmt: skip
+
+    assert layers("h100", 22000) == layers("h200", 8192) == 36
+    assert layers("h100", 4096) == layers("b200", 22000) == 0
+    assert layers("h100", 22000, preset_shape("Llama 3.1 70B", 22000)) == 0
+    assert engine_settings("vllm", None, shape=maverick, layout=tp8, cluster=cluster(),
+                           longest=22000).config.per_head_decode_layers == 0  # fmt: skip
+    xqa = iteration_cost(maverick, tp8, cluster(), EngineConfig())
+    mmha = iteration_cost(maverick, tp8, cluster(), EngineConfig(per_head_decode_layers=36))
+    assert mmha.rates.decode_bytes_per_position == pytest.approx(
+        4 * xqa.rates.decode_bytes_per_position)  # fmt: skip
+    assert mmha.rates.prefill_bytes_per_key == xqa.rates.prefill_bytes_per_key

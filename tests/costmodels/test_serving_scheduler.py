@@ -28,6 +28,9 @@ class OneSecond:
         self.batches.append((steps, b.decode_seqs, b.prefill_tokens))
         return np.ones(steps), np.zeros(steps)
 
+    def launched_s(self, b: Batch, busy, launches):  # noqa: ANN001, ANN201 - as IterationCost's
+        return busy + launches * self.engine.kernel_gap_s
+
     def overhead_s(self, b: Batch) -> float:
         return 0.0
 

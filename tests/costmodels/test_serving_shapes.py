@@ -152,6 +152,17 @@ def test_configs_read_into_the_presets(tmp_path, config: dict, preset: str) -> N
             assert getattr(shape, key) == value, key
 
 
+def test_llama4_chunked_layers_from_the_config(tmp_path) -> None:  # noqa: ANN001
+    """Chunked attention on the RoPE layers: an explicit no_rope_layers list wins over the
+    interval, a null chunk size turns it off."""
+    text = MAVERICK_CONFIG["text_config"]
+    listed = {**text, "attention_chunk_size": 4096, "no_rope_layers": [1, 0] * 24}
+    fields = read_serving_config(_write(tmp_path, "a.json", listed)).fields
+    assert (fields["attention_chunk"], fields["chunked_layers"]) == (4096, 24)
+    off = read_serving_config(_write(tmp_path, "b.json", {**text, "attention_chunk_size": None}))
+    assert (off.fields["attention_chunk"], off.fields["chunked_layers"]) == (0, 0)
+
+
 def test_irregular_patterns_are_refused(tmp_path) -> None:  # noqa: ANN001
     bad = {**MAVERICK_CONFIG["text_config"], "moe_layers": [0, 5, 9]}
     with pytest.raises(ConfigError, match="moe_layers"):

@@ -76,7 +76,9 @@ def test_offline_mode_with_length_files_and_engine_flags(tmp_path, capsys) -> No
         "max_num_seqs": 64, "max_batched_tokens": 16384, "block_size": 32,
         "chunked_prefill": False, "policy": "reserve", "prefix_caching": False,
         "prefill_first": False, "kv_memory_fraction": 0.9, "memory_of_total": True,
-    }  # fmt: skip  (16,384 and 0.9 of the GPU: vLLM 0.10's offline defaults on an H100)
+        "cuda_graph_max_tokens": 128, "per_head_decode_layers": 0,
+    }  # fmt: skip  (16,384 and 0.9 of the GPU: vLLM 0.10's offline defaults on an H100;
+    # CUDA graphs up to min(2 x 64 sequences, 512) tokens)
     assert 100 <= data["request"]["prompt_len"] <= 700
 
 
@@ -237,3 +239,7 @@ def test_random_dataset_draws_vllms_ranges(capsys) -> None:  # noqa: ANN001
     code, _, err = run(capsys, *argv[:7], "--concurrency", "2", "--prompt-len", "9",
                        "--output-len", "9", "--random-range-ratio", "0.2")  # fmt: skip
     assert code == 2 and "needs --dataset random" in err
+    with pytest.raises(SystemExit) as exit_:  # not shipped: argparse's one line says why
+        main([*argv[:7], "--dataset", "sharegpt"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "sharegpt is not shipped" in err and "--prompt-dist" in err
