@@ -25,6 +25,18 @@ start its distributed mode (``_is_distributed_job = _num_worker > 1``, global.cc
 local reduction runs. Fitted to Shi et al.'s BSP-PS rows (costmodels.dp.validation), the implied
 bandwidths of the nine multi-node rows agree within +-5% (0.63-0.69 GB/s on 10GbE), which the
 push-then-pull model (one fixed cost per message) could not do for ResNet-50 and BERT at once.
+
+Servers are taken as evenly loaded (each receives W n / S). BytePS places each partition on one
+server by a hash of its key (global.cc ``EncodeDefaultKey``: default ``BYTEPS_KEY_HASH_FN``
+djb2 over the key's decimal digits; key = the tensor's declaration index << 16 + the partition
+index, operations.cc; 4,096,000-byte partitions stay 4,096,000 after the round-up to 4 GPUs x
+4 KiB pages). Computed that way for Shi et al.'s runs (names declared in sorted order, as
+ddl-benchmarks' byteps_distributed_optimizer.py does), the busiest server carries up to 1.6x
+its share (ResNet-50 layer-wise on 8 servers) and the one fused BSP tensor less; priced as a
+per-run factor on the server links it moved the 10GbE leave-one-DNN-out MAPE from 5.5 % to
+6.3 % (ResNet-50 WFBP-PS at 16 and 32 GPUs 11-14 % too slow), so it is not used (issue 43;
+the hash reads a string whose buffer is already freed in that code, another reason not to lean
+on its exact placement).
 """
 
 from __future__ import annotations

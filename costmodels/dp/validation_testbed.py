@@ -35,11 +35,17 @@ to these rows:
   from the order the tensors were declared (sorted by name in ddl-benchmarks'
   byteps_distributed_optimizer.py), not from the layer order. So its worker side is WFBP-PS's
   and it is predicted as WFBP-PS; the measured pairs differ by 0-3%, within their spread.
+  No pull overlaps the next forward: the script's step() waits for every push-pull
+  (``synchronize``) before updating (ddl-benchmarks byteps_distributed_optimizer.py, as
+  BytePS's own torch/__init__.py does; only BytePS's separate cross_barrier.py overlaps).
 
 The optimizer each script steps (SGD in BytePS's BERT script, Adam in the all-reduce ones) changes
 the row's iteration from the single-GPU step's by the difference of the two updates' memory
 traffic and kernel launches (costmodels.dp.optimizer_step, ``optimizer_change_s``), added after the
 exchange (step() waits for every exchange, then updates): no constant fitted to the rows.
+(Issue 43 also tried taking the whole single-GPU update out of the forward/backward split and
+paying the row's own update after the exchange: leave-one-DNN-out MAPE 5.5 % -> 6.2 %, so the
+single-GPU step keeps its update inside the split.)
 
 Fitted besides the links (costmodels.dp.validation_overlap): ``intra_overlap``, the share of its
 speed a single node's all-reduce or local reduction keeps while backward computes on the same

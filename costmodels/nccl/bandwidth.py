@@ -36,6 +36,11 @@ and x 0.85 when the tree graph is NCCL's plain TREE pattern (search.cc sets it w
 node); PAT 0.75; CollNet Direct divided by its GPU-per-NIC factor r - (r-1)/2 and x 0.85 from
 Hopper on. Tree all-reduce bandwidth is further multiplied by NCCL's size-dependent
 ``TREE_CORRECTION`` (ncclTopoGetAlgoTime), and so is NVLS-tree on Blackwell with x86 hosts.
+The tree's a_intra of 2 is a middle GPU of the chain; when channels enter the node at different
+GPUs (several NICs), the chain's head and tail rotate and the average GPU sends 2(g-1)/g.
+Priced that way (issue 40, realised view only) the OKE 2 x 8 A100 log went from 10.1 % to
+13.8 % mean error from 1 MiB (its 8 GiB point fits, but its tree LL128 sizes, already 13-15 %
+too fast, get faster) and A3 Mega from 4.5 % to 5.3 %, so the middle GPU's 2 is kept.
 
 NVLS and NVLS-tree follow tuning.cc exactly: C channels of the NVLS graph
 (channels.nvls_graph) each carry min(bwIntra x eff x (C-1)/C x 2 for all-reduce or x (g-1)/g

@@ -23,14 +23,15 @@ RCCL 2.21.5). Restated here for a system whose fabric has ``library == "rccl"``:
   network steps take NCCL's network hop table plus the NIC's latency
   (RCCL's 320 us ring/Simple network hop is a selection device, not a latency).
 
-Example::
+Example (one node of 8 MI300X: ring LL below MSCCL's 1 KiB window, then MSCCL's LL and
+Simple windows, ring Simple above 16 MiB)::
 
     >>> from costmodels.nccl.builders import system_from_cluster
     >>> from costmodels.nccl.tuner import collective_time
     >>> node = system_from_cluster(gpu="mi300x", gpus_per_node=8)
-    >>> est = collective_time("all-reduce", [64e3, 64e6], node)
+    >>> est = collective_time("all-reduce", [256, 64e3, 4e6, 64e6], node)
     >>> [f"{a}/{p}" for a, p in zip(est.algorithm, est.protocol)]
-    ['ring/ll', 'ring/simple']
+    ['ring/ll', 'msccl/ll', 'msccl/simple', 'ring/simple']
 """
 
 from __future__ import annotations
