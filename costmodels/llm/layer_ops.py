@@ -207,7 +207,7 @@ def layer_kernels(
         forward.append(memory_kernel("sequence-dim-copies", copies, launches=4))
         backward.append(memory_kernel("sequence-dim-copies-grad", copies, launches=4))
     if moe:  # token permutation and un-permutation (read + write each)
-        routed = shard.tokens * shape.top_k * shape.hidden * 2.0
+        routed = shard.tokens * shape.top_k * shape.expert_width * 2.0  # latent if LatentMoE
         forward.append(memory_kernel("moe-permute", 4 * routed, launches=2))
         backward.append(memory_kernel("moe-permute-grad", 4 * routed, launches=2))
     if not kernel_set.fused_grad_accumulation:  # main_grad += grad: read 2 + 4, write 4
@@ -229,7 +229,7 @@ _NORM_FED = ("qkv", "q", "q-a", "kv-a", "mlp-in")  # inputs that come out of a n
 # A MoE layer's norm is a kernel of its own (Megatron-Core's MoE layer spec: pre_mlp_layernorm
 # = TENorm, the router needs its bf16 output), so the experts' first GEMMs (TE Linear, not
 # LayerNormLinear) cast the permuted tokens themselves (issue 39)
-_EXPERT_FED = ("expert-in", "shared-expert-in")
+_EXPERT_FED = ("expert-in", "shared-expert-in", "latent-in", "latent-out")
 
 
 def _fp8_forward(linears: list[Linear], elements: dict[str, float], recipe: Fp8Recipe,

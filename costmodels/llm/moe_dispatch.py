@@ -145,9 +145,11 @@ def ep_layer_seconds(shape: TransformerShape, tokens: float, span: GroupSpan,
         bool(shape.node_limit) and span.nodes > 1 and dispatcher != "alltoall")
     if hierarchical:
         one = lambda b: hierarchical_seconds(  # noqa: E731
-            tokens, shape.hidden, shape.top_k, shape.experts, shape.node_limit, span, cluster, b,
+            tokens, shape.expert_width, shape.top_k, shape.experts, shape.node_limit, span,
+            cluster, b,
             load_factor)
         return 2 * one(fp8) + 2 * one(BF16)
-    routed = tokens * shape.top_k * shape.hidden * load_factor
+    # a LatentMoE dispatches and combines its tokens at the latent width (issue 39)
+    routed = tokens * shape.top_k * shape.expert_width * load_factor
     mean = (fp8 + BF16) / 2
     return 4 * collective_s("all-to-all", routed * mean, span, cluster, nccl)
