@@ -30,7 +30,8 @@ dense MLP of shared x ffn every token runs. A MoE model's dense layers use ``den
 LatentMoE (issue 39, Nemotron 3 Super; Megatron-Core moe_layer.py ``fc1_latent_proj`` /
 ``fc2_latent_proj``, built ``parallel_mode="duplicated"``): the routed experts work on the latent
 width l instead of h (expert GEMMs with k or n = l), and each rank projects its own tokens
-(T / t: Megatron requires sequence parallelism for MoE with TP) h -> l before the dispatch and
+(T / t: "When using expert parallelism and tensor parallelism for training, sequence
+parallelism must be used", Megatron-Core model_parallel_config.py) h -> l before the dispatch and
 l -> h after the combine, with whole weights.
 Each GEMM's backward is a dgrad (m x k x n) and a wgrad (k x n x m) of the same FLOPs.
 """

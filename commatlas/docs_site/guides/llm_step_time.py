@@ -234,7 +234,9 @@ def page_text(tax: Taxonomy) -> str:
         "",
         "Layout words: `--moe-dispatcher alltoall` prices the flat expert all-to-all, "
         "`deepep` DeepEP's normal kernels (a token crosses the network once per target node, "
-        "then NVLink), `hybridep` as `deepep` (said as an approximation); `--cuda-graphs` "
+        "then NVLink), `hybridep` the same form at NVIDIA HybridEP's published rates (its B200 "
+        "node fixes the NVLink share and the fp8 dispatch time, its GB200 NVL72 and H100 rows "
+        "check them: `benchmarks/moe_dispatch_accuracy.py`); `--cuda-graphs` "
         "drops the host's per-kernel launch time (each layer replays a captured graph). Both "
         "are accepted by predict-llm and plan-llm. `--first-stage-layers N` / "
         "`--last-stage-layers N` put N layers on the first / last pipeline stage as Megatron's "
