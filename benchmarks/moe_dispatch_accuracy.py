@@ -77,7 +77,8 @@ def _grok() -> list[float]:
         span = group_span(layout.expert_tp, layout.ep, layout.gpus, domain)
         tokens = layout.micro_batch * shape.seq_len / layout.cp
         tokens /= layout.tp if layout.sequence_parallel else 1
-        load = busiest_rank_factor(tokens * shape.top_k * layout.ep, layout.ep)
+        load = (run["options"]["recipe"].moe_imbalance  # as the run states it (capacity)
+                or busiest_rank_factor(tokens * shape.top_k * layout.ep, layout.ep))
         print(f"{run['label']:44} {run['measured_s']:>8.2f} {step.iteration_time_s:>7.2f} "
               f"{100 * error:>+6.1f}% {step.ep_comm_s:>6.2f}  {span.nodes} node(s) x "
               f"{span.per_node}, x{load:.3f}")  # fmt: skip

@@ -51,6 +51,10 @@ VP_NOT_LISTED = {"nemotron4-340b": 12}
 # runs Tri Dao's flash-attn 2 instead of cuDNN's fused attention (recipe.py ``flash_attention``);
 # the other recipes set NVTE_FUSED_ATTN=1 or leave TE's default (cuDNN on Hopper)
 FLASH_ATTN_2 = ("grok1-314b",)
+# grok1/cfg/grok1_314b.yaml: moe_pad_expert_input_to_capacity true, moe_expert_capacity_factor
+# 1.0: every expert runs exactly its capacity (drop and pad), so no EP rank is busier than the
+# mean (recipe.py ``moe_imbalance`` 1.0)
+CAPACITY_PADDED = ("grok1-314b",)
 
 
 def dgx_h100() -> LLMCluster:
@@ -88,6 +92,8 @@ def dgxc_runs(path: Path = DATA) -> list[dict]:
                    "recipe": TrainingRecipe(reduce_dtype="bf16", async_tp=tp > 1,
                                             fp8_recipe="delayed" if fp8 else None,
                                             flash_attention=2 if r["model"] in FLASH_ATTN_2
+                                            else None,
+                                            moe_imbalance=1.0 if r["model"] in CAPACITY_PADDED
                                             else None)}  # fmt: skip
         label = f"{r['model']} {r['precision']} x{gpus} tp{tp} pp{pp} cp{cp} ep{ep} vp{vp}"
         out.append({"label": label, "shape": shape, "layout": layout, "cluster": cluster,
