@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from commatlas.cli import main
 from costmodels.llm.compute import forward_flops_per_token
 from costmodels.llm.frameworks import get_kernel_set
 from costmodels.llm.group_span import group_span
@@ -81,3 +82,12 @@ def test_hf_config_reads_the_latent(tmp_path: Path) -> None:
     assert resolved.shape.moe_latent == L
     assert parameter_count(resolved.shape) == parameter_count(SUPER)
     assert "multi-token-prediction" in resolved.source
+
+
+def test_predict_llm_takes_the_preset(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["predict-llm", "--model", "nemotron-3-super", "--cluster", "dgx-h100-superpod",
+            "--tp", "2", "--pp", "4", "--dp", "8", "--ep", "8", "--global-batch", "64",
+            "--precision", "fp8", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["iteration_time_s"] > 0 and "multi-token-prediction" in json.dumps(out)
