@@ -177,8 +177,9 @@ def _precision_note(options: dict[str, Any]) -> str:
     recipe = options.get("recipe")
     notes = [precision_note(options["precision"], getattr(recipe, "fp8_recipe", None))]
     if getattr(recipe, "moe_dispatcher", None) == "hybridep":  # issue 39: said, never silent
-        notes.append("APPROXIMATION: --moe-dispatcher hybridep priced as deepep (once per node "
-                     "over the network, then NVLink)")  # fmt: skip
+        notes.append("--moe-dispatcher hybridep: DeepEP's hierarchical form at HybridEP's "
+                     "published NVLink and fp8 rates (NVIDIA's B200 table); its network part "
+                     "is unvalidated beyond NVIDIA's H100 rows")  # fmt: skip
     return "; ".join(note for note in notes if note)
 
 

@@ -51,7 +51,8 @@ def add_recipe_flags(parser: argparse.ArgumentParser) -> None:
     )
     run.add_argument("--moe-dispatcher", choices=DISPATCHERS,
                      help="expert exchange: alltoall (flat), deepep (once per node over the "
-                     "network, then NVLink), hybridep (priced as deepep) (default: alltoall, "
+                     "network, then NVLink), hybridep (the same form at HybridEP's published "
+                     "rates) (default: alltoall, "
                      "or DeepSeek's node-limited form for such a model)")  # fmt: skip
     run.add_argument("--moe-imbalance", type=positive_float, metavar="MAX/MEAN",
                      help="the busiest expert-parallel rank's routed tokens over the mean, as "

@@ -10,7 +10,8 @@ key-value and value widths, t = tp, 2-byte activations), generalising Korthikant
 - split over t: Q, K, V and the attention output (2q + 4kv + 2v: 8h for MHA), and the MLP:
   GeLU input and output (4f: 16h at f = 4h, so 24 with the attention: Korthikanti's 24/t), a
   SwiGLU's gate/up output and product (6f; eager PyTorch also keeps the SiLU output, 8f); MoE
-  layers store that per routed copy (top_k + shared experts) plus the permuted tokens (2h each);
+  layers store that per routed copy (top_k + shared experts) plus the permuted tokens (2h each;
+  a LatentMoE's at its latent width l, and its combined latent, 2l);
   MLA also keeps its two latents (2 (q_lora + kv_lora + rope), replicated);
 - the attention scores 5 a s / t (Korthikanti's 5as/h term: softmax input and output, dropout
   mask and output) only without flash attention (``megatron-legacy``): flash attention stores
@@ -55,6 +56,12 @@ def _mlp_bytes(shape: TransformerShape, width: int, framework: str) -> float:
     return (8.0 if framework == "pytorch" else 6.0) * width
 
 
+def _permuted(shape: TransformerShape) -> float:
+    """Per token, a MoE layer's permuted routed copies (2 bytes at the expert width: hidden, or
+    a LatentMoE's latent, issue 39) and a LatentMoE's combined latent (fc2_latent_proj's input)."""
+    return 2.0 * shape.top_k * shape.expert_width + 2.0 * shape.moe_latent
+
+
 def _block_bytes(shape: TransformerShape, layout: Layout, framework: str, kind: str,
                  recompute: str) -> float:  # fmt: skip
     """A hybrid layer (issue 39): its norm and mixer inputs (4h, / t with sequence parallelism)
@@ -76,7 +83,7 @@ def _block_bytes(shape: TransformerShape, layout: Layout, framework: str, kind: 
     if kind == "-":
         return 2 * kept_input + _mlp_bytes(shape, dense_ffn(shape), framework) / t
     copies = shape.top_k + shape.shared_experts
-    routed = copies * _mlp_bytes(shape, shape.ffn_size, framework) + 2.0 * shape.top_k * h
+    routed = copies * _mlp_bytes(shape, shape.ffn_size, framework) + _permuted(shape)
     return 2 * kept_input + routed / t
 
 
@@ -103,7 +110,7 @@ def layer_bytes_per_token(shape: TransformerShape, layout: Layout, framework: st
     split = 2.0 * q + 2.0 * value_width(shape)
     if moe:
         copies = shape.top_k + shape.shared_experts
-        split += copies * _mlp_bytes(shape, shape.ffn_size, framework) + 2.0 * shape.top_k * h
+        split += copies * _mlp_bytes(shape, shape.ffn_size, framework) + _permuted(shape)
     else:
         split += _mlp_bytes(shape, dense_ffn(shape), framework)
     if shape.mla is not None:

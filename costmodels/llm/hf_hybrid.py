@@ -10,7 +10,8 @@ names them:
   ``mlp_hidden_act`` relu2; biases ``use_bias`` / ``mlp_bias``;
 * MoE (Nemotron 3): ``n_routed_experts``, ``num_experts_per_tok``, ``moe_intermediate_size`` per
   expert, ``moe_shared_expert_intermediate_size`` (a multiple of the expert width: that many
-  shared experts).
+  shared experts), ``moe_latent_size`` (Nemotron 3 Super's LatentMoE: routed experts on a
+  latent of that width between two projections, TransformerShape.moe_latent; null: none).
 """
 
 from __future__ import annotations
@@ -79,9 +80,6 @@ def hybrid_fields(config: dict[str, Any], keys: _Counts, family: str) -> dict[st
     if config.get("attention_head_dim") is not None:
         fields["head_dim"] = keys.count(("attention_head_dim",), MAX_WIDTH)
     if "E" in pattern:
-        if config.get("moe_latent_size"):  # Nemotron 3 Super's latent MoE
-            raise ValueError(f"{keys.where}: key 'moe_latent_size' (experts on a down-projected "
-                             "latent) is not modelled")  # fmt: skip
         width = keys.count(("moe_intermediate_size",), MAX_WIDTH)
         shared = config.get("moe_shared_expert_intermediate_size") or 0
         if shared % width:
@@ -91,6 +89,8 @@ def hybrid_fields(config: dict[str, Any], keys: _Counts, family: str) -> dict[st
                       top_k=keys.count(("num_experts_per_tok",), MAX_WIDTH),
                       ffn=width, shared_experts=shared // width,
                       dense_ffn=keys.count(("intermediate_size",), MAX_WIDTH))  # fmt: skip
+        if config.get("moe_latent_size"):  # Nemotron 3 Super's LatentMoE (null or 0: none)
+            fields["moe_latent"] = keys.count(("moe_latent_size",), MAX_WIDTH)
     return fields
 
 

@@ -47,7 +47,7 @@ from costmodels.llm.shapes import TransformerShape
 
 _ATTENTION_GEMMS = ("qkv", "q", "q-a", "q-b", "kv-a", "kv-b", "attention-out")
 _MLP_GEMMS = ("mlp-in", "mlp-out", "expert-in", "expert-out", "router", "shared-expert-in",
-              "shared-expert-out", "moe-permute")  # fmt: skip
+              "shared-expert-out", "moe-permute", "latent-in", "latent-out")  # fmt: skip
 _SHARED = ("grad-accumulate", "fp8-cast-transpose", "fp8-grad-cast-transpose", "fp8-amax-scale",
            "sequence-dim-copies")  # fmt: skip
 

@@ -42,6 +42,7 @@ class LayerShard:
     ep: int = 1
     etp: int = 0  # the experts' TP degree (issue 39; 0: tp)
     moe_load: float = 0.0  # busiest EP rank's routed tokens / mean (0: the chance spread)
+    flash_version: int = 0  # FlashAttention generation (issue 39, recipe.py; 0: the framework's)
 
     @property
     def tokens(self) -> int:
@@ -95,9 +96,10 @@ def _elementwise(
 
 def _attention(shape: TransformerShape, shard: LayerShard, kernel_set: KernelSet):
     fwd, bwd = _attention_kernels(shape, shard, kernel_set)
-    if kernel_set.flash_version != 3:
-        fwd = tuple(replace(k, flash_version=kernel_set.flash_version) for k in fwd)
-        bwd = tuple(replace(k, flash_version=kernel_set.flash_version) for k in bwd)
+    version = shard.flash_version or kernel_set.flash_version
+    if version != 3:
+        fwd = tuple(replace(k, flash_version=version) for k in fwd)
+        bwd = tuple(replace(k, flash_version=version) for k in bwd)
     return fwd, bwd
 
 
@@ -205,7 +207,7 @@ def layer_kernels(
         forward.append(memory_kernel("sequence-dim-copies", copies, launches=4))
         backward.append(memory_kernel("sequence-dim-copies-grad", copies, launches=4))
     if moe:  # token permutation and un-permutation (read + write each)
-        routed = shard.tokens * shape.top_k * shape.hidden * 2.0
+        routed = shard.tokens * shape.top_k * shape.expert_width * 2.0  # latent if LatentMoE
         forward.append(memory_kernel("moe-permute", 4 * routed, launches=2))
         backward.append(memory_kernel("moe-permute-grad", 4 * routed, launches=2))
     if not kernel_set.fused_grad_accumulation:  # main_grad += grad: read 2 + 4, write 4
@@ -224,6 +226,10 @@ def _as_attention(kernel: Kernel) -> Kernel:
 
 FP8_TRANSPOSE_BYTES = 2.0  # a 1-byte tensor read and written transposed
 _NORM_FED = ("qkv", "q", "q-a", "kv-a", "mlp-in")  # inputs that come out of a norm kernel
+# A MoE layer's norm is a kernel of its own (Megatron-Core's MoE layer spec: pre_mlp_layernorm
+# = TENorm, the router needs its bf16 output), so the experts' first GEMMs (TE Linear, not
+# LayerNormLinear) cast the permuted tokens themselves (issue 39)
+_EXPERT_FED = ("expert-in", "shared-expert-in", "latent-in", "latent-out")
 
 
 def _fp8_forward(linears: list[Linear], elements: dict[str, float], recipe: Fp8Recipe,
@@ -237,7 +243,8 @@ def _fp8_forward(linears: list[Linear], elements: dict[str, float], recipe: Fp8R
         casts += (cast_bytes(recipe, "weight_cast_bytes", compiled) * local_weights(fp8)
                   / max(1, weight_shards))  # fmt: skip
     if recipe.name == "delayed":  # the kernels the delayed-scaling path always ran
-        casts = 4.0 * (elements["ctx"] + elements["f"])
+        casts = 4.0 * (elements["ctx"] + elements["f"] + sum(
+            x.m * x.k * x.batch for x in fp8 if x.name in _EXPERT_FED))  # fmt: skip
     return [memory_kernel("fp8-cast-transpose", casts, launches=2 * recipe.extra_launches),
             memory_kernel("fp8-amax-scale", 0.0, launches=len(linears))]  # fmt: skip
 

@@ -27,6 +27,12 @@ mean, or the chance spread of costmodels/llm/moe_routing.busiest_rank_factor whe
 per expert cost what their shape costs in costmodels/llm/gemm.py: tile and wave quantisation
 over m = tokens per expert) and, for ``shared_experts``, one
 dense MLP of shared x ffn every token runs. A MoE model's dense layers use ``dense_ffn``.
+LatentMoE (issue 39, Nemotron 3 Super; Megatron-Core moe_layer.py ``fc1_latent_proj`` /
+``fc2_latent_proj``, built ``parallel_mode="duplicated"``): the routed experts work on the latent
+width l instead of h (expert GEMMs with k or n = l), and each rank projects its own tokens
+(T / t: "When using expert parallelism and tensor parallelism for training, sequence
+parallelism must be used", Megatron-Core model_parallel_config.py) h -> l before the dispatch and
+l -> h after the combine, with whole weights.
 Each GEMM's backward is a dgrad (m x k x n) and a wgrad (k x n x m) of the same FLOPs.
 """
 
@@ -97,9 +103,14 @@ def mlp_linears(shape: TransformerShape, tokens: int, tp: int, ep: int, moe: boo
     routed = tokens * etp // tp * shape.top_k * ep  # copies of the EP group's tokens
     factor = load or busiest_rank_factor(routed, ep)
     per_expert = max(1, math.ceil(routed // shape.experts * factor))
-    out = [Linear("expert-in", per_expert, gate * f_local, h, local_experts),
-           Linear("expert-out", per_expert, h, f_local, local_experts),
+    e = shape.expert_width  # hidden, or a LatentMoE's latent (issue 39)
+    out = [Linear("expert-in", per_expert, gate * f_local, e, local_experts),
+           Linear("expert-out", per_expert, e, f_local, local_experts),
            Linear("router", tokens, shape.experts, h, fp8=False)]  # fmt: skip
+    if shape.moe_latent:  # whole weights on every TP rank, on its sequence-parallel tokens
+        own = max(1, tokens // tp)
+        out += [Linear("latent-in", own, e, h, replicated=True),
+                Linear("latent-out", own, h, e, replicated=True)]  # fmt: skip
     if shape.shared_experts:
         width = shape.shared_experts * (shape.ffn_size // tp)
         out += [Linear("shared-expert-in", tokens, gate * width, h),

@@ -43,6 +43,7 @@ Megatron-Core keeps a copy of the word embedding on the last stage for the modul
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
 from costmodels.llm.layer_kinds import (
@@ -96,6 +97,20 @@ def mlp_parameters(shape: TransformerShape, width: int | None = None) -> int:
     return matrices * h * f + biases
 
 
+def expert_parameters(shape: TransformerShape) -> int:
+    """One routed expert: an MLP of width ``ffn`` on the expert width (hidden, or the latent of
+    a LatentMoE, issue 39)."""
+    return mlp_parameters(replace(shape, hidden=shape.expert_width, moe_latent=0))
+
+
+def latent_parameters(shape: TransformerShape) -> int:
+    """A LatentMoE layer's two projections, hidden to latent and back (0 without a latent)."""
+    if not shape.moe_latent:
+        return 0
+    biases = (shape.moe_latent + shape.hidden) if has_linear_bias(shape) else 0
+    return 2 * shape.hidden * shape.moe_latent + biases
+
+
 def norm_parameters(shape: TransformerShape) -> int:
     """One normalisation layer: LayerNorm has weight and bias, RMSNorm a weight only (hybrid
     Mamba models: RMSNorm, as Nemotron-H's config.json has ``rms_norm_eps``)."""
@@ -115,9 +130,9 @@ def block_split(shape: TransformerShape, kind: str) -> tuple[int, int]:
                                                      else 0), 0  # fmt: skip
     if kind == "-":
         return norm + mlp_parameters(shape, dense_ffn(shape)), 0
-    expert = mlp_parameters(shape)
-    router = shape.hidden * shape.experts
-    return norm + router + shape.shared_experts * expert, shape.experts * expert
+    router = shape.hidden * shape.experts + latent_parameters(shape)
+    return (norm + router + shape.shared_experts * mlp_parameters(shape),
+            shape.experts * expert_parameters(shape))  # fmt: skip
 
 
 @lru_cache(maxsize=4096)
@@ -131,9 +146,9 @@ def layer_split(shape: TransformerShape, moe: Kind) -> tuple[int, int]:
     base += 2 * head_dim(shape) if shape.qk_norm else 0  # Qwen3's q_norm and k_norm weights
     if not moe:
         return base + mlp_parameters(shape, dense_ffn(shape)), 0
-    expert = mlp_parameters(shape)
-    router = shape.hidden * shape.experts
-    return base + router + shape.shared_experts * expert, shape.experts * expert
+    router = shape.hidden * shape.experts + latent_parameters(shape)
+    return (base + router + shape.shared_experts * mlp_parameters(shape),
+            shape.experts * expert_parameters(shape))  # fmt: skip
 
 
 def parameters_per_layer(shape: TransformerShape) -> int:
@@ -182,7 +197,7 @@ def active_parameter_count(shape: TransformerShape) -> int:
     """Parameters one token runs through (MoE: top_k of the routed experts), embeddings in."""
     counts = model_counts(shape)
     moe = counts.moe + mtp_counts(shape).moe
-    routed = moe * (shape.experts - shape.top_k) * mlp_parameters(shape)
+    routed = moe * (shape.experts - shape.top_k) * expert_parameters(shape)
     return parameter_count(shape) - routed
 
 
@@ -219,10 +234,13 @@ def local_layer_parameters(shape: TransformerShape, moe: Kind, tp: int, ep: int 
 
     Everything is split over tp except what every TP rank keeps whole: key/value projections of
     heads that tp exceeds (kv_heads < tp: each rank holds one kv head, costmodels/llm/
-    linear_shapes.py) and MLA's latent down projections with their norms (q_a, kv_a). Routed
+    linear_shapes.py), MLA's latent down projections with their norms (q_a, kv_a) and a
+    LatentMoE's two projections (Megatron-Core builds them ``parallel_mode="duplicated"``). Routed
     experts are split over tp x ep (``etp`` x ep with the experts' own TP degree, issue 39)."""
     dense, expert = layer_split(shape, moe)
     h, m = shape.hidden, shape.mla
+    latent = latent_parameters(shape) if moe in (True, "E") else 0  # whole on every TP rank
+    dense += latent * (tp - 1)  # so that dense / tp below keeps the latent whole
     if isinstance(moe, str) and moe != "*":  # Mamba-2 heads and MLPs split over tp
         return dense / tp, expert / ((etp or tp) * ep)
     if m is not None:

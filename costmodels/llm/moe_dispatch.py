@@ -28,8 +28,8 @@ alltoall / flex with a DeepEP or HybridEP backend): None keeps the rule above; `
 forces the plain exchange; ``deepep`` the hierarchical one of DeepEP's normal kernels (a token
 crosses the network once per target node, then NVLink:
 costmodels/formulas/recent/expert_parallel.py, the same form as ``hierarchical_seconds``);
-``hybridep`` (NVIDIA's HybridEP backend) is priced as ``deepep``: an approximation, said with
-the prediction.
+``hybridep`` (NVIDIA's HybridEP backend, deepseek-ai/DeepEP branch hybrid-ep) takes the same
+hierarchical form with its own published rates (below).
 
 Placement and rates (issue 39 item 5, issue 36). The EP group's ranks are placed as Megatron-LM
 numbers them (``span``: costmodels/llm/group_span.py, NVLink domains of the job from
@@ -50,6 +50,16 @@ deepseek-ai/DeepEP; benchmarks/moe_dispatch_accuracy.py prints the per-row error
 - the low-latency kernels (decoding): one copy per selected expert, NVLink inside the domain and
   RDMA across, plus ``DEEPEP_LL_FIXED_S`` per call, the median over the table's twelve
   low-latency rows of measured time less transfer time (20-63 us, median 30 us);
+- HybridEP (issue 39): NVIDIA's tables (costmodels/data/hybridep-nvidia.csv, the hybrid-ep
+  branch's docs/README_Hybrid-EP.md; costmodels/llm/hybridep_table.py prints every row against
+  the model) fix two constants on its one B200 node (8 ranks, Torch API): NVLink at
+  ``HYBRIDEP_NVLINK_EFFICIENCY`` (mean(535.94, 530.86) GB/s of bf16 dispatch and combine as it
+  counts them, x 7/8 crossing NVLink, over B200's 721.8 GB/s) and an fp8 dispatch that takes
+  the time of ``HYBRIDEP_FP8_BYTES`` bytes per element, not 1 + 4/128 (409.71 GB/s of fp8
+  against 535.94 of bf16: the quantized path does not halve the time); its GB200 NVL72 rows
+  (8-36 ranks in one NVLink domain) and H100 rows (2-8 nodes; the table names no NIC, priced
+  with 400 Gbit/s per GPU) are the check. The network part is the NCCL-achieved NIC rate, as
+  for DeepEP;
 - the busiest rank receives ``load_factor`` times the mean (moe_routing.busiest_rank_factor,
   or as the user stated it), and every exchange waits for it.
 """
@@ -72,6 +82,11 @@ FP8_SCALE_OVERHEAD = 4.0 / 128  # one fp32 scale per 128 elements (1 x 128 tiles
 # DeepEP V1 intranode rows (costmodels/data/deepep-v1-h800.csv): mean(153, 158) x 7/8 / 164.8
 DEEPEP_NVLINK_EFFICIENCY = 0.826
 DEEPEP_LL_FIXED_S = 30e-6  # median of the low-latency rows' measured - transfer time
+# HybridEP's B200 rows (costmodels/data/hybridep-nvidia.csv): mean(535.94, 530.86) x 7/8 / 721.8
+HYBRIDEP_NVLINK_EFFICIENCY = 0.6466
+# HybridEP's fp8 dispatch on B200 moves 1 + 4/128 bytes per element at 409.71 GB/s where bf16
+# moves 2 at 535.94: it takes the time of 1.03125 x 535.94 / 409.71 bf16-rate bytes per element
+HYBRIDEP_FP8_BYTES = 1.349
 DISPATCHERS: tuple[str, ...] = ("alltoall", "deepep", "hybridep")
 
 
@@ -90,9 +105,11 @@ class EPRates:
     nvlink_latency_s: float
 
 
-def deepep_rates(span: GroupSpan, cluster: LLMCluster) -> EPRates:
-    """NVLink at DeepEP's measured share; the NIC as the NCCL model achieves it (docstring)."""
-    nvlink = cluster.intra_bandwidth_Bps * DEEPEP_NVLINK_EFFICIENCY
+def deepep_rates(span: GroupSpan, cluster: LLMCluster, dispatcher: str = "deepep") -> EPRates:
+    """NVLink at DeepEP's (or HybridEP's) measured share; the NIC as the NCCL model achieves it
+    (module docstring)."""
+    share = HYBRIDEP_NVLINK_EFFICIENCY if dispatcher == "hybridep" else DEEPEP_NVLINK_EFFICIENCY
+    nvlink = cluster.intra_bandwidth_Bps * share
     if span.nodes <= 1:
         return EPRates(nvlink, 0.0, 0.0, cluster.intra_latency_s)
     system = group_system(span, cluster)
@@ -106,11 +123,15 @@ def _per_domain(span: GroupSpan) -> int:
 
 def hierarchical_seconds(tokens: float, hidden: int, top_k: int, experts: int, node_limit: int,
                          span: GroupSpan, cluster: LLMCluster, per_element: float,
-                         load_factor: float = 1.0) -> float:  # fmt: skip
-    """One dispatch (or combine) of DeepEP's normal kernels: ``tokens`` per rank, network once
-    per target domain, NVLink once per target GPU, the two overlapped (module docstring)."""
+                         load_factor: float = 1.0,
+                         dispatcher: str = "deepep") -> float:  # fmt: skip
+    """One dispatch (or combine) of DeepEP's normal kernels (or HybridEP's): ``tokens`` per rank,
+    network once per target domain, NVLink once per target GPU, the two overlapped (module
+    docstring)."""
     g, nodes = _per_domain(span), span.nodes
-    rates = deepep_rates(span, cluster)
+    rates = deepep_rates(span, cluster, dispatcher)
+    if dispatcher == "hybridep" and per_element < BF16:  # its fp8 path's measured time
+        per_element = HYBRIDEP_FP8_BYTES
     token_bytes = tokens * hidden * per_element * load_factor
     gpus = gpus_reached(experts, span.size, g, top_k, node_limit)
     nvlink = token_bytes * gpus * (g - 1) / g / rates.nvlink_Bps if g > 1 else 0.0
@@ -145,9 +166,10 @@ def ep_layer_seconds(shape: TransformerShape, tokens: float, span: GroupSpan,
         bool(shape.node_limit) and span.nodes > 1 and dispatcher != "alltoall")
     if hierarchical:
         one = lambda b: hierarchical_seconds(  # noqa: E731
-            tokens, shape.hidden, shape.top_k, shape.experts, shape.node_limit, span, cluster, b,
-            load_factor)
+            tokens, shape.expert_width, shape.top_k, shape.experts, shape.node_limit, span,
+            cluster, b, load_factor, "hybridep" if dispatcher == "hybridep" else "deepep")
         return 2 * one(fp8) + 2 * one(BF16)
-    routed = tokens * shape.top_k * shape.hidden * load_factor
+    # a LatentMoE dispatches and combines its tokens at the latent width (issue 39)
+    routed = tokens * shape.top_k * shape.expert_width * load_factor
     mean = (fp8 + BF16) / 2
     return 4 * collective_s("all-to-all", routed * mean, span, cluster, nccl)

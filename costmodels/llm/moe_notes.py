@@ -28,8 +28,9 @@ def _exchange(shape: TransformerShape, nodes: int, dispatcher: str | None) -> st
     if dispatcher in ("deepep", "hybridep") or (shape.node_limit and nodes > 1
                                                 and dispatcher != "alltoall"):  # fmt: skip
         name = dispatcher or f"node-limited routing (at most {shape.node_limit} nodes)"
+        which = "HybridEP's" if dispatcher == "hybridep" else "DeepEP's"
         return (f"exchange {name} as DeepEP runs it: once per target node over the network at "
-                "the NCCL model's NIC rate, once per target GPU over NVLink at DeepEP's measured "
+                f"the NCCL model's NIC rate, once per target GPU over NVLink at {which} measured "
                 "share")  # fmt: skip
     return "exchange: NCCL all-to-all, one copy per routed expert"
 

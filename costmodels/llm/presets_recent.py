@@ -48,6 +48,13 @@ it; the published totals are what the tests hold the counts against):
   (a public per-tensor analysis of the checkpoint), "47B" and "56B" model parameters (the model
   cards), and 54 Mamba-2, 54 MLP and 10 attention layers for the 56B (research.nvidia.com
   Nemotron-H page); the 47B's five attention layers (its model card).
+- Nemotron 3 Super 120B-A12B (issue 39, LatentMoE): Megatron-Bridge Nemotron3SuperProvider
+  (88 layers: 40 M, 40 E, 8 *; hidden 4096; 128 Mamba heads of 64, state 128; 32 heads with 2
+  query groups of 128; 512 experts of 2688 on a 1024-wide latent, top 22, a 5376-wide shared
+  expert; moe_latent_size 1024), the same keys in NVIDIA-Nemotron-3-Super-120B-A12B's
+  config.json as public loaders check them (vocab 131,072, n_groups 8, conv_kernel 4); published
+  120B total / 12B active (the model name; the Nemotron 3 white paper, arXiv:2512.20848, names
+  LatentMoE and NVFP4 pre-training for Super). Sequence 8,192 as the Nano row (verified: false).
 - Nemotron 3 Nano 30B-A3B: Megatron-Bridge Nemotron3NanoProvider (pattern of 23 M, 23 E and 6 *
   layers, hidden 2688, 64 Mamba heads of 64, state 128, 32 heads with 2 query groups of 128,
   128 experts of 1856 with a 3712-wide shared expert, top 6); published 31.6B total, 3.2-3.6B
@@ -87,6 +94,10 @@ _H_47B = ("M-M-M-M-M-M-M-M-M*-M-M-M-M-M-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M
 _H_56B = ("M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*"
           "-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-")  # fmt: skip
 _NANO3 = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"
+_SUPER3 = ("MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*"
+           "EMEMEMEME")  # fmt: skip
+_SUPER3_APPROX = _MAMBA_APPROX + ("its multi-token-prediction layers (mtp_num_layers) are left "
+                                  "out",)  # fmt: skip
 KIMI_MLA = LatentAttention(kv_lora_rank=512, qk_rope_head_dim=64, qk_nope_head_dim=128,
                            v_head_dim=128, q_lora_rank=1536)  # fmt: skip
 
@@ -124,6 +135,15 @@ def recent_presets() -> list[Row]:
                                                         groups=8), **hybrid),
          "Megatron-Bridge Nemotron3NanoProvider; 31.6B total / 3.2-3.6B active",
          ("nemotron-3-nano", "nemotron-3-nano-30b-a3b"), _MAMBA_APPROX),
+        ("Nemotron 3 Super 120B-A12B", _shape(88, 4096, 32, 8192, ffn=2688, kv_heads=2,
+                                              head_dim=128, experts=512, top_k=22,
+                                              shared_experts=2, moe_latent=1024,
+                                              hybrid_pattern=_SUPER3,
+                                              mamba=Mamba2(heads=128, head_dim=64, state=128,
+                                                           groups=8), **hybrid),
+         "Megatron-Bridge Nemotron3SuperProvider; NVIDIA-Nemotron-3-Super-120B-A12B config.json "
+         "keys; 120B total / 12B active (the model's name)",
+         ("nemotron-3-super", "nemotron-3-super-120b-a12b"), _SUPER3_APPROX),
         ("Qwen3 32B", _shape(64, 5120, 64, 4096, ffn=25_600, kv_heads=8, **qwen3),
          _MINDSPEED.format("qwen3_32b"), ("qwen3-32b",), ()),
         ("Qwen3 30B-A3B", _shape(48, 2048, 32, 4096, ffn=768, kv_heads=4, experts=128, top_k=8,

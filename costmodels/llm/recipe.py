@@ -52,6 +52,13 @@ Defaults are what each framework does out of the box, with where that was read:
   ``--suggested-communication-unit-size`` (elements; None: its default) and
   ``--fsdp-double-buffer`` (costmodels/llm/framework_dp.py), read with ``--framework
   megatron-fsdp``.
+- ``flash_attention`` (issue 39): the FlashAttention generation the attention core runs; None:
+  the framework's (costmodels/llm/frameworks.py ``flash_version``: cuDNN / FA3-class kernels for
+  Megatron-Core + Transformer Engine on Hopper). 2: Tri Dao's flash-attn 2, which Transformer
+  Engine runs when cuDNN's fused attention is switched off (``NVTE_FUSED_ATTN=0``; "Transformer
+  Engine prefers cuDNN flash attention on Hopper+ architectures [...] To disable cuDNN flash
+  attention, set NVTE_FUSED_ATTN=0", NVIDIA/NeMo v2.1.0 docs/source/features/optimizations/
+  attention_optimizations.rst), at FlashAttention-2's Hopper rate.
 """
 
 from __future__ import annotations
@@ -85,8 +92,12 @@ class TrainingRecipe:
     fsdp_unit_size: int | None = None
     fsdp_double_buffer: bool = False
     moe_imbalance: float | None = None
+    flash_attention: int | None = None
 
     def __post_init__(self) -> None:
+        if self.flash_attention not in (None, 2, 3):
+            raise ValueError("flash attention generation must be 2 or 3, got "
+                             f"{self.flash_attention!r}")  # fmt: skip
         if self.moe_imbalance is not None and not 1.0 <= self.moe_imbalance <= 64.0:
             raise ValueError("moe imbalance (busiest EP rank's routed tokens over the mean) must "
                              f"be between 1 and 64, got {self.moe_imbalance!r}")  # fmt: skip

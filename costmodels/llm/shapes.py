@@ -103,6 +103,11 @@ class TransformerShape:
     # each layer one norm and one mixer; ``mamba`` prices its M layers (costmodels/llm/mamba.py)
     hybrid_pattern: str = ""
     mamba: Mamba2 | None = None
+    # issue 39: LatentMoE (Nemotron 3 Super's ``moe_latent_size``): the MoE layer projects each
+    # token from hidden to this width (fc1_latent_proj, a weight every TP rank holds whole),
+    # dispatches it, runs the routed experts on it and projects the combined result back
+    # (fc2_latent_proj); the shared experts keep the full width. 0: no latent (experts on h).
+    moe_latent: int = 0
 
     def __post_init__(self) -> None:
         self._check_hybrid()
@@ -132,6 +137,9 @@ class TransformerShape:
                 raise ValueError(f"TransformerShape.{name} must be >= 1 or None, got {value}")
         if not 0 <= self.mtp <= MAX_MTP:
             raise ValueError(f"TransformerShape.mtp must be 0-{MAX_MTP}, got {self.mtp}")
+        if self.moe_latent < 0 or (self.moe_latent and self.experts < 2):
+            raise ValueError("TransformerShape.moe_latent (a MoE's latent width) must be >= 0 "
+                             "and needs experts")  # fmt: skip
         if self.shared_experts < 0 or self.first_dense_layers < 0 or self.node_limit < 0:
             raise ValueError("TransformerShape.shared_experts, first_dense_layers and node_limit "
                              "must be >= 0")  # fmt: skip
@@ -159,6 +167,11 @@ class TransformerShape:
         if ("E" in pattern) != (self.experts > 1):
             raise ValueError("a hybrid model has E (MoE) layers in its pattern exactly when it "
                              "has experts (--experts cannot change it)")  # fmt: skip
+
+    @property
+    def expert_width(self) -> int:
+        """The width routed experts work on and tokens are dispatched at (hidden or latent)."""
+        return self.moe_latent or self.hidden
 
     @property
     def ffn_size(self) -> int:

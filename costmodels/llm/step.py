@@ -130,9 +130,11 @@ def _normalised(layout: Layout) -> Layout:
     return layout
 
 
-def _shard(shape: TransformerShape, layout: Layout, moe_load: float | None = None) -> LayerShard:
+def _shard(shape: TransformerShape, layout: Layout, moe_load: float | None = None,
+           flash_version: int | None = None) -> LayerShard:  # fmt: skip
     return LayerShard(layout.micro_batch, shape.seq_len // layout.cp, shape.seq_len, layout.tp,
-                      layout.sequence_parallel, layout.ep, layout.etp, moe_load or 0.0)  # fmt: skip
+                      layout.sequence_parallel, layout.ep, layout.etp, moe_load or 0.0,
+                      flash_version or 0)  # fmt: skip
 
 
 def _optimizer_s(shape: TransformerShape, layout: Layout, cluster: LLMCluster, precision: str,
@@ -237,7 +239,7 @@ def predict_step(
     fp8 = linear_gemm_dtype(precision) == "fp8"
     shards = (layout.dp * layout.cp if fp8 and layout.zero == 3
               and recipe.gathers_fp8(kernel_set.name) else 1)  # fmt: skip
-    shard = _shard(shape, layout, recipe.moe_imbalance)
+    shard = _shard(shape, layout, recipe.moe_imbalance, recipe.flash_attention)
     stages = stage_times(shape, layout, shard, gpu, precision, kernel_set.name,
                          constants, operator_table, fp8_recipe=recipe.fp8_recipe, clock=clock,
                          calibration=calibration, weight_shards=shards)  # fmt: skip

@@ -47,6 +47,14 @@ GATED = ("swiglu", "geglu")
 # config table (another version, read with the search tool) lists VP 12 for the same rows
 # (96 layers, TP 8, PP 8, MBS 1, GBS 64-512, GA 16): one layer per virtual stage.
 VP_NOT_LISTED = {"nemotron4-340b": 12}
+# Grok-1's grok1/configure.sh (same commit) exports NVTE_FUSED_ATTN=0: Transformer Engine then
+# runs Tri Dao's flash-attn 2 instead of cuDNN's fused attention (recipe.py ``flash_attention``);
+# the other recipes set NVTE_FUSED_ATTN=1 or leave TE's default (cuDNN on Hopper)
+FLASH_ATTN_2 = ("grok1-314b",)
+# grok1/cfg/grok1_314b.yaml: moe_pad_expert_input_to_capacity true, moe_expert_capacity_factor
+# 1.0: every expert runs exactly its capacity (drop and pad), so no EP rank is busier than the
+# mean (recipe.py ``moe_imbalance`` 1.0)
+CAPACITY_PADDED = ("grok1-314b",)
 
 
 def dgx_h100() -> LLMCluster:
@@ -82,7 +90,11 @@ def dgxc_runs(path: Path = DATA) -> list[dict]:
         fp8 = r["precision"] == "FP8"
         options = {"precision": "fp8" if fp8 else "bf16", "framework": "megatron",
                    "recipe": TrainingRecipe(reduce_dtype="bf16", async_tp=tp > 1,
-                                            fp8_recipe="delayed" if fp8 else None)}  # fmt: skip
+                                            fp8_recipe="delayed" if fp8 else None,
+                                            flash_attention=2 if r["model"] in FLASH_ATTN_2
+                                            else None,
+                                            moe_imbalance=1.0 if r["model"] in CAPACITY_PADDED
+                                            else None)}  # fmt: skip
         label = f"{r['model']} {r['precision']} x{gpus} tp{tp} pp{pp} cp{cp} ep{ep} vp{vp}"
         out.append({"label": label, "shape": shape, "layout": layout, "cluster": cluster,
                     "options": options, "measured_s": float(r["step_time_s"]),

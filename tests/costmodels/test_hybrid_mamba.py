@@ -130,7 +130,8 @@ def test_hf_config_reads_nemotron_h(tmp_path: Path) -> None:
     assert parameter_count(resolved.shape) == parameter_count(
         preset_shape("Nemotron 3 Nano 30B-A3B"))
     assert "multi-token-prediction" in resolved.source
-    path.write_text(json.dumps({**nano, "moe_latent_size": 1024}))
+    # a moe_latent_size is read now (Nemotron 3 Super: tests/costmodels/test_latent_moe.py)
+    path.write_text(json.dumps({**nano, "moe_latent_size": -4}))
     with pytest.raises((ShapeError, ValueError), match="moe_latent_size"):
         resolve_shape(hf_config=str(path))
     bad = {k: v for k, v in CONFIG_8B.items() if k != "hybrid_override_pattern"}
