@@ -31,6 +31,7 @@ import math
 from dataclasses import dataclass
 
 from costmodels.limits import MAX_GPUS, check_count
+from costmodels.llm.mamba import check_tp
 from costmodels.llm.shapes import TransformerShape
 from costmodels.serving.precision import WEIGHT_BYTES, check_serving_precision
 
@@ -101,13 +102,13 @@ class ServingLayout:
 
 
 def check_priced(shape: TransformerShape) -> None:
-    """ServingLayoutError for a model the serving model cannot price (issue 39: the Mamba-2
-    layers of hybrid models are priced for training only)."""
-    if shape.hybrid_pattern:
+    """ServingLayoutError for a model the serving model cannot price: a hybrid model without
+    attention layers (the paged pool counts tokens of the attention layers' cache; issue 39
+    prices Mamba-2 layers beside attention, costmodels.serving.hybrid)."""
+    if shape.hybrid_pattern and "*" not in shape.hybrid_pattern:
         raise ServingLayoutError(
-            "--model: a hybrid Mamba-2 model (Nemotron-H, Nemotron 3) is priced for training "
-            "(predict-llm, plan-llm); the serving model does not price its Mamba-2 layers and "
-            "their per-sequence state yet"
+            "--model: a hybrid model without attention layers (no '*' in its layer pattern) "
+            "keeps no KV cache; the serving model sizes its pool by attention tokens"
         )
 
 
@@ -121,6 +122,11 @@ def check_layout(shape: TransformerShape, layout: ServingLayout, gpus_per_node: 
         )
     if shape.heads % layout.tp:
         raise ServingLayoutError(f"--tp {layout.tp} does not divide the {shape.heads} heads")
+    if shape.mamba is not None:  # Mamba-2 heads and groups split over TP (issue 39)
+        try:
+            check_tp(shape.mamba, layout.tp)
+        except ValueError as exc:
+            raise ServingLayoutError(str(exc)) from None
     if layout.tp > gpus_per_node:
         raise ServingLayoutError(
             f"--tp {layout.tp} is more than --gpus-per-node {gpus_per_node}: tensor parallelism "
