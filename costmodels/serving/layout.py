@@ -23,6 +23,8 @@ Ranks are numbered TP-innermost, then attention data-parallel groups, then pipel
 * ``custom_allreduce``: the engine runs TP all-reduces inside a node with its own kernel instead
   of NCCL/RCCL (vLLM, SGLang, TensorRT-LLM all do by default; priced on ROCm only,
   costmodels.serving.rocm).
+* ``ep_backend``: how tokens reach their experts when ep > 1: ``alltoall`` (the engines'
+  default collectives) or ``deepep`` (DeepEP's kernels; costmodels.serving.ep_exchange).
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ from costmodels.llm.shapes import TransformerShape
 from costmodels.serving.precision import WEIGHT_BYTES, check_serving_precision
 
 KV_PRECISIONS: tuple[str, ...] = ("bf16", "fp16", "fp8")
+# the EP token exchange (--moe-a2a-backend, issue 39): the engines' default collectives, or
+# DeepEP's kernels (costmodels.serving.ep_exchange)
+EP_BACKENDS: tuple[str, ...] = ("alltoall", "deepep")
 KV_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
 # GPUs of one instance: far above any published deployment (DeepSeek-V3 decodes on 320), and
 # low enough that placing its groups (O(GPUs)) stays instant
@@ -57,6 +62,7 @@ class ServingLayout:
     kv_precision: str = "bf16"
     cuda_graphs: bool = True
     custom_allreduce: bool = False  # the engine's own TP all-reduce (costmodels.serving.rocm)
+    ep_backend: str = "alltoall"  # the EP exchange (costmodels.serving.ep_exchange)
 
     def __post_init__(self) -> None:
         for name in ("tp", "pp", "ep"):
@@ -72,6 +78,9 @@ class ServingLayout:
             raise ServingLayoutError(
                 f"--kv-precision must be one of {list(KV_PRECISIONS)}, got {self.kv_precision!r}"
             )
+        if self.ep_backend not in EP_BACKENDS:
+            raise ServingLayoutError(f"--moe-a2a-backend must be one of {list(EP_BACKENDS)}, "
+                                     f"got {self.ep_backend!r}")  # fmt: skip
         if self.ep > 1 and self.ep % self.tp:
             raise ServingLayoutError(
                 f"--ep {self.ep} must be a multiple of --tp {self.tp} (ep / tp attention groups "
