@@ -87,3 +87,24 @@ def test_the_flag_reaches_the_prediction(capsys: pytest.CaptureFixture[str]) -> 
     assert 0 < comm[1] < comm[0]
     with pytest.raises(ServingLayoutError, match="--moe-a2a-backend"):
         ServingLayout(ep_backend="pplx")
+
+
+@pytest.mark.parametrize("command", [
+    "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --tp 16 --dp 16 "
+    "--enable-dp-attention --ep-size 16 --moe-a2a-backend deepep --deepep-mode auto",
+    "vllm serve Qwen/Qwen3-30B-A3B -tp 1 --data-parallel-size 16 --enable-expert-parallel "
+    "--all2all-backend deepep_low_latency",
+])
+def test_serve_commands_with_deepep_price_the_same(tmp_path, capsys, command: str) -> None:  # noqa: ANN001
+    path = tmp_path / "serve.sh"
+    path.write_text(command + "\n")
+    request = ["--gpu", "h100", "--batch", "32", "--prompt-len", "512", "--output-len", "64",
+               "--json"]  # fmt: skip
+    assert main(["predict-serving", "--from", str(path), *request]) == 0
+    read = json.loads(capsys.readouterr().out)
+    engine = "sglang" if "sglang" in command else "vllm"
+    assert main(["predict-serving", "--model", "qwen3-30b-a3b", "--tp", "1", "--ep", "16",
+                 "--moe-a2a-backend", "deepep", "--engine", engine, *request]) == 0
+    flags = json.loads(capsys.readouterr().out)
+    assert read["layout"] == flags["layout"] and read["layout"]["ep_backend"] == "deepep"
+    assert read["tpot_s"] == flags["tpot_s"]
