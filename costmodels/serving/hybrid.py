@@ -213,6 +213,15 @@ class HybridLayers:
             launches += PREFILL_SCAN_LAUNCHES
         return MixerTime(seconds, launches)
 
+    def stage(self, counts: LayerCounts, t: float, attention_s: float, attention_launches: int,
+              decode_seqs: float, prefill_seqs: float,
+              prefill_tokens: float) -> tuple[Callable[[LayerCounts], float], int]:  # fmt: skip
+        """(seconds of any stage's layers, launches of ``counts``' layers) for one batch on one
+        GPU (``t`` tokens; the attention core's and the SSM mixers' per-sequence work)."""
+        mix = self.mixer(decode_seqs, prefill_seqs, prefill_tokens)
+        return (lambda c: self.layers_s(c, t, attention_s, mix),
+                self.launches_of(counts, attention_launches, mix))  # fmt: skip
+
     def layers_s(self, counts: LayerCounts, t: float, attention_s: float,
                  mixer: MixerTime) -> float:  # fmt: skip
         """Seconds of ``counts``' layers at ``t`` tokens per GPU: each kind's table, the

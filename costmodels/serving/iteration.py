@@ -100,8 +100,8 @@ class IterationCost:
             shape, layout.tp, float(layout.kv_bytes), cluster.gpu, self.step, 0.0
         )
         top = max(16, math.ceil(max_tokens / self.groups))
-        self.hybrid = (HybridLayers(shape, layout, cluster, top, self.groups, self._time)
-                       if shape.hybrid_pattern else None)  # fmt: skip
+        self.hybrid = HybridLayers(shape, layout, cluster, top, self.groups, self._time) \
+            if shape.hybrid_pattern else None
         n = self.layers if self.hybrid is None else StageLayers(0, 0)  # hybrid: by kind
         self.dense = Table(lambda t: self._linear(t, False), top) if n.dense else None
         self.moe = Table(lambda t: self._linear(t, True), top) if n.moe else None
@@ -236,16 +236,12 @@ class IterationCost:
         edges = self.edges(t) + self.logits(sampled)
         n, hy = self.layers, self.hybrid
         if hy is None:
-            def stage(c):  # noqa: ANN001, ANN202 - a LayerCounts, seconds
-                return c.dense * dense + c.moe * moe + c.total * att
+            stage = lambda c: c.dense * dense + c.moe * moe + c.total * att  # noqa: E731
             per_layer = n.dense * self.launches_dense + n.moe * self.launches_moe
             per_layer += n.total * att_launches
-        else:
-            mix = hy.mixer(b.decode_seqs / split, (b.seqs - b.decode_seqs) / split,
-                           b.prefill_tokens / split)  # fmt: skip
-            def stage(c):  # noqa: ANN001, ANN202 - a LayerCounts, seconds
-                return hy.layers_s(c, t, att, mix)
-            per_layer = hy.launches_of(n, att_launches, mix)
+        else:  # by block kind, the SSM mixers per sequence (costmodels.serving.hybrid)
+            stage, per_layer = hy.stage(n, t, att, att_launches, b.decode_seqs / split,
+                                        (b.seqs - b.decode_seqs) / split, b.prefill_tokens / split)
         if self.usage is not None and self.pp == 1:  # untabulated parts as attention seconds
             self.usage.add(self, t, sampled, stage(n) - n.dense * dense - n.moe * moe, weight)
         launches = per_layer + self.launches_edges
