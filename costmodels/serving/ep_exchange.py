@@ -26,6 +26,9 @@ What the engines run (checked in their docs):
   the linear layers run in fp8 or fp4 (DeepEP's dispatch takes fp8 input; DeepSeek-V3,
   arXiv:2412.19437, Sec. 3.3.3), else bf16; combine bf16. The busiest rank receives
   ``moe_routing.busiest_rank_factor`` x the mean (the chance spread of a balanced router).
+  vLLM runs one backend for every pass (``plan-serving --emit vllm`` writes
+  ``deepep_low_latency``), so its prefill passes are priced here as SGLang's ``auto`` runs them:
+  an approximation for vLLM.
 
 Placement: the EP group is the instance's stage, ranks numbered TP-innermost inside the job's
 share of each NVLink domain (costmodels/llm/group_span.job_domain, as training places them;

@@ -14,7 +14,9 @@ Bytes: vLLM sizes both states in the model's dtype unless told otherwise (its
 mamba_utils.py, docs.vllm.ai v0.11.2), so 2 bytes each here (training's kernels keep the SSM
 state in fp32). vLLM holds one state slot per running sequence (its MambaCacheManager sizes the
 cache by ``max_num_seqs``, v0.9.2), which the paged pool sets aside before it counts tokens
-(costmodels.serving.engine.kv_pool).
+(costmodels.serving.engine.kv_pool). With pipeline stages the per-GPU sizes take the stage
+with the most attention layers for the cache and the stage with the most M layers for the state
+(an upper bound when the two differ).
 
 Nemotron-H 8B (24 M layers, H 128 x P 64 x N 128, conv_dim 8,192 + 2 x 8 x 128 = 10,240, K 4):
 per layer 128 x 64 x 128 x 2 + 3 x 10,240 x 2 = 2,158,592 bytes, 24 layers 49.4 MiB per sequence
