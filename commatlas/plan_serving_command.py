@@ -183,7 +183,8 @@ def _deployments(args: argparse.Namespace) -> list[Any]:
                             )
                         kv = kv_precision_for(args.engine, precision)
                         custom = custom_allreduce_for(args.engine, args.disable_custom_all_reduce)
-                        layout = ServingLayout(tp, pp, ep, precision, kv, True, custom)
+                        layout = ServingLayout(tp, pp, ep, precision, kv, True, custom,
+                                               args.moe_a2a_backend)
                         out.append(Deployment(gpu, layout))
     return out
 

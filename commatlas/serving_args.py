@@ -125,6 +125,11 @@ def add_engine_flags(parser: argparse.ArgumentParser) -> None:
                        "(vLLM V0, SGLang) (default: the engine's)")
     group.add_argument("--disable-custom-all-reduce", action="store_true",
                        help="TP all-reduces through NCCL/RCCL, not the engine's own kernel")
+    group.add_argument("--moe-a2a-backend", choices=("alltoall", "deepep"), default="alltoall",
+                       help="how tokens reach their experts with --ep > 1: alltoall (the "
+                       "engines' default collectives) or deepep (DeepEP: low-latency kernels "
+                       "for decode, normal ones for prefill; SGLang --moe-a2a-backend deepep, "
+                       "vLLM --all2all-backend deepep_*)")
     group.add_argument(
         "--prefix-caching",
         action="store_true",

@@ -169,7 +169,8 @@ def predict_serving_command(args: argparse.Namespace) -> int:
         kv = kv_precision_for(args.engine, args.precision, args.kv_precision)
         layout = ServingLayout(args.tp, args.pp, args.ep, args.precision, kv, not args.eager,
                                custom_allreduce_for(args.engine,
-                                                    args.disable_custom_all_reduce))  # fmt: skip
+                                                    args.disable_custom_all_reduce),
+                               args.moe_a2a_backend)  # fmt: skip
         pools = _pools(args, layout.gpus, cluster.gpu)
         settings = engine_settings_for(args, resolved.shape, layout, cluster, requests
                                        or _one(prompt_len, output_len), args.mode or "server")

@@ -48,6 +48,8 @@ def serve_text(args: argparse.Namespace, rows: list[Any]) -> str:
                  "--pipeline-parallel-size", row.pp]  # fmt: skip
         if row.ep > 1:
             words += ["--data-parallel-size", row.ep // row.tp, "--enable-expert-parallel"]
+            if args.moe_a2a_backend == "deepep":  # the decode kernels (vLLM: one backend)
+                words += ["--all2all-backend", "deepep_low_latency"]
         words += ["--quantization", quant] if quant else ["--dtype", dtype]
         words += ["--kv-cache-dtype", "fp8"] if row.kv_precision == "fp8" else []
         words += _knobs(args, ("--max-num-seqs", "--max-num-batched-tokens", "--block-size"))
@@ -61,6 +63,8 @@ def serve_text(args: argparse.Namespace, rows: list[Any]) -> str:
         if row.ep > row.tp:
             words += ["--dp", row.ep // row.tp, "--enable-dp-attention"]
         words += ["--ep-size", row.ep] if row.ep > 1 else []
+        if row.ep > 1 and args.moe_a2a_backend == "deepep":  # normal / low-latency by batch
+            words += ["--moe-a2a-backend", "deepep", "--deepep-mode", "auto"]
         words += ["--quantization", quant] if quant else ["--dtype", dtype]
         words += ["--kv-cache-dtype", "fp8_e4m3"] if row.kv_precision == "fp8" else []
         words += _knobs(args, ("--max-running-requests", "--chunked-prefill-size",

@@ -5,8 +5,10 @@ Meanings from the engines' own argument references (vLLM "Engine Arguments", SGL
 Arguments"): the tensor-parallel size, pipeline size, expert parallelism (vLLM's
 ``--enable-expert-parallel`` spans TP x DP ranks; SGLang's ``--ep-size``), weight quantization
 and KV-cache dtype, CUDA graphs off (``--enforce-eager`` / ``--disable-cuda-graph``), and the
-scheduler's sequence cap, token budget and KV block size. Data-parallel replicas are priced one
-at a time; lengths and rates come from the request flags.
+scheduler's sequence cap, token budget and KV block size, and DeepEP as the expert exchange
+(SGLang ``--moe-a2a-backend deepep`` / ``--enable-deepep-moe``, vLLM ``--all2all-backend
+deepep_*``). Data-parallel replicas are priced one at a time; lengths and rates come from the
+request flags.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ _READ = {
     "--page-size": ("block_size", int), "--enforce-eager": ("eager", True),
     "--disable-cuda-graph": ("eager", True), "--enable-prefix-caching": ("prefix_caching", True),
     "--no-enable-chunked-prefill": ("no_chunked_prefill", True),
+    "--enable-deepep-moe": ("moe_a2a_backend", "deepep"),  # SGLang before --moe-a2a-backend
     # trtllm-serve (TensorRT-LLM's spellings)
     "--tp_size": ("tp", int), "--pp_size": ("pp", int), "--ep_size": ("ep", int),
     "--max_batch_size": ("max_num_seqs", int), "--max_num_tokens": ("max_batched_tokens", int),
@@ -87,6 +90,14 @@ def read_serve_command(text: str, path: str) -> JobFile:
             _options_file(job, flag, value, path)
         elif flag == "--enable-expert-parallel":
             expert = True
+        elif flag in ("--moe-a2a-backend", "--all2all-backend"):  # SGLang / vLLM (issue 39)
+            if value.startswith("deepep"):
+                job.set(flag, "moe_a2a_backend", "deepep")
+            else:
+                job.ignore(flag, f"{value!r}: priced as the default all-to-all")
+        elif flag == "--deepep-mode":
+            job.ignore(flag, "priced as auto: low-latency kernels for decode-sized passes, "
+                       "normal ones for larger")
         elif flag == "--enable-dp-attention":
             continue
         elif flag in ("--data-parallel-size", "-dp", "--dp-size", "--dp"):

@@ -8,15 +8,18 @@ Per layer and pass, with T tokens on an attention group (2-byte activations):
   Llama 70B token): NCCL's tuner picks the low-latency LL protocol and the time is its latency
   term, microseconds per call, not bytes over bandwidth (:func:`regime` shows both terms).
 * EP (MoE with ep > 1; GShard, Lepikhin et al. arXiv:2006.16668; DeepSeek-V3 Sec. 3.4): a
-  dispatch and a combine all-to-all among the ep GPUs of a stage; each rank sends its 1/tp share
-  of the group's tokens, top_k copies of h x 2 bytes each (nccl-tests' all-to-all size: all a
-  rank sends). The MLP all-reduce becomes an all-gather of T x h x 2 over the TP group.
+  dispatch and a combine among the ep GPUs of a stage, as an all-to-all (each rank sends its
+  1/tp share of the group's tokens, top_k copies of h x 2 bytes each; nccl-tests' all-to-all
+  size: all a rank sends) or with DeepEP's kernels (costmodels.serving.ep_exchange, issue 39).
+  The MLP all-reduce becomes an all-gather of T x h x 2 over the TP group.
 * PP: one send/recv of T x h x 2 bytes per stage boundary, and the sampled token ids (8 bytes a
   sequence) back from the last stage to the first.
 * Output: the TP group gathers the logits of the sampled positions (seqs x vocab x 2 bytes;
   vLLM gathers them on one rank, priced here as NCCL's all-gather).
 
-Groups are placed TP-innermost (costmodels.llm.groups.group_span) on an ``LLMCluster`` and
+Groups are placed TP-innermost (costmodels.llm.groups.group_span) inside the instance's share of
+each NVLink domain (group_span.job_domain: an EP 64 instance of a 128-GPU job on NVL72 racks
+stays in one rack, as training places it) on an ``LLMCluster`` and
 priced by costmodels.llm.nccl_groups (NCCL's algorithm and protocol per message, no per-call
 host launch: the engines capture the collectives in CUDA graphs).
 """
@@ -25,11 +28,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from costmodels.llm.group_span import job_domain
 from costmodels.llm.groups import GroupSpan, group_span
 from costmodels.llm.nccl_groups import group_seconds, group_system
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.nccl import collective_time
 from costmodels.nccl.tuner import plan
+from costmodels.serving.ep_exchange import ep_exchange_seconds
 from costmodels.serving.layout import ServingLayout
 from costmodels.serving.rocm import custom_allreduce_seconds, is_rocm
 
@@ -45,7 +50,11 @@ class Spans:
 
 
 def spans(layout: ServingLayout, cluster: LLMCluster) -> Spans:
-    world, gpn = layout.gpus, cluster.gpus_per_node
+    # the instance's share of each NVLink domain (an NVL72 rack), as training places groups,
+    # where that share keeps every TP group whole (else the domains as they are)
+    world = layout.gpus
+    share = job_domain(world, cluster.gpus_per_node)
+    gpn = share if share % layout.tp == 0 else cluster.gpus_per_node
     tp = group_span(1, layout.tp, world, gpn)
     ep = group_span(1, layout.gpus_per_stage, world, gpn)
     pp = group_span(layout.gpus_per_stage, layout.pp, world, gpn)
@@ -69,9 +78,8 @@ def layer_comm(shape: TransformerShape, layout: ServingLayout, cluster: LLMClust
     act = group_tokens * shape.hidden * ACT
     attention = tp_allreduce_seconds(act, s.tp, layout, cluster)
     moe = shape.experts > 1 if moe is None else moe
-    if moe and layout.ep > 1:
-        sent = act / layout.tp * shape.top_k
-        ep = 2 * group_seconds("all-to-all", sent, s.ep, cluster)
+    if moe and layout.ep > 1:  # the default all-to-all or DeepEP (serving.ep_exchange)
+        ep = ep_exchange_seconds(shape, layout, cluster, group_tokens, s.ep)
         return LayerComm(attention + group_seconds("all-gather", act, s.tp, cluster), ep)
     return LayerComm(attention + tp_allreduce_seconds(act, s.tp, layout, cluster), 0.0)
 

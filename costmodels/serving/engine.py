@@ -35,7 +35,10 @@ SGLang), the fraction of the whole memory less weights, activations and the rese
 With sliding-window layers (GPT-OSS, issue 39) a pool token is one of the full-attention layers,
 and the sliding layers' windows (``kv_cache.window_bytes_per_gpu`` each) are set aside first for
 ``max_num_seqs`` sequences, or for as many as the memory holds at a window's length each (a
-sequence never caches more than its window on those layers).
+sequence never caches more than its window on those layers). A hybrid Mamba-2 model's pool
+token is one of its attention layers, and each running sequence's Mamba-2 state (issue 39,
+costmodels.serving.ssm_state) is set aside the same way, for ``max_num_seqs`` sequences or as
+many as the memory holds with one block each (vLLM sizes its Mamba cache by ``max_num_seqs``).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from costmodels.serving.constants import ServingConstants, serving_constants
 from costmodels.serving.kv_cache import pool_bytes_per_token_per_gpu, window_bytes_per_gpu
 from costmodels.serving.layout import ServingLayout
 from costmodels.serving.memory import activation_bytes, weight_bytes_per_gpu
+from costmodels.serving.ssm_state import state_bytes_per_sequence_per_gpu
 
 POLICIES: tuple[str, ...] = ("reserve", "live")
 MAX_TOKEN_BUDGET = 2**20  # tokens of one iteration; far above any engine's setting
@@ -148,6 +152,10 @@ def kv_pool(
     if window and free > 0:  # sliding layers: each running sequence's window, set aside
         at_window = free // (window + per_token * shape.sliding_window)
         tokens_free -= window * min(engine.max_num_seqs, at_window)
+    state = state_bytes_per_sequence_per_gpu(shape, layout)
+    if state and free > 0:  # Mamba-2 layers: one state per running sequence (issue 39)
+        at_state = free // (state + per_token * engine.block_size)
+        tokens_free -= state * min(engine.max_num_seqs, at_state)
     blocks = int(max(0.0, tokens_free) // (per_token * engine.block_size))
     if blocks < 1:
         raise EngineError(

@@ -21,7 +21,9 @@ A MoE model's dense and expert layers are priced separately. With attention data
 ``pp`` stages the batch runs as up to ``pp`` micro-batches and an iteration takes the longer of
 one micro-batch's trip through every stage and the busiest stage's time for all of them (as
 costmodels.serving.step prices a decode step). Kernel gaps and overheads are the engine model's
-fitted constants (costmodels.serving.constants), the rest the training model's.
+fitted constants (costmodels.serving.constants), the rest the training model's. A hybrid
+Mamba-2 model's layers are priced by block kind, its SSM mixers per sequence
+(costmodels.serving.hybrid).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from costmodels.serving.attention_cost import attention_rates
 from costmodels.serving.comm import layer_comm, pass_edges_comm
 from costmodels.serving.constants import ServingConstants, serving_constants
 from costmodels.serving.engine import EngineConfig
+from costmodels.serving.hybrid import HybridLayers
 from costmodels.serving.kernels import (
     DECODE_PARTITION,
     Work,
@@ -46,7 +49,7 @@ from costmodels.serving.kernels import (
     last_stage_kernels,
     layer_kernels,
 )
-from costmodels.serving.layers import model_layers, stage_layers
+from costmodels.serving.layers import StageLayers, model_layers, stage_layers
 from costmodels.serving.layout import ServingLayout
 from costmodels.serving.rocm import is_rocm, rocm_constants
 from costmodels.serving.step import kernels_time
@@ -97,8 +100,11 @@ class IterationCost:
             shape, layout.tp, float(layout.kv_bytes), cluster.gpu, self.step, 0.0
         )
         top = max(16, math.ceil(max_tokens / self.groups))
-        self.dense = Table(lambda t: self._linear(t, False), top) if self.layers.dense else None
-        self.moe = Table(lambda t: self._linear(t, True), top) if self.layers.moe else None
+        self.hybrid = HybridLayers(shape, layout, cluster, top, self.groups, self._time) \
+            if shape.hybrid_pattern else None
+        n = self.layers if self.hybrid is None else StageLayers(0, 0)  # hybrid: by kind
+        self.dense = Table(lambda t: self._linear(t, False), top) if n.dense else None
+        self.moe = Table(lambda t: self._linear(t, True), top) if n.moe else None
         self.edges = Table(self._edges, top)
         self.logits = Table(self._logits, top)
         self.hop = Table(self._hop, top) if layout.pp > 1 else None
@@ -228,16 +234,22 @@ class IterationCost:
         )
         sampled = max(1.0, b.sampled / split)
         edges = self.edges(t) + self.logits(sampled)
-        n = self.layers
-        if self.usage is not None and self.pp == 1:
-            self.usage.add(self, t, sampled, n.total * att, weight)
-        per_layer = n.dense * self.launches_dense + n.moe * self.launches_moe
-        launches = per_layer + n.total * att_launches + self.launches_edges
-        trip = n.dense * dense + n.moe * moe + n.total * att + edges
+        n, hy = self.layers, self.hybrid
+        if hy is None:
+            stage = lambda c: c.dense * dense + c.moe * moe + c.total * att  # noqa: E731
+            per_layer = n.dense * self.launches_dense + n.moe * self.launches_moe
+            per_layer += n.total * att_launches
+        else:  # by block kind, the SSM mixers per sequence (costmodels.serving.hybrid)
+            stage, per_layer = hy.stage(n, t, att, att_launches, b.decode_seqs / split,
+                                        (b.seqs - b.decode_seqs) / split, b.prefill_tokens / split)
+        if self.usage is not None and self.pp == 1:  # untabulated parts as attention seconds
+            self.usage.add(self, t, sampled, stage(n) - n.dense * dense - n.moe * moe, weight)
+        launches = per_layer + self.launches_edges
+        trip = stage(n) + edges
         if self.pp == 1:
             return trip, launches
         hop = self.hop(t) if self.hop else 0.0
-        busiest = max(s.dense * dense + s.moe * moe + s.total * att for s in self.stages)
+        busiest = max(stage(s) for s in self.stages)
         stage_launches = launches / self.pp  # the busiest stage's share, approximately
         piped = micro * (busiest + edges + hop / self.pp)
         if trip + hop >= piped:

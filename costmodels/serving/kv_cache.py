@@ -29,16 +29,24 @@ and layer, so a 4,096-token request caches 2 KiB x (18 x 4,096 + 18 x 128) = 148
 (every layer); ``kv_bytes_per_request`` and the per-sequence sizes apply the window. The paged
 pool (costmodels.serving.engine.kv_pool) counts tokens at the full-attention layers' rate and
 sets aside each running sequence's window on the sliding layers (``window_bytes_per_gpu``).
+
+Hybrid Mamba-2 models (issue 39): only the attention layers cache keys and values; each sequence
+also carries a constant state per Mamba-2 layer (costmodels.serving.ssm_state), counted in the
+per-request and per-sequence sizes.
 """
 
 from __future__ import annotations
-
-import math
 
 from costmodels.llm.layer_kinds import sliding_share
 from costmodels.llm.shapes import TransformerShape
 from costmodels.serving.layers import head_dim
 from costmodels.serving.layout import ServingLayout
+from costmodels.serving.ssm_state import (
+    attention_layer_count,
+    busiest_stage_attention_layers,
+    state_bytes_per_sequence,
+    state_bytes_per_sequence_per_gpu,
+)
 
 __all__ = [
     "cached_positions", "head_dim", "kv_bytes_per_request", "kv_bytes_per_sequence_per_gpu",
@@ -61,9 +69,10 @@ def kv_elements_per_layer(shape: TransformerShape, tp: int = 1) -> int:
 
 def kv_bytes_per_token(shape: TransformerShape, kv_bytes: float = 2.0) -> float:
     """Bytes of cache one token adds to the whole model (every layer, every KV head)."""
+    layers = attention_layer_count(shape)  # a hybrid model's attention layers only
     if shape.mla is not None:
-        return float(shape.layers * kv_elements_per_layer(shape) * kv_bytes)
-    return 2.0 * shape.layers * shape.kv_head_count * head_dim(shape) * kv_bytes
+        return float(layers * kv_elements_per_layer(shape) * kv_bytes)
+    return 2.0 * layers * shape.kv_head_count * head_dim(shape) * kv_bytes
 
 
 def cached_positions(shape: TransformerShape, tokens: int) -> float:
@@ -75,20 +84,23 @@ def cached_positions(shape: TransformerShape, tokens: int) -> float:
 
 def kv_bytes_per_request(shape: TransformerShape, tokens: int, kv_bytes: float = 2.0) -> float:
     """The cache of one sequence of ``tokens`` tokens (prompt plus output), windowed on the
-    sliding-window layers."""
-    return cached_positions(shape, tokens) * kv_bytes_per_token(shape, kv_bytes)
+    sliding-window layers, with a hybrid model's Mamba-2 state."""
+    kv = cached_positions(shape, tokens) * kv_bytes_per_token(shape, kv_bytes)
+    return kv + state_bytes_per_sequence(shape)
 
 
 def kv_bytes_per_token_per_gpu(shape: TransformerShape, layout: ServingLayout) -> float:
     """Bytes one token adds on one GPU of the busiest pipeline stage."""
-    layers = math.ceil(shape.layers / layout.pp)
+    layers = busiest_stage_attention_layers(shape, layout.pp)
     return float(layers * kv_elements_per_layer(shape, layout.tp) * layout.kv_bytes)
 
 
 def kv_bytes_per_sequence_per_gpu(shape: TransformerShape, layout: ServingLayout,
                                   tokens: int) -> float:  # fmt: skip
-    """The cache one sequence of ``tokens`` tokens holds on one GPU of the busiest stage."""
-    return cached_positions(shape, tokens) * kv_bytes_per_token_per_gpu(shape, layout)
+    """The cache one sequence of ``tokens`` tokens holds on one GPU of the busiest stage (with a
+    hybrid model's Mamba-2 state)."""
+    kv = cached_positions(shape, tokens) * kv_bytes_per_token_per_gpu(shape, layout)
+    return kv + state_bytes_per_sequence_per_gpu(shape, layout)
 
 
 def pool_bytes_per_token_per_gpu(shape: TransformerShape, layout: ServingLayout) -> float:

@@ -23,6 +23,8 @@ Ranks are numbered TP-innermost, then attention data-parallel groups, then pipel
 * ``custom_allreduce``: the engine runs TP all-reduces inside a node with its own kernel instead
   of NCCL/RCCL (vLLM, SGLang, TensorRT-LLM all do by default; priced on ROCm only,
   costmodels.serving.rocm).
+* ``ep_backend``: how tokens reach their experts when ep > 1: ``alltoall`` (the engines'
+  default collectives) or ``deepep`` (DeepEP's kernels; costmodels.serving.ep_exchange).
 """
 
 from __future__ import annotations
@@ -31,10 +33,14 @@ import math
 from dataclasses import dataclass
 
 from costmodels.limits import MAX_GPUS, check_count
+from costmodels.llm.mamba import check_tp
 from costmodels.llm.shapes import TransformerShape
 from costmodels.serving.precision import WEIGHT_BYTES, check_serving_precision
 
 KV_PRECISIONS: tuple[str, ...] = ("bf16", "fp16", "fp8")
+# the EP token exchange (--moe-a2a-backend, issue 39): the engines' default collectives, or
+# DeepEP's kernels (costmodels.serving.ep_exchange)
+EP_BACKENDS: tuple[str, ...] = ("alltoall", "deepep")
 KV_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
 # GPUs of one instance: far above any published deployment (DeepSeek-V3 decodes on 320), and
 # low enough that placing its groups (O(GPUs)) stays instant
@@ -56,6 +62,7 @@ class ServingLayout:
     kv_precision: str = "bf16"
     cuda_graphs: bool = True
     custom_allreduce: bool = False  # the engine's own TP all-reduce (costmodels.serving.rocm)
+    ep_backend: str = "alltoall"  # the EP exchange (costmodels.serving.ep_exchange)
 
     def __post_init__(self) -> None:
         for name in ("tp", "pp", "ep"):
@@ -71,6 +78,9 @@ class ServingLayout:
             raise ServingLayoutError(
                 f"--kv-precision must be one of {list(KV_PRECISIONS)}, got {self.kv_precision!r}"
             )
+        if self.ep_backend not in EP_BACKENDS:
+            raise ServingLayoutError(f"--moe-a2a-backend must be one of {list(EP_BACKENDS)}, "
+                                     f"got {self.ep_backend!r}")  # fmt: skip
         if self.ep > 1 and self.ep % self.tp:
             raise ServingLayoutError(
                 f"--ep {self.ep} must be a multiple of --tp {self.tp} (ep / tp attention groups "
@@ -101,13 +111,13 @@ class ServingLayout:
 
 
 def check_priced(shape: TransformerShape) -> None:
-    """ServingLayoutError for a model the serving model cannot price (issue 39: the Mamba-2
-    layers of hybrid models are priced for training only)."""
-    if shape.hybrid_pattern:
+    """ServingLayoutError for a model the serving model cannot price: a hybrid model without
+    attention layers (the paged pool counts tokens of the attention layers' cache; issue 39
+    prices Mamba-2 layers beside attention, costmodels.serving.hybrid)."""
+    if shape.hybrid_pattern and "*" not in shape.hybrid_pattern:
         raise ServingLayoutError(
-            "--model: a hybrid Mamba-2 model (Nemotron-H, Nemotron 3) is priced for training "
-            "(predict-llm, plan-llm); the serving model does not price its Mamba-2 layers and "
-            "their per-sequence state yet"
+            "--model: a hybrid model without attention layers (no '*' in its layer pattern) "
+            "keeps no KV cache; the serving model sizes its pool by attention tokens"
         )
 
 
@@ -121,6 +131,11 @@ def check_layout(shape: TransformerShape, layout: ServingLayout, gpus_per_node: 
         )
     if shape.heads % layout.tp:
         raise ServingLayoutError(f"--tp {layout.tp} does not divide the {shape.heads} heads")
+    if shape.mamba is not None:  # Mamba-2 heads and groups split over TP (issue 39)
+        try:
+            check_tp(shape.mamba, layout.tp)
+        except ValueError as exc:
+            raise ServingLayoutError(str(exc)) from None
     if layout.tp > gpus_per_node:
         raise ServingLayoutError(
             f"--tp {layout.tp} is more than --gpus-per-node {gpus_per_node}: tensor parallelism "

@@ -12,6 +12,10 @@ Activations (an estimate): one layer's live tensors of the prompt pass, T x (3h 
 3 f) x 2 bytes on one GPU, plus the fp32 logits of the sampled positions. Allocator slack,
 CUDA graphs and communication buffers are left out (serving engines reserve a fraction of
 memory for them, e.g. vLLM's ``gpu_memory_utilization`` of 0.9).
+A hybrid Mamba-2 model's layers (issue 39) are counted by block kind (the training model's
+costmodels.llm.model_size.block_split: a Mamba-2 mixer, attention, a dense or a MoE MLP, each
+with its norm), split over ``tp`` like the rest; its cache is the attention layers' KV plus each
+sequence's Mamba-2 state (costmodels.serving.ssm_state).
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from costmodels.llm.layer_kinds import has_learned_positions
+from costmodels.llm.layer_kinds import LayerCounts, has_learned_positions
+from costmodels.llm.model_size import block_split
 from costmodels.llm.shapes import TransformerShape
 from costmodels.serving.kv_cache import head_dim, kv_bytes_per_sequence_per_gpu, kv_heads_per_gpu
 from costmodels.serving.layers import (
@@ -66,11 +71,18 @@ def weight_bytes_per_gpu(shape: TransformerShape, layout: ServingLayout) -> floa
     learned = has_learned_positions(shape)
     positions = shape.seq_len * shape.hidden * EMBEDDING_BYTES if learned else 0.0
     stages = stage_layers(shape, layout.pp)
+
+    def stage_bytes(s: LayerCounts) -> float:
+        if shape.hybrid_pattern:  # by block kind (module docstring)
+            return sum(n * _layer_bytes(shape, layout, LayerParameters(*block_split(shape, k)))
+                       for k, n in s.items())  # fmt: skip
+        return s.dense * dense + s.moe * moe
+
     if layout.pp == 1:
         head = 0.0 if shape.tied_embeddings else token
-        return stages[0].dense * dense + stages[0].moe * moe + token + positions + head
+        return stage_bytes(stages[0]) + token + positions + head
     # the busiest stage's layers with the larger of the two ends (the first or last stage)
-    layers = max(s.dense * dense + s.moe * moe for s in stages)
+    layers = max(stage_bytes(s) for s in stages)
     return layers + max(token + positions, token)
 
 

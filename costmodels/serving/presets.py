@@ -150,9 +150,8 @@ def _serving_presets() -> list[ModelPreset]:
 
 
 SERVING_PRESETS: dict[str, ModelPreset] = {p.name: p for p in _serving_presets()}
-# hybrid Mamba-2 presets are priced for training only (serving.layout.check_priced, issue 39)
-SERVING_MODEL_NAMES: list[str] = [*(name for name, p in PRESETS.items()
-                                    if not p.shape.hybrid_pattern), *SERVING_PRESETS]  # fmt: skip
+# every training preset, hybrid Mamba-2 models included (costmodels.serving.hybrid, issue 39)
+SERVING_MODEL_NAMES: list[str] = [*PRESETS, *SERVING_PRESETS]
 
 
 def _key(text: str) -> str:

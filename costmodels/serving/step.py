@@ -27,6 +27,7 @@ from costmodels.llm.kernels import Kernel
 from costmodels.llm.shapes import LLMCluster, TransformerShape
 from costmodels.serving.comm import layer_comm, pass_edges_comm
 from costmodels.serving.gemm import serving_gemm_seconds
+from costmodels.serving.hybrid import pass_layers
 from costmodels.serving.kernels import (
     Work,
     first_stage_kernels,
@@ -85,15 +86,21 @@ def pass_time(shape: TransformerShape, layout: ServingLayout, cluster: LLMCluste
     constants = constants or default_constants()
     host = 0.0 if layout.cuda_graphs else constants.host_seconds("pytorch")
     gpu = cluster.gpu
-    layer = kernels_time(layer_kernels(shape, layout, work, total_tokens), gpu, constants, host)
     first = kernels_time(first_stage_kernels(shape, work), gpu, constants, host)
     last = kernels_time(last_stage_kernels(shape, layout.tp, work), gpu, constants, host)
-    comm = layer_comm(shape, layout, cluster, work.tokens)
     pp_s, logits_s = pass_edges_comm(shape, layout, cluster, work.tokens, work.seqs)
-    compute = layer.scaled(shape.layers) + first + last
-    stage_layers = math.ceil(shape.layers / layout.pp)
-    per_layer = layer.total + comm.tp + comm.ep
+    if shape.hybrid_pattern:  # by block kind (costmodels.serving.hybrid, issue 39)
+        layers, tp_s, ep_s, stage_s = pass_layers(
+            shape, layout, cluster, work, total_tokens,
+            lambda kernels: kernels_time(kernels, gpu, constants, host))  # fmt: skip
+    else:
+        layer = kernels_time(layer_kernels(shape, layout, work, total_tokens), gpu, constants,
+                             host)  # fmt: skip
+        comm = layer_comm(shape, layout, cluster, work.tokens)
+        n = shape.layers
+        layers, tp_s, ep_s = layer.scaled(n), n * comm.tp, n * comm.ep
+        stage_s = math.ceil(shape.layers / layout.pp) * (layer.total + comm.tp + comm.ep)
+    compute = layers + first + last
     hop = pp_s / layout.pp if layout.pp > 1 else 0.0
-    busiest = stage_layers * per_layer + max(first.total, last.total + logits_s) + hop
-    return PassTime(compute, shape.layers * comm.tp + logits_s, shape.layers * comm.ep, pp_s,
-                    busiest, micro_batches)  # fmt: skip
+    busiest = stage_s + max(first.total, last.total + logits_s) + hop
+    return PassTime(compute, tp_s + logits_s, ep_s, pp_s, busiest, micro_batches)

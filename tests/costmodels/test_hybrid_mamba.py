@@ -1,7 +1,7 @@
 """Issue 39: hybrid Mamba-2 models (Nemotron-H, Nemotron 3 Nano) checked by hand: the Mamba-2
 layer's FLOPs (in_proj, SSD, out_proj; costmodels/llm/mamba.py), parameter counts against the
 published ones, the layer's kernels under TP, the nemotron_h config.json reader, and the
-commands that take them (training) or refuse them in one line (serving)."""
+commands that take them (training and serving)."""
 
 from __future__ import annotations
 
@@ -140,7 +140,7 @@ def test_hf_config_reads_nemotron_h(tmp_path: Path) -> None:
         resolve_shape(hf_config=str(path))
 
 
-def test_training_commands_take_hybrid_models_and_serving_refuses_them(
+def test_training_and_serving_commands_take_hybrid_models(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     argv = ["--model", "nemotron-h-8b", "--gpu", "h100", "--global-batch", "32"]
@@ -149,10 +149,10 @@ def test_training_commands_take_hybrid_models_and_serving_refuses_them(
     assert step["iteration_time_s"] > 0 and step["tp_comm_s"] > 0
     assert main(["plan-llm", *argv, "--gpus", "8", "--top", "1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["layout"]["cp"] == 1
+    # served since the serving side of issue 39 (tests/costmodels/test_serving_hybrid.py)
     assert main(["predict-serving", "--model", "nemotron-h-8b", "--gpu", "h100", "--tp", "1",
-                 "--batch", "8", "--prompt-len", "512", "--output-len", "64"]) == 2  # fmt: skip
-    err = capsys.readouterr().err
-    assert "Mamba-2" in err and len(err.strip().splitlines()) == 1
+                 "--batch", "8", "--prompt-len", "512", "--output-len", "64", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["kv_cache_bytes_per_token"] == 4 * 2 * 8 * 128 * 2
 
 
 def test_fp8_weight_copies_follow_the_hybrid_layers_own_gemms() -> None:

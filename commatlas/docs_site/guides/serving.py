@@ -11,6 +11,7 @@ from __future__ import annotations
 from commatlas.docs_site import Files
 from commatlas.docs_site.guides import _common as c
 from commatlas.docs_site.guides.serving_engine import ENGINE_REPRODUCE, engine_sections
+from commatlas.docs_site.guides.serving_hybrid import hybrid_sections
 from costmodels.hardware import get_gpu
 from costmodels.llm.intra_link import gpu_intra_link
 from costmodels.llm.presets import preset_shape
@@ -137,8 +138,8 @@ def page_text(tax: Taxonomy) -> str:
         "pool counts tokens at the full-attention layers' rate after setting aside each running "
         "sequence's window (about twice the context of an all-full-attention cache); decode "
         "and prefill attention on those layers read and score the window only. Hybrid "
-        "Mamba-2 models (Nemotron-H, Nemotron 3) are priced for training only: the serving "
-        "commands refuse them in one line.",
+        "Mamba-2 models (Nemotron-H, Nemotron 3) cache keys and values on their attention "
+        "layers only and carry a fixed state per sequence (below).",
         "",
         *c.table(
             [
@@ -213,6 +214,7 @@ def page_text(tax: Taxonomy) -> str:
         f"pools equally busy ({c.record_link(tax, 'distserve')} sizes its pools against latency "
         f"targets as well). See {c.record_link(tax, 'kv-cache-transfer')}.",
         "",
+        *hybrid_sections(tax),
         *engine_sections(tax),
         *c.reproduce(
             [
