@@ -60,8 +60,10 @@ def nim_cluster() -> LLMCluster:
 
 
 def simulate_row(row: NIMRow, engine: str = "trtllm", config: EngineConfig | None = None,
-                 kv: str | None = None) -> SimulationResult:  # fmt: skip
-    """The run under ``--engine engine`` (or an explicit ``config`` and ``kv`` dtype)."""
+                 kv: str | None = None, rate: float | None = None) -> SimulationResult:  # fmt: skip
+    """The run under ``--engine engine`` (or an explicit ``config`` and ``kv`` dtype); with
+    ``rate``, the same number of requests arriving as a Poisson stream at ``rate`` per second
+    instead of the closed loop (a check, module docstring)."""
     shape = serving_shape("Llama 3.3 70B", row.input_len + row.output_len)
     kv = kv or kv_precision_for(engine, "fp8")
     layout = ServingLayout(2, precision="fp8", kv_precision=kv,
@@ -72,6 +74,7 @@ def simulate_row(row: NIMRow, engine: str = "trtllm", config: EngineConfig | Non
                                  prompt_len=row.input_len, output_len=row.output_len,
                                  longest=row.input_len + row.output_len).config  # fmt: skip
     n = max(MIN_REQUESTS, REQUESTS_PER_USER * row.concurrency)
-    requests = make_requests(n, mode="server", concurrency=row.concurrency,
-                             prompt_len=row.input_len, output_len=row.output_len)  # fmt: skip
+    load = {"rate": rate} if rate is not None else {"concurrency": row.concurrency}
+    requests = make_requests(n, mode="server", prompt_len=row.input_len,
+                             output_len=row.output_len, **load)  # fmt: skip
     return simulate_serving(shape, layout, cluster, requests, config)
