@@ -8,6 +8,10 @@
   20,000/2,000 rows. The engine constants were fitted on these runs (serving_fit.py).
 * NIM 1.8.0 closed-loop runs (costmodels/data/nim-llama33-70b-concurrency-dev.csv): mean TTFT,
   ITL and output tokens/s at 1-250 users, old defaults vs ``--engine trtllm``. Not fitted on.
+  Two checks of the TTFT under load beside them: Little's law on the decoding sequences
+  (tokens/s x ITL, measured and modelled) where the KV cache is full, and the TTFT when the
+  same request rate arrives as a Poisson stream (a deterministic closed loop spaces its
+  prefills apart; real clients' timing noise does not: see costmodels/serving/nim_data.py).
 * vLLM 0.10 on 8 x MI300X (costmodels/data/rocm-vllm-mi300x-dev.csv): offline output tokens/s
   and one-batch latency, RCCL priced as NCCL without the ROCm terms vs the ROCm model (its two
   constants fitted on these rows: benchmarks/serving_rocm_fit.py prints the held-out errors).
@@ -79,9 +83,12 @@ def trtllm() -> None:
 def nim() -> None:
     errs: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in ("ttft", "itl",
                                                                                "tok/s")}
-    for row in read_nim_rows():
+    rows, resident = read_nim_rows(), []
+    for row in rows:
         old = simulate_row(row, config=OLD, kv="bf16")
         new = simulate_row(row)
+        if row.concurrency >= 100 and row.tokens_per_s and row.itl_s:
+            resident.append((row, new))
         cells = []
         for key, measured, o, n in (("ttft", row.ttft_s, old.mean_ttft_s, new.mean_ttft_s),
                                     ("itl", row.itl_s, old.mean_tpot_s, new.mean_tpot_s),
@@ -96,6 +103,17 @@ def nim() -> None:
         print(f"  {row.input_len}/{row.output_len} c={row.concurrency:3}: " + ", ".join(cells))
     print("NIM 1.8.0 closed loop, mean |error| (old defaults -> --engine trtllm): " + ", ".join(
         f"{k} {mape(b):.1f}% -> {mape(a):.1f}%" for k, (b, a) in errs.items()))  # fmt: skip
+    for row, sim in resident:
+        print(f"  Little's law at c={row.concurrency}: decoding sequences (tokens/s x ITL) "
+              f"measured {row.tokens_per_s * row.itl_s:.1f}, modelled "
+              f"{sim.output_tokens_per_s * sim.mean_tpot_s:.1f}")  # fmt: skip
+    for row in (r for r in rows if r.tokens_per_s and 1 < r.concurrency < 100):
+        rate = row.tokens_per_s / row.output_len  # the measured request rate
+        poisson = simulate_row(row, rate=rate)
+        error = 100 * (poisson.mean_ttft_s / row.ttft_s - 1)
+        print(f"  {row.input_len}/{row.output_len} c={row.concurrency:3}: TTFT with Poisson "
+              f"arrivals at the measured {rate:.2f} req/s {1e3 * poisson.mean_ttft_s:.0f} ms vs "
+              f"measured {1e3 * row.ttft_s:.0f} ms ({error:+.1f}%)")  # fmt: skip
 
 
 def rocm() -> None:

@@ -25,6 +25,16 @@ def test_nim_closed_loop(users: int) -> None:
     assert sim.output_tokens_per_s == pytest.approx(row.tokens_per_s, rel=0.15)
 
 
+def test_closed_loop_spaces_prefills() -> None:
+    """At 25 users the deterministic closed loop spaces its prefills apart; the same request
+    rate as Poisson arrivals queues them and lands near the measured TTFT (nim_data.py)."""
+    (row,) = [r for r in read_nim_rows() if r.concurrency == 25 and r.input_len == 5000]
+    closed = simulate_row(row)
+    poisson = simulate_row(row, rate=row.tokens_per_s / row.output_len)
+    assert poisson.mean_ttft_s > 1.15 * closed.mean_ttft_s
+    assert poisson.mean_ttft_s == pytest.approx(row.ttft_s, rel=0.15)
+
+
 @pytest.mark.parametrize("table", ["throughput", "latency"])
 def test_rocm_rows(table: str) -> None:
     """Every run of a table: mean |error| within 15 %, none beyond 20 % (the two fitted
