@@ -31,6 +31,7 @@ class CheckedRow:
     measured_s: float
     predicted_s: float
     loso_error_pct: float | None  # held-out |error| from llm-loso-bands.json (None: not stored)
+    loso_predicted_s: float | None  # the held-out prediction itself (None: not stored)
     memory_verdict: str
     expected_error_pct: float
 
@@ -39,11 +40,13 @@ class CheckedRow:
         return 100 * (self.predicted_s / self.measured_s - 1)
 
 
-def _loso_errors() -> dict[tuple[str, str], float]:
+def _loso_errors() -> dict[tuple[str, str], tuple[float, float | None]]:
+    """{(source, label): (held-out |error| %, held-out predicted step or None)}."""
     if not LOSO_BANDS.exists():
         return {}
     rows = json.loads(LOSO_BANDS.read_text())["rows"]
-    return {(r["source"], r["label"]): float(r["abs_error_pct"]) for r in rows}
+    return {(r["source"], r["label"]): (float(r["abs_error_pct"]), r.get("loso_predicted_s"))
+            for r in rows}  # fmt: skip
 
 
 def check_rows(rows: Sequence[CorpusRow]) -> list[CheckedRow]:
@@ -52,8 +55,9 @@ def check_rows(rows: Sequence[CorpusRow]) -> list[CheckedRow]:
     out = []
     for r in rows:
         step = predict(r)
+        loso_pct, loso_s = held.get((r.source, r.label), (None, None))
         out.append(CheckedRow(r.source, r.label, r.tags, r.measured_s, step.iteration_time_s,
-                              held.get((r.source, r.label)), step.memory_verdict,
+                              loso_pct, loso_s, step.memory_verdict,
                               step.expected_error_pct))  # fmt: skip
     return out
 
