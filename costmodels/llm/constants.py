@@ -102,6 +102,9 @@ class StepConstants:
     mfu_ceiling_ampere: float = 0.0
     mfu_ceiling_hopper: float = 0.0
     mfu_ceiling_hopper_fp8: float = 0.0
+    # k of the soft minimum of the modelled step and the step at the ceiling (mfu_ceiling.py):
+    # fitted with the time constants; this default is only the fit's starting value
+    mfu_saturation_order: float = 6.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
