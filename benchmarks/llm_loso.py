@@ -17,9 +17,13 @@ H100) and prints, per source:
   not fit" / "may not fit" (costmodels.llm.memory.memory_verdict).
 
 Then the same errors per regime tag (generation, framework, precision, parallel mechanisms,
-scale), and the coverage of the error bands: the share of LOSO errors inside the band of
-their combination of mechanisms (costmodels/llm/combination_bands.py). ``--write`` stores each
-run's LOSO error and mechanisms in costmodels/data/llm-loso-bands.json (the bands' input).
+scale), and the coverage of the error bands per source: the share of LOSO errors inside the
+band of their combination of mechanisms (costmodels/llm/combination_bands.held_out_band) built
+from every source, and built without the run's own source (the honest one: what a run from a
+source never seen gets). ``--write`` stores each run's LOSO error, mechanisms, measured step
+and held-out and in-sample predictions in costmodels/data/llm-loso-bands.json (the bands' input
+and the Validation page's plot), and the MFU ceilings with the fitted saturation order in
+costmodels/data/llm-mfu-ceilings.json.
 Time: about 9 LM fits of ~200 model evaluations over ~1,000 rows (~0.3 s each): ~10 minutes on
 a shared 2-core VM. Dev data only.
 """

@@ -3,10 +3,18 @@
 The kernel model prices each GEMM at a share of a measured matmul ceiling; a layout without
 recomputation, communication or memory-bound work can then reach 75-80 % MFU on an A100, far
 above what any measured run of the validation corpus reached (costmodels/validation/corpus.py;
-the best A100 16-bit run is llm-foundry's, ~64 % MFU). ``StepConstants.mfu_ceiling`` holds, per
+the best A100 16-bit run is llm-foundry's, ~64 % MFU). ``StepConstants.mfu_ceiling_*`` hold, per
 GPU generation and precision class (16-bit, fp8), the best model-FLOPs utilisation measured on
 the dev runs (``benchmarks/llm_loso.py --write`` writes costmodels/data/llm-mfu-ceilings.json;
-a leave-one-source-out refit takes them from the other sources only).
+a leave-one-source-out refit takes them from the other sources only), kept per framework family
+(Megatron kernels or PyTorch-native stacks). A step's ceiling is the higher of the best MFU
+measured on its GPU generation and precision by any stack (what the hardware demonstrably
+reached) and the best measured by its framework family on any GPU (what the software
+demonstrably reached; MFU is relative to each GPU's peak). One ceiling per generation alone
+failed held out: without the DGX Cloud runs the only Hopper 16-bit runs were PyTorch stacks at
+46 % MFU, far under Megatron-Core's 62 %, and the DGX Cloud runs came out 33 % too slow; one per
+family alone left llm-foundry's A100 FSDP runs, held out, without a ceiling and 22 % off
+(leave-one-source-out, benchmarks/llm_loso.py).
 
 Until issue 36's second stop the ceiling was a clamp: every layout predicted above it got the
 same step, so the planner's top rows tied. Now the step is the k-norm of the modelled step T and
@@ -21,14 +29,25 @@ fitted with the other constants, so a leave-one-source-out refit chooses it with
 The extra time goes to the kernel parts in proportion (the kernels run slower, nothing else).
 A raw step above the ceiling is flagged ``mfu-above-measured`` in ``unvalidated_mechanisms``. A
 prediction calibrated on the user's own measurement (a measured step that moved a scale, or an
-operator table) is not saturated: that is evidence beyond the dev runs. A ceiling of 0 = none (a
-generation without dev runs: its predictions are flagged unvalidated anyway).
+operator table) is not saturated: that is evidence beyond the dev runs. A ceiling of 0 = none (no
+dev run of the generation or of the family).
 """
 
 from __future__ import annotations
 
 KERNEL_PARTS = ("gemm", "attention", "memory_bound")
 FLAG = "mfu-above-measured"
+
+
+def framework_family(framework: str) -> str:
+    """"megatron" (Megatron-LM / Megatron-DeepSpeed / Megatron-Core kernels) or "pytorch"
+    (PyTorch-native stacks: FSDP, torchtitan, nanotron, Composer; eager or compiled)."""
+    return "megatron" if framework.startswith("megatron") else "pytorch"
+
+
+def ceiling_field(generation: str, fp8: bool, framework: str) -> str:
+    """The StepConstants field holding the ceiling of a generation, precision and framework."""
+    return f"mfu_ceiling_{generation}{'_fp8' if fp8 else ''}_{framework_family(framework)}"
 
 
 def saturated_time(step_s: float, ceiling_step_s: float, order: float) -> float:

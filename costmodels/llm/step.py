@@ -283,7 +283,7 @@ def predict_step(
     measured = operator_table is not None or (calibration is not None and (  # own evidence
         calibration.gemm_scale != 1.0 or calibration.overhead_scale != 1.0))  # fmt: skip
     capped = not measured and apply_ceiling(breakdown, flops.model, n * peak,
-                                            constants.mfu_ceiling(gpu.name, fp8),
+                                            constants.mfu_ceiling(gpu.name, fp8, kernel_set.name),
                                             constants.mfu_saturation_order)  # fmt: skip
     total = sum(breakdown.values())
 

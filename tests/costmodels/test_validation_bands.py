@@ -101,7 +101,7 @@ def test_the_planner_answer_for_llama2_7b_on_16_a100_stays_below_the_measured_be
     gpu = get_gpu("a100-80gb")
     cluster = LLMCluster(gpu, 8, gpu_intra_link(gpu).bandwidth_Bps, 25e9)
     ranked = plan(preset_shape("Llama 2 7B", 4096), 16, cluster, global_batch=512)
-    ceiling = default_constants().mfu_ceiling(gpu.name, False)
+    ceiling = default_constants().mfu_ceiling(gpu.name, False, "megatron")
     assert 0 < ceiling < 0.7
     assert ranked[0].prediction.model_flops_utilization <= 0.62
     top = [c.prediction.iteration_time_s for c in ranked[:5]]
@@ -125,3 +125,23 @@ def test_validate_llm_rejects_an_unknown_source(capsys: pytest.CaptureFixture) -
         main(["validate-llm", "--sources", "nope"])
     assert exit_info.value.code == 2
     assert "unknown source(s) nope" in capsys.readouterr().err
+
+
+def test_the_ceiling_is_the_best_of_the_generation_or_of_the_framework_family() -> None:
+    """Megatron-LM, Megatron-DeepSpeed and Megatron-Core share one family, every PyTorch-native
+    stack the other; a step's ceiling is the higher of its generation-and-precision class's best
+    (any family) and its family's best (any GPU)."""
+    from costmodels.llm.constants import StepConstants
+    from costmodels.llm.mfu_ceiling import ceiling_field
+
+    assert ceiling_field("hopper", True, "megatron-legacy") == "mfu_ceiling_hopper_fp8_megatron"
+    assert ceiling_field("ampere", False, "pytorch-compile") == "mfu_ceiling_ampere_pytorch"
+    c = StepConstants(mfu_ceiling_hopper_megatron=0.6, mfu_ceiling_hopper_pytorch=0.4,
+                      mfu_ceiling_ampere_megatron=0.5,
+                      mfu_ceiling_hopper_fp8_pytorch=0.3)  # fmt: skip
+    assert c.mfu_ceiling("H100 SXM", False, "pytorch") == 0.6  # Hopper 16-bit's best
+    assert c.mfu_ceiling("A100 80GB SXM", False, "pytorch") == 0.5  # A100's best (Megatron)
+    assert c.mfu_ceiling("H100 SXM", True, "pytorch") == 0.4  # PyTorch's best anywhere
+    assert c.mfu_ceiling("A100 80GB SXM", False, "megatron-legacy") == 0.6  # Megatron's best
+    assert c.mfu_ceiling("B200", True, "pytorch") == 0.4
+    assert StepConstants().mfu_ceiling("A100 80GB SXM", False, "megatron") == 0.0
