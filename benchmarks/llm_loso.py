@@ -193,12 +193,10 @@ def main() -> int:
                                                           strict=True))]}  # fmt: skip
         write_atomic(LOSO_BANDS, json_text(record, indent=1) + "\n")
         print(f"wrote {LOSO_BANDS.relative_to(ROOT)}")
-        order = joint.constants.mfu_saturation_order
-        best = {"constants": {**measured_ceilings(corpus), "mfu_saturation_order": order},
+        best = {"constants": measured_ceilings(corpus),
                 "method": "mfu_ceiling_*: the best model-FLOPs utilisation measured on the dev "
-                "runs of the validation corpus per GPU generation and precision class "
-                "(costmodels.validation.loso.measured_ceilings); mfu_saturation_order: fitted "
-                "jointly with every time constant on every source (benchmarks/llm_loso.py)",
+                "runs of the validation corpus per GPU generation, precision class and "
+                "framework family (costmodels.validation.loso.measured_ceilings)",
                 "runs": best_runs(corpus)}  # fmt: skip
         write_atomic(CEILINGS_DATA, json_text(best, indent=2) + "\n")
         print(f"wrote {CEILINGS_DATA.relative_to(ROOT)}")

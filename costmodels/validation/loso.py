@@ -5,7 +5,7 @@
 (Levenberg-Marquardt on log(predicted / measured)), each source weighted alike (a row's residual
 is scaled by 1 / sqrt(rows of its source), so vTrain's 720 rows count as much as Narayanan's
 ten). Its MFU ceilings (costmodels/llm/mfu_ceiling.py) are the best measured on ``rows``
-(``measured_ceilings``), not fitted; the order of the soft saturation toward them is fitted.
+(``measured_ceilings``), not fitted; the order of the soft saturation toward them is fixed.
 It starts from the class defaults of StepConstants, never from the shipped values (those
 were fitted with every source, so starting there would leak a held-out source into a constant
 that the other sources cannot move). ``loso(corpus)`` refits without each source in turn and
@@ -33,7 +33,7 @@ from costmodels.llm.precision import linear_gemm_dtype, tensor_peak_flops
 from costmodels.llm.step import StepPrediction, predict_step
 from costmodels.validation.corpus import CorpusRow
 
-FIT_NAMES: tuple[str, ...] = (*FITTED, *FITTED_PYTORCH, "mfu_saturation_order")
+FIT_NAMES: tuple[str, ...] = (*FITTED, *FITTED_PYTORCH)
 BOUNDS: dict[str, tuple[float, float]] = {
     "gemm_sustained": (0.3, 1.0),
     "hbm_efficiency": (0.3, 0.95),
@@ -49,9 +49,6 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "rowwise_gemm_efficiency": (0.2, 1.0),
     "fp8_cast_efficiency": (0.1, 1.0),
     "overlap_interference": (0.005, 1.0),
-    # the soft minimum's order (costmodels/llm/mfu_ceiling.py): 2 bends well below the ceiling,
-    # 40 is all but the old clamp
-    "mfu_saturation_order": (2.0, 40.0),
 }
 FLAT_DEFAULT = 0.5
 

@@ -116,6 +116,8 @@ def test_validate_llm_json_has_every_source_and_regime(capsys: pytest.CaptureFix
     assert list(report["per_source"]) == ["nanotron", "korthikanti"]
     assert report["all"]["rows"] == 18 and report["all"]["does_not_fit"] == 0
     assert set(report["per_regime"]["generation"]) == {"ampere", "hopper"}
+    for key in ("loso_in_band_pct", "loso_in_held_band_pct"):  # coverage both ways
+        assert 0 <= report["all"][key] <= 100
 
 
 def test_validate_llm_rejects_an_unknown_source(capsys: pytest.CaptureFixture) -> None:
