@@ -17,9 +17,13 @@ H100) and prints, per source:
   not fit" / "may not fit" (costmodels.llm.memory.memory_verdict).
 
 Then the same errors per regime tag (generation, framework, precision, parallel mechanisms,
-scale), and the coverage of the error bands: the share of LOSO errors inside the band of
-their combination of mechanisms (costmodels/llm/combination_bands.py). ``--write`` stores each
-run's LOSO error and mechanisms in costmodels/data/llm-loso-bands.json (the bands' input).
+scale), and the coverage of the error bands per source: the share of LOSO errors inside the
+band of their combination of mechanisms (costmodels/llm/combination_bands.held_out_band) built
+from every source, and built without the run's own source (the honest one: what a run from a
+source never seen gets). ``--write`` stores each run's LOSO error, mechanisms, measured step
+and held-out and in-sample predictions in costmodels/data/llm-loso-bands.json (the bands' input
+and the Validation page's plot), and the MFU ceilings with the fitted saturation order in
+costmodels/data/llm-mfu-ceilings.json.
 Time: about 9 LM fits of ~200 model evaluations over ~1,000 rows (~0.3 s each): ~10 minutes on
 a shared 2-core VM. Dev data only.
 """
@@ -40,10 +44,10 @@ from costmodels.llm.combination_bands import (  # noqa: E402
     LOSO_BANDS,
     MIN_ROWS,
     DevResidual,
-    combination_band,
+    held_out_band,
 )
 from costmodels.llm.constants import CEILINGS_DATA, MFU_CEILINGS  # noqa: E402
-from costmodels.llm.error_bands import mechanisms  # noqa: E402
+from costmodels.llm.error_bands import HOST_BOUND_SHARE, mechanisms  # noqa: E402
 from costmodels.safe_output import json_text, write_atomic  # noqa: E402
 from costmodels.validation.corpus import SOURCES, CorpusRow, load_corpus  # noqa: E402
 from costmodels.validation.loso import (  # noqa: E402
@@ -62,25 +66,39 @@ from costmodels.validation.loso import (  # noqa: E402
 REGIME_TAGS = ("generation", "framework", "precision", "moe", "scale", "seq", "recompute")
 
 
-def mechanisms_of(row: CorpusRow) -> tuple[str, ...]:
+def mechanisms_of(row: CorpusRow, host_share: float) -> tuple[str, ...]:
+    """The mechanisms of the row's shipped prediction (``host_share``: its host_bound_share)."""
     return mechanisms(row.shape, row.layout, row.cluster, row.options["precision"],
-                      row.options["framework"], row.options.get("recipe"))  # fmt: skip
+                      row.options["framework"], row.options.get("recipe"),
+                      host_share >= HOST_BOUND_SHARE)  # fmt: skip
+
+
+def coverage(residuals: tuple[DevResidual, ...]) -> dict[str, tuple[int, int, int, int]]:
+    """{source: (runs, inside the band built from every run, inside the band built without the
+    run's own source, runs whose band was flagged)} (costmodels/llm/combination_bands.py)."""
+    out: dict[str, list[int]] = {}
+    for r in residuals:
+        band = held_out_band(r.mechanisms, residuals)
+        held = held_out_band(r.mechanisms, residuals, exclude_source=r.source)
+        counts = out.setdefault(r.source, [0, 0, 0, 0])
+        counts[0] += 1
+        counts[1] += r.abs_error_pct <= band.pct
+        counts[2] += held is not None and r.abs_error_pct <= held.pct
+        counts[3] += band.few_rows
+    return {s: tuple(c) for s, c in out.items()}
 
 
 def print_coverage(residuals: tuple[DevResidual, ...]) -> None:
-    """Share of held-out errors inside their combination band: the band built from every run,
-    and the band built without the run's own source; and how many runs had a flagged band."""
-    inside = inside_held = flagged = 0
-    for r in residuals:
-        band = combination_band(r.mechanisms, residuals)
-        held = combination_band(r.mechanisms, residuals, exclude_source=r.source)
-        inside += r.abs_error_pct <= band.pct
-        inside_held += held is not None and r.abs_error_pct <= held.pct
-        flagged += band.few_rows
-    n = len(residuals)
-    print(f"\nband coverage: {100 * inside / n:.1f} % of LOSO errors inside their combination band"
-          f"; {100 * inside_held / n:.1f} % with the band built without their source; "
-          f"{flagged} of {n} runs in a combination of < {MIN_ROWS} runs (band widened, flagged)")
+    """Share of held-out errors inside their band (the band built from every run, and the band
+    built without the run's own source: the honest one), per source and in all."""
+    cover = coverage(residuals)
+    print(f"\nband coverage of LOSO errors{'':<10}{'runs':>6}{'all':>8}{'held':>8}{'flagged':>8}")
+    for source, (n, inside, held, flagged) in [*cover.items(), ("all", tuple(
+            map(sum, zip(*cover.values(), strict=True))))]:  # fmt: skip
+        print(f"{source:<38}{n:>6}{100 * inside / n:>7.1f}%{100 * held / n:>7.1f}%{flagged:>8}")
+    print(f"(all: the band built from every source; held: built without the run's own source, "
+          f"what a run from a new source gets; flagged: < {MIN_ROWS} runs share the combination "
+          f"or a mechanism is unvalidated: band widened)")
 
 
 def best_runs(corpus: tuple[CorpusRow, ...]) -> dict[str, str]:
@@ -107,7 +125,8 @@ def main() -> int:
     sources = tuple(args.sources.split(","))
     corpus = load_corpus(sources)
     shipped = log_errors(corpus)
-    verdicts = [predict(r).memory_verdict for r in corpus]
+    predictions = [predict(r) for r in corpus]
+    verdicts = [p.memory_verdict for p in predictions]
     print(f"{len(corpus)} rows; shipped constants predicted in {time.time() - started:.0f} s",
           flush=True)  # fmt: skip
     fit_rows = [r for r in corpus if r.source != "vtrain" or r.tags["fit_sample"] == "yes"]
@@ -156,7 +175,8 @@ def main() -> int:
         print(f"\nper {tag}")
         for value in sorted(groups):
             print(row(value, groups[value]))
-    residuals = tuple(DevResidual(r.source, frozenset(mechanisms_of(r)),
+    residuals = tuple(DevResidual(r.source,
+                                  frozenset(mechanisms_of(r, predictions[i].host_bound_share)),
                                   100 * abs(math.expm1(held[i])))
                       for i, r in enumerate(corpus))  # fmt: skip
     print_coverage(residuals)
@@ -165,13 +185,18 @@ def main() -> int:
                   "dev run with every fitted constant refitted without the run's source; "
                   "mechanisms as costmodels.llm.error_bands.mechanisms names them",
                   "rows": [{"source": d.source, "label": r.label,
-                            "mechanisms": sorted(d.mechanisms), "abs_error_pct": d.abs_error_pct}
-                           for d, r in zip(residuals, corpus, strict=True)]}  # fmt: skip
+                            "mechanisms": sorted(d.mechanisms), "abs_error_pct": d.abs_error_pct,
+                            "measured_s": r.measured_s,
+                            "loso_predicted_s": r.measured_s * math.exp(held[i]),
+                            "in_sample_predicted_s": r.measured_s * math.exp(in_sample[i])}
+                           for i, (d, r) in enumerate(zip(residuals, corpus,
+                                                          strict=True))]}  # fmt: skip
         write_atomic(LOSO_BANDS, json_text(record, indent=1) + "\n")
         print(f"wrote {LOSO_BANDS.relative_to(ROOT)}")
-        best = {"constants": measured_ceilings(corpus), "method": "the best model-FLOPs "
-                "utilisation measured on the dev runs of the validation corpus per GPU "
-                "generation and precision class (costmodels.validation.loso.measured_ceilings)",
+        best = {"constants": measured_ceilings(corpus),
+                "method": "mfu_ceiling_*: the best model-FLOPs utilisation measured on the dev "
+                "runs of the validation corpus per GPU generation, precision class and "
+                "framework family (costmodels.validation.loso.measured_ceilings)",
                 "runs": best_runs(corpus)}  # fmt: skip
         write_atomic(CEILINGS_DATA, json_text(best, indent=2) + "\n")
         print(f"wrote {CEILINGS_DATA.relative_to(ROOT)}")

@@ -4,7 +4,9 @@ per regime (costmodels/validation/report.py does the work; this module parses an
 Text: one line per source and per regime tag value: rows, MAPE with the shipped constants,
 the leave-one-source-out MAPE stored by benchmarks/llm_loso.py (every fitted constant refitted
 without the row's source: the number that says how the model does on runs it never saw), the
-share of rows inside their expected-error band, and how many of these runs (all of which ran)
+share of rows inside their expected-error band, the share of held-out errors inside their band
+built from every source ("LOSO in") and built without the row's own source ("held in": the
+coverage a run from a new source can expect), and how many of these runs (all of which ran)
 are judged "does not fit" / "may not fit". ``--json`` prints one object: rows, per_source,
 per_regime, all.
 """

@@ -110,6 +110,7 @@ def validation_files(tax: object = None) -> dict[str, str]:
         "generated/validation-llm.md": megatron_page(_megatron()),
         "generated/plots/validation-llm.svg": megatron_plot(),
         "generated/plots/validation-llm-vtrain.svg": _vtrain_plot(),
+        **_corpus_files(),
         **_nccl_files(),
         **_serving_files(),
         **_seven_methods_files(),
@@ -133,6 +134,12 @@ def _nccl_files() -> dict[str, str]:
     from commatlas.docs_site.validation_nccl import PLOT, nccl_page, nccl_plot
 
     return {"generated/validation-nccl.md": nccl_page(), PLOT: nccl_plot()}
+
+
+def _corpus_files() -> dict[str, str]:
+    from commatlas.docs_site.validation_corpus import PLOT, corpus_plot
+
+    return {PLOT: corpus_plot()}
 
 
 def _vtrain_plot() -> str:

@@ -88,6 +88,12 @@ def bands_section() -> list[str]:
         "## Error bands",
         "",
         "Every prediction carries `expected_error_pct` (CLI, JSON, the LLM planner page): the "
+        "90th percentile of the leave-one-source-out errors of the dev runs with its "
+        "combination of mechanisms (`costmodels/llm/combination_bands.py`), widened and flagged "
+        "where fewer than 10 runs share it, and the unvalidated band where a mechanism has no "
+        "dev run; the table at the top of this page counts how many held-out errors fall inside "
+        "it when it is built without the run's own source. Where no held-out errors are "
+        "shipped it falls back to the per-mechanism bands below: the "
         "widest band among the mechanisms it rests on, each band being the 90th percentile of "
         "|predicted / measured - 1| over the dev rows above that use the mechanism. A "
         "mechanism no dev row uses is listed in `unvalidated_mechanisms` and widens the band to "

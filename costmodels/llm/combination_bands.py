@@ -26,6 +26,9 @@ LOSO_BANDS = Path(__file__).resolve().parents[1] / "data" / "llm-loso-bands.json
 MIN_ROWS = 10
 FEW_ROWS_FACTOR = 1.5  # stated widening when fewer than MIN_ROWS runs share the combination
 QUANTILE = 0.9
+# a mechanism no dev run of the pool exercises: UNVALIDATED_FACTOR x the widened 90th
+# percentile of every held-out error of the pool (the planner ranks by the band's slow end)
+UNVALIDATED_FACTOR = 2.0
 
 
 @dataclass(frozen=True)
@@ -77,3 +80,30 @@ def combination_band(mechanisms: tuple[str, ...] | frozenset[str],
     cut = scored[min(MIN_ROWS, len(scored)) - 1][0]
     basis = [err for sim, err in scored if sim >= cut]
     return Band(FEW_ROWS_FACTOR * quantile(basis), len(exact), len(basis), True)
+
+
+@dataclass(frozen=True)
+class HeldOutBand(Band):
+    unvalidated: tuple[str, ...] = ()  # mechanisms no run of the pool exercises
+
+
+def held_out_band(mechanisms: tuple[str, ...] | frozenset[str],
+                  residuals: tuple[DevResidual, ...] | None = None,
+                  exclude_source: str | None = None) -> HeldOutBand | None:  # fmt: skip
+    """The band a prediction gets (``expected_error_pct``), from the pool of held-out residuals
+    less ``exclude_source``: a mechanism no run of the pool exercises gives the unvalidated band
+    (UNVALIDATED_FACTOR x FEW_ROWS_FACTOR x the pool's 90th percentile, flagged); otherwise the
+    combination's band. With ``exclude_source`` set to a dev run's own source this is the band
+    that run would have got had its source never been seen: benchmarks/llm_loso.py counts how
+    many runs fall inside it (the honest coverage)."""
+    pool = tuple(r for r in (load_residuals() if residuals is None else residuals)
+                 if r.source != exclude_source)  # fmt: skip
+    band = combination_band(mechanisms, pool)
+    if band is None:
+        return None
+    covered = frozenset().union(*(r.mechanisms for r in pool))
+    missing = tuple(name for name in mechanisms if name not in covered)
+    if missing:
+        widest = FEW_ROWS_FACTOR * quantile([r.abs_error_pct for r in pool])
+        return HeldOutBand(UNVALIDATED_FACTOR * widest, band.rows, len(pool), True, missing)
+    return HeldOutBand(band.pct, band.rows, band.basis, band.few_rows)

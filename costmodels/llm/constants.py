@@ -41,8 +41,10 @@ FITTED: tuple[str, ...] = (
 )
 PYTORCH_DATA = DATA.with_name("llm-pytorch-constants.json")
 CEILINGS_DATA = DATA.with_name("llm-mfu-ceilings.json")
-MFU_CEILINGS: tuple[str, ...] = ("mfu_ceiling_ampere", "mfu_ceiling_hopper",
-                                 "mfu_ceiling_hopper_fp8")  # fmt: skip
+# per GPU generation, precision class and framework family (costmodels/llm/mfu_ceiling.py)
+MFU_CEILINGS: tuple[str, ...] = tuple(
+    f"mfu_ceiling_{gen}{fp8}_{family}" for family in ("megatron", "pytorch")
+    for gen, fp8 in (("ampere", ""), ("hopper", ""), ("hopper", "_fp8")))  # fmt: skip
 FITTED_PYTORCH: tuple[str, ...] = (
     "hopper_tensor_rate",
     "rowwise_gemm_efficiency",
@@ -97,11 +99,19 @@ class StepConstants:
     # the caching allocator's reserve beyond the live tensors, as a share of the dynamic memory
     # (activations, working set, communication buffers; costmodels/llm/runtime_memory.py)
     allocator_fragmentation: float = 0.1
-    # the best model-FLOPs utilisation measured on the dev runs, per GPU generation and
-    # precision class (costmodels/llm/mfu_ceiling.py; 0 = none): measured, not fitted
-    mfu_ceiling_ampere: float = 0.0
-    mfu_ceiling_hopper: float = 0.0
-    mfu_ceiling_hopper_fp8: float = 0.0
+    # the best model-FLOPs utilisation measured on the dev runs, per GPU generation, precision
+    # class and framework family (costmodels/llm/mfu_ceiling.py; 0 = none): measured, not fitted
+    mfu_ceiling_ampere_megatron: float = 0.0
+    mfu_ceiling_hopper_megatron: float = 0.0
+    mfu_ceiling_hopper_fp8_megatron: float = 0.0
+    mfu_ceiling_ampere_pytorch: float = 0.0
+    mfu_ceiling_hopper_pytorch: float = 0.0
+    mfu_ceiling_hopper_fp8_pytorch: float = 0.0
+    # k of the soft minimum of the modelled step and the step at the ceiling (mfu_ceiling.py):
+    # chosen, not fitted (fitted, the refits drove it to 3-4 and it bent every run: held out,
+    # vTrain went from 26 % to 42 % and DGX Cloud to 27 %); at 6 a run at 2/3 of the ceiling
+    # moves by 1.4 %, one at 1/2 by 0.3 %
+    mfu_saturation_order: float = 6.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -121,12 +131,18 @@ class StepConstants:
 
         return self.hopper_tensor_rate if gpu_arch(gpu_name) == "hopper" else 1.0
 
-    def mfu_ceiling(self, gpu_name: str, fp8: bool) -> float:
-        """The MFU ceiling of the GPU's generation and precision class (0 = none)."""
+    def mfu_ceiling(self, gpu_name: str, fp8: bool, framework: str) -> float:
+        """The MFU ceiling of a step (costmodels/llm/mfu_ceiling.py): the best MFU measured on
+        the GPU's generation and precision class by any framework family, or by the step's
+        framework family on any GPU and precision, whichever is higher (0 = no such dev run)."""
         from costmodels.llm.gpu_arch import gpu_arch
+        from costmodels.llm.mfu_ceiling import ceiling_field, framework_family
 
-        name = f"mfu_ceiling_{gpu_arch(gpu_name)}" + ("_fp8" if fp8 else "")
-        return float(getattr(self, name, 0.0))
+        gen_class = ceiling_field(gpu_arch(gpu_name), fp8, framework).rsplit("_", 1)[0]
+        family = framework_family(framework)
+        return max((float(getattr(self, name)) for name in MFU_CEILINGS
+                    if name.rsplit("_", 1)[0] == gen_class or name.endswith(f"_{family}")),
+                   default=0.0)  # fmt: skip
 
     def host_seconds(self, framework: str) -> float:
         """Host time per kernel launch of ``framework``."""

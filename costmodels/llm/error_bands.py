@@ -29,12 +29,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from costmodels.llm.combination_bands import (
-    FEW_ROWS_FACTOR,
-    combination_band,
-    load_residuals,
-    quantile,
-)
+from costmodels.llm.combination_bands import UNVALIDATED_FACTOR, held_out_band
 from costmodels.llm.gpu_arch import gpu_arch
 
 if TYPE_CHECKING:
@@ -42,7 +37,7 @@ if TYPE_CHECKING:
     from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 
 BANDS = Path(__file__).resolve().parents[1] / "data" / "llm-error-bands.json"
-UNVALIDATED_FACTOR = 2.0
+HOST_BOUND_SHARE = 0.1  # a step whose GPU idles this share or more waiting for launches
 FALLBACK_BAND_PCT = 50.0  # when no band file is shipped (before the first --write-bands)
 
 
@@ -54,8 +49,10 @@ def mechanisms(
     precision: str,
     framework: str,
     recipe: TrainingRecipe | None = None,
+    host_bound: bool = False,
 ) -> tuple[str, ...]:
-    """The mechanisms a prediction rests on (module docstring), as short names."""
+    """The mechanisms a prediction rests on (module docstring), as short names; ``host_bound``:
+    the GPU idles HOST_BOUND_SHARE or more of the step waiting for kernel launches."""
     from costmodels.llm.fp8_recipes import default_recipe
 
     out = [f"kernels:{framework}", f"gpu:{gpu_arch(cluster.gpu.name)}"]
@@ -92,6 +89,8 @@ def mechanisms(
         out.append("power-cap")
     if layout.gpus > cluster.gpus_per_node:
         out.append("multi-node")
+    if host_bound:
+        out.append("host-bound")
     return tuple(out)
 
 
@@ -119,24 +118,19 @@ def expected_error_detail(
     precision: str,
     framework: str,
     recipe: TrainingRecipe | None = None,
+    host_bound: bool = False,
 ) -> ExpectedError:
     """The combination band (costmodels/llm/combination_bands.py) when the held-out residuals
     are shipped; else the per-mechanism band of ``expected_error``. A combination shared by
     fewer than MIN_ROWS dev runs is flagged ``few_rows`` (its band is widened); a mechanism no
     dev run exercises gives every such layout one band, UNVALIDATED_FACTOR x the widened 90th
     percentile of all held-out errors, and is listed in ``unvalidated``."""
-    used = mechanisms(shape, layout, cluster, precision, framework, recipe)
-    residuals = load_residuals()
-    band = combination_band(used, residuals)
+    used = mechanisms(shape, layout, cluster, precision, framework, recipe, host_bound)
+    band = held_out_band(used)
     if band is None:
         pct, missing = expected_error(shape, layout, cluster, precision, framework, recipe)
         return ExpectedError(pct, missing, 0, False)
-    covered = frozenset().union(*(r.mechanisms for r in residuals))
-    missing = tuple(name for name in used if name not in covered)
-    if missing:  # one band for every unvalidated layout: the widest, as in the per-mechanism rule
-        widest = FEW_ROWS_FACTOR * quantile([r.abs_error_pct for r in residuals])
-        return ExpectedError(UNVALIDATED_FACTOR * widest, missing, band.rows, True)
-    return ExpectedError(band.pct, (), band.rows, band.few_rows)
+    return ExpectedError(band.pct, band.unvalidated, band.rows, band.few_rows)
 
 
 def expected_error(

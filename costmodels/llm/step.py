@@ -55,7 +55,7 @@ from costmodels.llm.compute import flops_per_step
 from costmodels.llm.constants import StepConstants, default_constants
 from costmodels.llm.dp_exposure import fsdp_stages, zero12_exposed
 from costmodels.llm.edge_ops import optimizer_kernel
-from costmodels.llm.error_bands import expected_error_detail
+from costmodels.llm.error_bands import HOST_BOUND_SHARE, expected_error_detail
 from costmodels.llm.fp8_recipes import BLACKWELL_ONLY, default_recipe
 from costmodels.llm.framework_dp import framework_dp, framework_recipe, layout_problem
 from costmodels.llm.frameworks import KERNELS_OF, LOSS_SCALE_BYTES, get_kernel_set
@@ -121,6 +121,9 @@ class StepPrediction:
     # whether they are fewer than 10 (the band is then widened: combination_bands.py)
     expected_error_rows: int = 0
     expected_error_few_rows: bool = True
+    # share of the step the GPU idles waiting for the host to launch kernels (error_bands.py
+    # tags a step at HOST_BOUND_SHARE or more "host-bound")
+    host_bound_share: float = 0.0
 
 
 def _normalised(layout: Layout) -> Layout:
@@ -296,7 +299,8 @@ def predict_step(
     measured = operator_table is not None or (calibration is not None and (  # own evidence
         calibration.gemm_scale != 1.0 or calibration.overhead_scale != 1.0))  # fmt: skip
     capped = not measured and apply_ceiling(breakdown, flops.model, n * peak,
-                                            constants.mfu_ceiling(gpu.name, fp8))  # fmt: skip
+                                            constants.mfu_ceiling(gpu.name, fp8, kernel_set.name),
+                                            constants.mfu_saturation_order)  # fmt: skip
     total = sum(breakdown.values())
 
     memory = memory_per_gpu(shape, layout, framework=framework, step_precision=precision,
@@ -304,7 +308,9 @@ def predict_step(
                             grad_bytes=wire.grad_reduce, param_bytes=wire.param_gather)  # fmt: skip
     schedule = layout.schedule if pp > 1 or v > 1 else "1f1b"
     usable = usable_memory_bytes(gpu)
-    band = expected_error_detail(shape, layout, cluster, precision, kernel_set.name, recipe)
+    host_share = m * kernels.idle / total if total > 0 else 0.0  # GPU waiting on launches
+    band = expected_error_detail(shape, layout, cluster, precision, kernel_set.name, recipe,
+                                 host_bound=host_share >= HOST_BOUND_SHARE)  # fmt: skip
     return StepPrediction(
         iteration_time_s=total,
         compute_s=m * kernels.busy,
@@ -331,4 +337,5 @@ def predict_step(
         memory_verdict=memory_verdict(memory.total, usable),
         expected_error_rows=band.rows,
         expected_error_few_rows=band.few_rows,
+        host_bound_share=host_share,
     )

@@ -5,8 +5,8 @@
 (Levenberg-Marquardt on log(predicted / measured)), each source weighted alike (a row's residual
 is scaled by 1 / sqrt(rows of its source), so vTrain's 720 rows count as much as Narayanan's
 ten). Its MFU ceilings (costmodels/llm/mfu_ceiling.py) are the best measured on ``rows``
-(``measured_ceilings``), not fitted. It starts from the class defaults of StepConstants, never
-from the shipped values (those
+(``measured_ceilings``), not fitted; the order of the soft saturation toward them is fixed.
+It starts from the class defaults of StepConstants, never from the shipped values (those
 were fitted with every source, so starting there would leak a held-out source into a constant
 that the other sources cannot move). ``loso(corpus)`` refits without each source in turn and
 predicts that source with the refitted constants: the held-out error of every constant at once.
@@ -28,6 +28,7 @@ import numpy as np
 from costmodels.llm.compute import flops_per_step
 from costmodels.llm.constants import FITTED, FITTED_PYTORCH, MFU_CEILINGS, StepConstants
 from costmodels.llm.fit_constants import fit
+from costmodels.llm.mfu_ceiling import ceiling_field
 from costmodels.llm.precision import linear_gemm_dtype, tensor_peak_flops
 from costmodels.llm.step import StepPrediction, predict_step
 from costmodels.validation.corpus import CorpusRow
@@ -113,14 +114,15 @@ def model_mfu(row: CorpusRow) -> float:
 
 
 def ceiling_name(row: CorpusRow) -> str:
-    """The StepConstants field of the row's GPU generation and precision class."""
+    """The StepConstants field of the row's GPU generation, precision class and framework."""
     fp8 = linear_gemm_dtype(row.options["precision"]) == "fp8"
-    return f"mfu_ceiling_{row.tags['generation']}" + ("_fp8" if fp8 else "")
+    return ceiling_field(row.tags["generation"], fp8, row.options["framework"])
 
 
 def measured_ceilings(rows: Iterable[CorpusRow]) -> dict[str, float]:
-    """{StepConstants.mfu_ceiling_*: the best MFU measured on ``rows``} per GPU generation and
-    precision class (costmodels/llm/mfu_ceiling.py); classes without a row stay 0 (none)."""
+    """{StepConstants.mfu_ceiling_*: the best MFU measured on ``rows``} per GPU generation,
+    precision class and framework family (costmodels/llm/mfu_ceiling.py); classes without a row
+    stay 0 (none)."""
     best: dict[str, float] = dict.fromkeys(MFU_CEILINGS, 0.0)
     for r in rows:
         name = ceiling_name(r)

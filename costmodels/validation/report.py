@@ -5,7 +5,10 @@ shipped constants and sets beside each its leave-one-source-out error, as
 ``benchmarks/llm_loso.py --write`` stored it (costmodels/data/llm-loso-bands.json: every fitted
 constant refitted without the row's source), and the memory verdict (every dev run ran, so
 "does not fit" is a miss). ``commatlas validate-llm`` and the calculator's Validation page print
-it; the numbers are means of |predicted / measured - 1| in percent.
+it; the numbers are means of |predicted / measured - 1| in percent. Coverage of the held-out
+errors, two ways (combination_bands.held_out_band): inside the band built from every source's
+held-out errors, and inside the band built without the run's own source (what a run from a
+source never seen gets: the honest one).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from costmodels.llm.combination_bands import LOSO_BANDS
+from costmodels.llm.combination_bands import LOSO_BANDS, held_out_band, load_residuals
 from costmodels.validation.corpus import SOURCES, CorpusRow, load_corpus
 from costmodels.validation.loso import predict
 
@@ -31,6 +34,11 @@ class CheckedRow:
     measured_s: float
     predicted_s: float
     loso_error_pct: float | None  # held-out |error| from llm-loso-bands.json (None: not stored)
+    loso_predicted_s: float | None  # the held-out prediction itself (None: not stored)
+    # the held-out error inside the band built from every source's held-out errors / built
+    # without this run's source (combination_bands.held_out_band; None: not stored)
+    loso_in_band: bool | None
+    loso_in_held_band: bool | None
     memory_verdict: str
     expected_error_pct: float
 
@@ -39,11 +47,21 @@ class CheckedRow:
         return 100 * (self.predicted_s / self.measured_s - 1)
 
 
-def _loso_errors() -> dict[tuple[str, str], float]:
+def _loso_errors() -> dict[tuple[str, str], tuple[float, float | None, bool, bool]]:
+    """{(source, label): (held-out |error| %, held-out predicted step or None, inside the band
+    built from every source, inside the band built without the run's source)}."""
     if not LOSO_BANDS.exists():
         return {}
-    rows = json.loads(LOSO_BANDS.read_text())["rows"]
-    return {(r["source"], r["label"]): float(r["abs_error_pct"]) for r in rows}
+    residuals = load_residuals()
+    out = {}
+    for r in json.loads(LOSO_BANDS.read_text())["rows"]:
+        err, mechs = float(r["abs_error_pct"]), frozenset(r["mechanisms"])
+        band = held_out_band(mechs, residuals)
+        held = held_out_band(mechs, residuals, exclude_source=r["source"])
+        out[(r["source"], r["label"])] = (err, r.get("loso_predicted_s"),
+                                          band is not None and err <= band.pct,
+                                          held is not None and err <= held.pct)  # fmt: skip
+    return out
 
 
 def check_rows(rows: Sequence[CorpusRow]) -> list[CheckedRow]:
@@ -52,10 +70,15 @@ def check_rows(rows: Sequence[CorpusRow]) -> list[CheckedRow]:
     out = []
     for r in rows:
         step = predict(r)
+        loso = held.get((r.source, r.label), (None, None, None, None))
         out.append(CheckedRow(r.source, r.label, r.tags, r.measured_s, step.iteration_time_s,
-                              held.get((r.source, r.label)), step.memory_verdict,
-                              step.expected_error_pct))  # fmt: skip
+                              *loso, step.memory_verdict, step.expected_error_pct))  # fmt: skip
     return out
+
+
+def _share(flags: list[bool | None]) -> float | None:
+    known = [f for f in flags if f is not None]
+    return 100 * statistics.fmean(known) if known else None
 
 
 def summarize(rows: Sequence[CheckedRow]) -> dict[str, float | int | None]:
@@ -67,6 +90,8 @@ def summarize(rows: Sequence[CheckedRow]) -> dict[str, float | int | None]:
         "loso_mape_pct": statistics.fmean(held) if held else None,
         "inside_band_pct": 100 * statistics.fmean(abs(r.error_pct) <= r.expected_error_pct
                                                   for r in rows) if rows else None,
+        "loso_in_band_pct": _share([r.loso_in_band for r in rows]),
+        "loso_in_held_band_pct": _share([r.loso_in_held_band for r in rows]),
         "does_not_fit": sum(r.memory_verdict == "does not fit" for r in rows),
         "may_not_fit": sum(r.memory_verdict == "may not fit" for r in rows),
     }  # fmt: skip
@@ -91,7 +116,9 @@ def format_summary(name: str, s: dict) -> str:
         return f"{v:8.1f}" if v is not None and not math.isnan(v) else f"{'-':>8}"
 
     return (f"{name:<22}{s['rows']:>6}{num(s['mape_pct'])}{num(s['loso_mape_pct'])}"
-            f"{num(s['inside_band_pct'])}{s['does_not_fit']:>8}{s['may_not_fit']:>8}")
+            f"{num(s['inside_band_pct'])}{num(s['loso_in_band_pct'])}"
+            f"{num(s['loso_in_held_band_pct'])}{s['does_not_fit']:>8}{s['may_not_fit']:>8}")
 
 
-HEADER = f"{'':<22}{'rows':>6}{'MAPE %':>8}{'LOSO %':>8}{'in band':>8}{'no-fit':>8}{'maybe':>8}"
+HEADER = (f"{'':<22}{'rows':>6}{'MAPE %':>8}{'LOSO %':>8}{'in band':>8}{'LOSO in':>8}"
+          f"{'held in':>8}{'no-fit':>8}{'maybe':>8}")

@@ -127,3 +127,7 @@ def test_megatron_validation_page_is_computed_at_build(site: Path) -> None:
     text = _text(html)
     assert re.search(r"Mean absolute error over 10 rows: \d+\.\d%", text)
     assert "plots/validation-llm.svg" in html
+    # issue 36: predicted against measured per source, shipped and held out
+    assert "plots/validation-llm-corpus.svg" in html
+    plot = (site / "generated" / "plots" / "validation-llm-corpus.svg").read_text()
+    assert plot.startswith("<svg") and "llm-foundry MPT" in plot and "held out" in plot
