@@ -55,6 +55,9 @@ def flash_kernels(
         2 * q_or_o + kv + lse,
         flash="fwd",
         flash_blocks=blocks,
+        flash_seq=s_k,
+        head_dim=(d + dv) / 2,
+        causal=causal,
     )
     # q, o, do read; k, v read and dk, dv written; dq accumulated in fp32 (read + write)
     bwd_bytes = 3 * q_or_o + 2 * kv + 4 * q_or_o + 2 * lse
@@ -66,6 +69,9 @@ def flash_kernels(
         flash="bwd",
         flash_blocks=blocks,
         launches=3,
+        flash_seq=s_k,
+        head_dim=(d + dv) / 2,
+        causal=causal,
     )  # preprocess, main, dq convert
     return fwd, bwd
 

@@ -42,12 +42,17 @@ Defaults are what each framework does out of the box, with where that was read:
 - ``dropout``: the model trains with dropout (its masks are stored for the backward). None: as
   the shape's style (GPT shapes with, Llama shapes without); MPT's benchmark configs set every
   dropout to 0.
+- ``attention_kernel`` (issue 36): the flash-attention implementation the model runs, priced at
+  its published rate (costmodels/llm/attention_rates.py): ``flash1``, ``triton`` (the Triton
+  port of FlashAttention-1, llm-foundry's MPT ``attn_impl: triton``), ``flash2``, ``flash3``.
+  None: the framework's flash generation.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from costmodels.llm.attention_rates import ATTENTION_KERNELS
 from costmodels.llm.fp8_recipes import FP8_RECIPES
 from costmodels.llm.moe_dispatch import DISPATCHERS
 
@@ -70,8 +75,12 @@ class TrainingRecipe:
     cuda_graphs: bool = False
     fused_loss: bool = False
     dropout: bool | None = None
+    attention_kernel: str | None = None
 
     def __post_init__(self) -> None:
+        if self.attention_kernel is not None and self.attention_kernel not in ATTENTION_KERNELS:
+            raise ValueError(f"attention kernel must be one of {', '.join(ATTENTION_KERNELS)}, "
+                             f"got {self.attention_kernel!r}")  # fmt: skip
         if self.moe_dispatcher is not None and self.moe_dispatcher not in DISPATCHERS:
             raise ValueError(f"MoE dispatcher must be one of {', '.join(DISPATCHERS)}, got "
                              f"{self.moe_dispatcher!r}")  # fmt: skip

@@ -228,7 +228,8 @@ def predict_step(
               and recipe.gathers_fp8(kernel_set.name) else 1)  # fmt: skip
     stages = stage_times(shape, layout, _shard(shape, layout), gpu, precision, kernel_set.name,
                          constants, operator_table, fp8_recipe=recipe.fp8_recipe, clock=clock,
-                         calibration=calibration, weight_shards=shards)  # fmt: skip
+                         calibration=calibration, weight_shards=shards,
+                         attention_kernel=recipe.attention_kernel)  # fmt: skip
     critical = stages.critical
     t_f, t_b = stages.forward[critical].total, stages.backward[critical].total
     wire = wire_bytes(precision, kernel_set.name, layout.zero, recipe)
