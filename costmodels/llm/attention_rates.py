@@ -5,10 +5,11 @@ flash-attention repository's own benchmark (Dao-AILab/flash-attention README "Pe
 figures added with the FlashAttention-2 release, commit 4f285b35; the A100 figure is Fig. 4 of
 Dao, *FlashAttention-2*, arXiv:2307.08691): A100 80GB SXM and H100 SXM; FlashAttention (v1),
 FlashAttention-2 and, on A100, the Triton port of FlashAttention-1; causal or not; head
-dimension 64 or 128; sequence 512-16k. FLOPs are counted as that benchmark counts them (forward
-4 b s^2 h d, halved when causal; backward 2.5 x forward), which is how
-costmodels/llm/attention.py counts a flash pass, so a rate from the table times the kernel's
-FLOPs gives its time.
+dimension 64 or 128; sequence 512-16k. FLOPs are counted as that benchmark counts them: forward
+4 b s^2 h d, halved when causal; backward 2.5 x forward. costmodels/llm/attention.py counts the
+blocks a causal kernel computes, (n + 1) / 2n of them for n key blocks (more than half at short
+sequences: 5/8 at 512), so kernel_time.py scales a causal rate by that count over one half: the
+published time of a shape is kept.
 
 What the table says that a single "share of peak" cannot: the rate climbs with the sequence
 (FlashAttention-2, causal, head 128 on A100: 99 TFLOP/s at 512, 189 at 16k) and differs by a

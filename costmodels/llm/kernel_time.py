@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from costmodels.hardware import GPU
+from costmodels.llm.attention import causal_fraction
 from costmodels.llm.attention_rates import fwd_bwd_rate, implementation, pass_rates
 from costmodels.llm.constants import StepConstants
 from costmodels.llm.edge_ops import embedding_kernels, head_kernels
@@ -103,8 +104,9 @@ def _flash_rate(
     if kernel.flash_seq:
         name = implementation(gpu, kernel.attention_kernel, kernel.flash_version)
         published = fwd_bwd_rate(gpu, name, kernel.causal, kernel.head_dim, kernel.flash_seq)
-        if published is not None:
-            rate_f, rate_b = pass_rates(published, fwd / bwd)
+        if published is not None:  # to this kernel's FLOP count (causal: (n + 1) / 2n blocks)
+            counted = causal_fraction(kernel.flash_seq) / 0.5 if kernel.causal else 1.0
+            rate_f, rate_b = pass_rates(published * counted, fwd / bwd)
             return rate_f if kernel.flash == "fwd" else rate_b
     return peak * (fwd if kernel.flash == "fwd" else bwd)
 
