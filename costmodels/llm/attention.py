@@ -9,7 +9,9 @@ Two implementations (costmodels/llm/frameworks.py says which framework runs whic
   blocks of 128. The backward pass runs five block GEMMs against the forward's two (it
   recomputes the scores): 2.5x the forward FLOPs. HBM traffic: q, k, v read and o written
   (plus the per-row log-sum-exp); backward reads q, k, v, o, do and writes dq, dk, dv, with dq
-  accumulated in fp32. Timed at a fraction of the tensor-core peak (costmodels/llm/constants).
+  accumulated in fp32. Timed at the published rate of the implementation at the pass's shape
+  (costmodels/llm/attention_rates.py: keys, head width, mask), else at a fraction of the
+  tensor-core peak (costmodels/llm/constants.py); each pass carries that shape.
 * Unfused (Megatron-LM before flash attention): QK^T and attention-over-values as batched GEMMs
   over the *full* s x s matrix (no causal skipping), the softmax and dropout as element-wise
   kernels over it (counted with the framework's element-wise ops). Backward: two batched GEMMs
