@@ -2,12 +2,12 @@
 
     .venv/bin/python benchmarks/step_transfer_sources.py [--references N]
 
-For each dev source (costmodels/calibration/measured_dev_sources.py: torchtitan async-TP,
-llm-foundry MPT FSDP, dgxc Megatron H100), each run as the one measured step, the other runs of
-its group (the same model on the same GPU and framework: other sizes of batch and sequence,
-precisions, GPU counts and layouts) predicted; printed per source: the model alone, and the
-one-step transfer **before** (issue 28's rule: the identifiable factor fitted to the
-empirical-Bayes share W of the whole log error, the links taking that factor above 1) and
+For each dev source (costmodels/validation/transfer_sources.py: torchtitan async-TP, llm-foundry
+MPT FSDP, dgxc Megatron H100, read through the validation corpus), each run as the one measured
+step, the other runs of its group (the same model on the same GPU and framework: other sizes of
+batch and sequence, precisions, GPU counts and layouts) predicted; printed per source: the model
+alone, and the one-step transfer **before** (issue 28's rule: the identifiable factor fitted to
+the empirical-Bayes share W of the whole log error, the links taking that factor above 1) and
 **after** (issue 37: the measured step reproduced, the compute factor carried in full, only the
 links' share shrunk by W; costmodels.calibration.step_transfer.fit_one_step). Figures: the mean
 over references of the mean |predicted / measured - 1| over the other runs, and the worst
@@ -29,16 +29,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from costmodels.calibration.measured_dev_sources import (  # noqa: E402
-    SOURCES,
-    dgxc_runs,
-    one_step_transfers,
-)
 from costmodels.calibration.step_transfer import fit_one_step, run_time  # noqa: E402
 from costmodels.calibration.transfer_prior import load_prior  # noqa: E402
 from costmodels.llm.calibrate_step import identifiable_factor  # noqa: E402
 from costmodels.llm.step import predict_step  # noqa: E402
 from costmodels.llm.step_calibration import StepCalibration  # noqa: E402
+from costmodels.validation.transfer_sources import (  # noqa: E402
+    SOURCES,
+    corpus_runs,
+    one_step_transfers,
+)
 
 
 @dataclass
@@ -76,7 +76,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--references", type=int, default=None)
     args = parser.parse_args()
-    print(f"dgxc rows the step model cannot price (left out): {dgxc_runs()[1]}")
+    print(f"dgxc rows the step model cannot price (left out): {corpus_runs('dgxc')[1]}")
     print(f"{'source':22s} {'runs':>5s} {'refs':>5s} {'model alone':>12s} {'before':>15s} "
           f"{'after':>15s} {'own layout after':>17s}")  # fmt: skip
     for name, load in SOURCES.items():

@@ -9,7 +9,9 @@ Two implementations (costmodels/llm/frameworks.py says which framework runs whic
   blocks of 128. The backward pass runs five block GEMMs against the forward's two (it
   recomputes the scores): 2.5x the forward FLOPs. HBM traffic: q, k, v read and o written
   (plus the per-row log-sum-exp); backward reads q, k, v, o, do and writes dq, dk, dv, with dq
-  accumulated in fp32. Timed at a fraction of the tensor-core peak (costmodels/llm/constants).
+  accumulated in fp32. Timed at the published rate of the implementation at the pass's shape
+  (costmodels/llm/attention_rates.py: keys, head width, mask), else at a fraction of the
+  tensor-core peak (costmodels/llm/constants.py); each pass carries that shape.
 * Unfused (Megatron-LM before flash attention): QK^T and attention-over-values as batched GEMMs
   over the *full* s x s matrix (no causal skipping), the softmax and dropout as element-wise
   kernels over it (counted with the framework's element-wise ops). Backward: two batched GEMMs
@@ -55,6 +57,9 @@ def flash_kernels(
         2 * q_or_o + kv + lse,
         flash="fwd",
         flash_blocks=blocks,
+        flash_seq=s_k,
+        head_dim=(d + dv) / 2,
+        causal=causal,
     )
     # q, o, do read; k, v read and dk, dv written; dq accumulated in fp32 (read + write)
     bwd_bytes = 3 * q_or_o + 2 * kv + 4 * q_or_o + 2 * lse
@@ -66,6 +71,9 @@ def flash_kernels(
         flash="bwd",
         flash_blocks=blocks,
         launches=3,
+        flash_seq=s_k,
+        head_dim=(d + dv) / 2,
+        causal=causal,
     )  # preprocess, main, dq convert
     return fwd, bwd
 

@@ -1,14 +1,15 @@
 """Seconds of each kernel, and of one layer / one stage's edges per micro-batch, by category.
 
 A kernel costs its launch gap (``kernel_launch_s`` per launch: the GPU idles between dependent
-kernels while the next one starts) plus the larger of its compute time and its HBM time
-(a roofline): GEMMs by costmodels/llm/gemm.py, flash passes at a share of the bf16 peak
-(quantised over the SMs in whole waves of thread blocks), everything else bytes over
-``hbm_efficiency`` x the GPU's HBM bandwidth. A measured operator table overrides the GEMM
-times, the bandwidth, the launch gap and the flash shares it covers. A phase (one layer's
-forward, say) takes the longer of its GPU time and the host's time to issue its kernels
-(eager frameworks spend tens of microseconds of Python and dispatch per kernel): small layers
-and micro-batches are host-bound, and the difference is GPU idle time.
+kernels while the next one starts) plus the larger of its compute time and its HBM time (a
+roofline): GEMMs by costmodels/llm/gemm.py, flash passes at the published rate of their
+implementation and shape (costmodels/llm/attention_rates.py; a share of the bf16 peak where
+nothing is published), quantised over the SMs in whole waves of thread blocks), everything else
+bytes over ``hbm_efficiency`` x the GPU's HBM bandwidth. A measured operator table overrides the
+GEMM times, the bandwidth, the launch gap and the flash shares it covers. A phase (one layer's
+forward, say) takes the longer of its GPU time and the host's time to issue its kernels (eager
+frameworks spend tens of microseconds of Python and dispatch per kernel): small layers and
+micro-batches are host-bound, and the difference is GPU idle time.
 
 ``clock`` (<= 1, costmodels/llm/power.py) slows the tensor-core kernels (GEMMs, flash passes) of
 a power-capped GPU; memory-bound kernels keep their HBM rate. FP8 GEMMs of the row- and
@@ -32,6 +33,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from costmodels.hardware import GPU
+from costmodels.llm.attention import causal_fraction
+from costmodels.llm.attention_rates import fwd_bwd_rate, implementation, pass_rates
 from costmodels.llm.constants import StepConstants
 from costmodels.llm.edge_ops import embedding_kernels, head_kernels
 from costmodels.llm.fp8_recipes import BLOCKWISE_GEMM_EFFICIENCY
@@ -79,27 +82,34 @@ def hbm_bandwidth(gpu: GPU, constants: StepConstants, table: OperatorTable | Non
     return gpu.memory_bandwidth_Bps * constants.hbm_efficiency
 
 
-def _flash_fraction(
+def _flash_fractions(gpu: GPU, constants: StepConstants, version: int) -> tuple[float, float]:
+    """(forward, backward) share of the bf16 peak of a flash pass (constants.py)."""
+    if gpu.fp8_tflops is None:  # Ampere and older
+        return constants.flash_fwd_fraction_ampere, constants.flash_bwd_fraction_ampere
+    if version == 2:  # FlashAttention-2 on Hopper (PyTorch SDPA)
+        return constants.flash_fwd_fraction_hopper_fa2, constants.flash_bwd_fraction_hopper_fa2
+    return constants.flash_fwd_fraction_hopper, constants.flash_bwd_fraction_hopper
+
+
+def _flash_rate(
     kernel: Kernel, gpu: GPU, constants: StepConstants, table: OperatorTable | None
 ) -> float:
+    """FLOP/s of a flash pass: a measured operator table's share of peak, else the published
+    rate of its implementation at its shape (costmodels/llm/attention_rates.py; split into
+    forward and backward at the ratio of the share-of-peak constants), else those constants."""
+    peak = tensor_peak_flops(gpu, "bf16")
     measured = table.flash(kernel.flash or "") if table is not None else None
     if measured is not None:
-        return measured
-    hopper_or_newer = gpu.fp8_tflops is not None  # FlashAttention-3 / cuDNN class kernels
-    if hopper_or_newer and kernel.flash_version == 2:  # FlashAttention-2 on Hopper
-        return (constants.flash_fwd_fraction_hopper_fa2 if kernel.flash == "fwd"
-                else constants.flash_bwd_fraction_hopper_fa2)  # fmt: skip
-    if kernel.flash == "fwd":
-        return (
-            constants.flash_fwd_fraction_hopper
-            if hopper_or_newer
-            else (constants.flash_fwd_fraction_ampere)
-        )
-    return (
-        constants.flash_bwd_fraction_hopper
-        if hopper_or_newer
-        else (constants.flash_bwd_fraction_ampere)
-    )
+        return peak * measured
+    fwd, bwd = _flash_fractions(gpu, constants, kernel.flash_version)
+    if kernel.flash_seq:
+        name = implementation(gpu, kernel.attention_kernel, kernel.flash_version)
+        published = fwd_bwd_rate(gpu, name, kernel.causal, kernel.head_dim, kernel.flash_seq)
+        if published is not None:  # to this kernel's FLOP count (causal: (n + 1) / 2n blocks)
+            counted = causal_fraction(kernel.flash_seq) / 0.5 if kernel.causal else 1.0
+            rate_f, rate_b = pass_rates(published * counted, fwd / bwd)
+            return rate_f if kernel.flash == "fwd" else rate_b
+    return peak * (fwd if kernel.flash == "fwd" else bwd)
 
 
 def _recipe_efficiency(dtype: str, constants: StepConstants) -> float:
@@ -133,7 +143,7 @@ def kernel_seconds(
         sms = gpu.sm_count or DEFAULT_SM_COUNT
         blocks = max(1, kernel.flash_blocks)
         waves = blocks / (math.ceil(blocks / sms) * sms)
-        rate = tensor_peak_flops(gpu, "bf16") * _flash_fraction(kernel, gpu, constants, table)
+        rate = _flash_rate(kernel, gpu, constants, table)
         return gap + max(kernel.flops / (rate * waves * clock), memory)
     if kernel.name.startswith("fp8-"):  # float8 casts (costmodels/llm/fp8_recipes.py)
         return gap + memory / constants.fp8_cast_efficiency
@@ -214,13 +224,14 @@ def layer_times(
     fp8_recipe: str | None = None,
     clock: float = 1.0,
     weight_shards: int = 1,
+    attention_kernel: str | None = None,
 ) -> LayerTimes:
     if isinstance(moe, str):  # a hybrid model's layer kind (issue 39)
         kernels = block_kernels(shape, shard, precision, get_kernel_set(framework), moe,
                                 fp8_recipe, weight_shards)  # fmt: skip
     else:
         kernels = layer_kernels(shape, shard, precision, get_kernel_set(framework), moe,
-                                fp8_recipe, weight_shards)  # fmt: skip
+                                fp8_recipe, weight_shards, attention_kernel)  # fmt: skip
     host = constants.host_seconds(framework)
 
     def phase(ks: tuple[Kernel, ...]) -> Seconds:

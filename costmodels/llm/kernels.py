@@ -53,6 +53,13 @@ class Kernel:
     flash_blocks: int = 0  # thread blocks of a flash pass (batch x heads x query tiles)
     launches: int = 1
     flash_version: int = 3  # FlashAttention-3-class kernels on Hopper (2: FA2, PyTorch SDPA)
+    # a flash pass's shape for its published rate (costmodels/llm/attention_rates.py): keys,
+    # head width (mean of query/key and value widths), causal mask; and the kernel a
+    # recipe names ("": the framework's flash generation)
+    flash_seq: int = 0
+    head_dim: float = 0.0
+    causal: bool = True
+    attention_kernel: str = ""
 
 
 def gemm_kernel(name: str, category: Category, shape: GemmShape, dtype: str) -> Kernel:

@@ -94,12 +94,17 @@ def _elementwise(
     return out
 
 
-def _attention(shape: TransformerShape, shard: LayerShard, kernel_set: KernelSet):
+def _attention(shape: TransformerShape, shard: LayerShard, kernel_set: KernelSet,
+               attention_kernel: str | None = None):  # fmt: skip
+    """The attention core's kernels; flash passes tagged with the framework's flash generation
+    and the kernel the recipe names (costmodels/llm/attention_rates.py prices them)."""
     fwd, bwd = _attention_kernels(shape, shard, kernel_set)
+    # the flash generation: the recipe's (issue 39: Grok-1's NVTE_FUSED_ATTN=0 runs FA2), else the
+    # framework's; a named implementation (issue 36) is priced at its published rate
     version = shard.flash_version or kernel_set.flash_version
-    if version != 3:
-        fwd = tuple(replace(k, flash_version=version) for k in fwd)
-        bwd = tuple(replace(k, flash_version=version) for k in bwd)
+    tags = {"flash_version": version, "attention_kernel": attention_kernel or ""}
+    fwd = tuple(replace(k, **tags) if k.flash else k for k in fwd)
+    bwd = tuple(replace(k, **tags) if k.flash else k for k in bwd)
     return fwd, bwd
 
 
@@ -161,6 +166,7 @@ def layer_kernels(
     moe: bool | None = None,
     fp8_recipe: str | None = None,
     weight_shards: int = 1,
+    attention_kernel: str | None = None,
 ) -> LayerKernels:
     """Forward and backward kernels of one layer for one micro-batch on one GPU: a MoE layer
     when ``moe`` (default: whether the model has experts), else a dense one. ``weight_shards``:
@@ -188,7 +194,7 @@ def layer_kernels(
             )
         )
 
-    attention_fwd, attention_bwd = _attention(shape, shard, kernel_set)
+    attention_fwd, attention_bwd = _attention(shape, shard, kernel_set, attention_kernel)
     elements = _elements(shape, shard, moe)
     ops = kernel_set.llama_ops if shape.gated_mlp else kernel_set.gpt_ops
     scores = tuple(op for op in ops if op.elements == "scores")

@@ -59,12 +59,17 @@ Defaults are what each framework does out of the box, with where that was read:
   Engine prefers cuDNN flash attention on Hopper+ architectures [...] To disable cuDNN flash
   attention, set NVTE_FUSED_ATTN=0", NVIDIA/NeMo v2.1.0 docs/source/features/optimizations/
   attention_optimizations.rst), at FlashAttention-2's Hopper rate.
+- ``attention_kernel`` (issue 36): the flash-attention implementation the model runs, priced at
+  its published rate (costmodels/llm/attention_rates.py): ``flash1``, ``triton`` (the Triton
+  port of FlashAttention-1, llm-foundry's MPT ``attn_impl: triton``), ``flash2``, ``flash3``.
+  None: the framework's flash generation.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from costmodels.llm.attention_rates import ATTENTION_KERNELS
 from costmodels.llm.deepspeed_config import DeepSpeedZeroConfig
 from costmodels.llm.fp8_recipes import FP8_RECIPES
 from costmodels.llm.moe_dispatch import DISPATCHERS
@@ -93,11 +98,15 @@ class TrainingRecipe:
     fsdp_double_buffer: bool = False
     moe_imbalance: float | None = None
     flash_attention: int | None = None
+    attention_kernel: str | None = None
 
     def __post_init__(self) -> None:
         if self.flash_attention not in (None, 2, 3):
             raise ValueError("flash attention generation must be 2 or 3, got "
                              f"{self.flash_attention!r}")  # fmt: skip
+        if self.attention_kernel is not None and self.attention_kernel not in ATTENTION_KERNELS:
+            raise ValueError(f"attention kernel must be one of {', '.join(ATTENTION_KERNELS)}, "
+                             f"got {self.attention_kernel!r}")  # fmt: skip
         if self.moe_imbalance is not None and not 1.0 <= self.moe_imbalance <= 64.0:
             raise ValueError("moe imbalance (busiest EP rank's routed tokens over the mean) must "
                              f"be between 1 and 64, got {self.moe_imbalance!r}")  # fmt: skip

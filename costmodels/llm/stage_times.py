@@ -94,10 +94,12 @@ def stage_times(
     clock: float = 1.0,
     calibration: StepCalibration | None = None,
     weight_shards: int = 1,
+    attention_kernel: str | None = None,
 ) -> StageTimes:
     """Each stage's forward and backward for one micro-batch (module docstring); cached on what
     it depends on (a plan prices many layouts that share their stages). ``weight_shards``: the
-    ranks a dynamic fp8 recipe's forward weight cast is split over (layer_ops.layer_kernels)."""
+    ranks a dynamic fp8 recipe's forward weight cast is split over (layer_ops.layer_kernels);
+    ``attention_kernel``: the recipe's flash implementation (costmodels/llm/attention_rates.py)."""
     return _stage_times(
         shape,
         (layout.pp, layout.first_stage_layers, layout.last_stage_layers),
@@ -113,6 +115,7 @@ def stage_times(
         clock,
         calibration,
         weight_shards,
+        attention_kernel,
     )
 
 
@@ -121,14 +124,15 @@ def _stage_times(shape: TransformerShape, stages: tuple[int, int, int], recomput
                  shard: LayerShard, gpu: GPU, precision: str, framework: str,
                  constants: StepConstants, table: OperatorTable | None, fp8_recipe: str | None,
                  clock: float, calibration: StepCalibration | None,
-                 weight_shards: int = 1) -> StageTimes:  # fmt: skip
+                 weight_shards: int = 1,
+                 attention_kernel: str | None = None) -> StageTimes:  # fmt: skip
     scale = _calibrated(calibration)
     counts = stage_counts(shape, *stages)  # pp, first-stage and last-stage layers
     present = {moe for c in counts for moe, _ in c.items()}
     kinds: dict[bool | str, KindTimes] = {}
     for moe in sorted(present, key=str):
         lt = layer_times(shape, shard, gpu, precision, framework, constants, table, moe,
-                         fp8_recipe, clock, weight_shards)  # fmt: skip
+                         fp8_recipe, clock, weight_shards, attention_kernel)  # fmt: skip
         kinds[moe] = KindTimes(
             scale(lt.forward), scale(lt.backward + _recompute(lt, recompute, every)), lt
         )

@@ -245,7 +245,8 @@ def predict_step(
     shard = _shard(shape, layout, recipe.moe_imbalance, recipe.flash_attention)
     stages = stage_times(shape, layout, shard, gpu, precision, kernel_set.name,
                          constants, operator_table, fp8_recipe=recipe.fp8_recipe, clock=clock,
-                         calibration=calibration, weight_shards=shards)  # fmt: skip
+                         calibration=calibration, weight_shards=shards,
+                         attention_kernel=recipe.attention_kernel)  # fmt: skip
     critical = stages.critical
     t_f, t_b = stages.forward[critical].total, stages.backward[critical].total
     wire = wire_bytes(precision, kernel_set.name, layout.zero, recipe)

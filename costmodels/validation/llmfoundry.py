@@ -18,7 +18,14 @@ How a row becomes a step (nothing is tuned per row):
   precision DEFAULT reduces gradients in fp32, PURE in bf16 (Composer's FSDP presets);
   ``amp_fp8`` runs Transformer Engine's delayed-scaling fp8 linears; MPT's default loss is the
   in-place fused cross-entropy and its benchmark configs train without dropout (recipe
-  ``fused_loss`` and ``dropout``, costmodels/llm/recipe.py);
+  ``fused_loss`` and ``dropout``, costmodels/llm/recipe.py); attention is MPT's
+  ``attn_impl: triton`` (the Triton port of FlashAttention-1: the MPT yamls and
+  scripts/train/benchmarking/submit_benchmarks.py's ``--attn_impl`` default were ``triton`` at
+  every commit that wrote these tables, b2a43a14 and 5e85bd62, and sweep.sh never overrides it;
+  ``flash`` became the default in March 2024, c26309de), priced at its published rate
+  (recipe ``attention_kernel``, costmodels/llm/attention_rates.py). The README's MFU counts
+  attention as 12 n_layers d_model seq^2 FLOPs per sequence (no causal halving): we use only its
+  tokens/s, so that choice does not enter the step time;
 - cluster: 8 GPUs per node (the file says not stated; MosaicML nodes); A100 tables: 1,600 Gbit/s
   RoCE per node = 200 Gbit/s per GPU (stated); H100: not stated, 400 Gbit/s per GPU ASSUMED
   (the usual 8 x 400 Gbit/s H100 node).
@@ -74,7 +81,8 @@ def llmfoundry_runs(path: Path = DATA) -> list[dict]:
         pure = r["fsdp_mixed_precision"] == "PURE"
         recipe = TrainingRecipe(reduce_dtype="bf16" if pure else "fp32",
                                 fp8_recipe="delayed" if fp8 else None,
-                                fused_loss=True, dropout=False)  # fmt: skip
+                                fused_loss=True, dropout=False,
+                                attention_kernel="triton")  # fmt: skip
         options = {"precision": "fp8" if fp8 else "bf16", "framework": "pytorch",
                    "recipe": recipe}  # fmt: skip
         label = (f"{r['model']} {r['gpu']} {r['precision']} seq {seq} x{gpus} "

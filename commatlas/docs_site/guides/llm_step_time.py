@@ -140,11 +140,13 @@ def page_text(tax: Taxonomy) -> str:
         f"2 T (h (h + 2 kv d) + h² + 3 h f) = {hand_gemm_flops() / 1e9:.1f} GFLOP. A GEMM's time "
         "is its FLOPs at the dense tensor-core peak times the measured matmul ceiling "
         "(the best rate a shape search found on that GPU), discounted for tile and wave "
-        "quantisation over the SMs; flash attention runs at a published share of the peak "
-        "(FlashAttention-2/3); every other kernel moves its bytes at the fitted share of HBM "
-        "bandwidth; each launch adds a fixed GPU cost, and a phase whose kernels the host "
-        "cannot issue fast enough leaves the GPU idle. The backward pass runs two GEMMs per "
-        "forward GEMM, 2.5x the attention FLOPs and the element-wise gradients.",
+        "quantisation over the SMs; a flash-attention pass runs at the rate the flash-attention "
+        "repository publishes for its implementation, mask, head width and sequence (A100 and "
+        "H100; a published share of the peak elsewhere); every other kernel moves its bytes "
+        "at the fitted share of HBM bandwidth; each launch adds a fixed GPU cost, and a phase "
+        "whose kernels the host cannot issue fast enough leaves the GPU idle. The backward pass "
+        "runs two GEMMs per forward GEMM, 2.5x the attention FLOPs and the element-wise "
+        "gradients.",
         "",
         "## Fused or not, bf16 or FP8",
         "",
