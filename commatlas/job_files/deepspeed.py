@@ -123,6 +123,9 @@ def _zero(job: JobFile, zero: Any) -> None:
         if key in _ZERO_SIZES and value == "auto":
             job.ignore(name, "auto: the Hugging Face Trainer fills it from the model at run "
                        "time; DeepSpeed's default priced")  # fmt: skip
+        elif key in _ZERO_SIZES and _unused_at(key, stage):  # a copied config's other stage
+            _elements(job, name, value)
+            job.ignore(name, f"a knob of another ZeRO stage than this file's stage {stage}")
         elif key in _ZERO_SIZES:
             job.set(name, _ZERO_SIZES[key], _elements(job, name, value))
         elif key in ("overlap_comm", "contiguous_gradients"):
@@ -136,6 +139,14 @@ def _zero(job: JobFile, zero: Any) -> None:
             job.ignore(f"zero_optimization.{key}", _ZERO_NOT_PRICED[key])
         else:
             job.unknown(f"zero_optimization.{key}")
+
+
+def _unused_at(key: str, stage: int) -> bool:
+    """Whether ``stage`` runs without this zero_optimization size (stage3_*: ZeRO-3 only;
+    allgather_bucket_size: ZeRO-1/2's weight all-gather after the step)."""
+    if key.startswith("stage3_"):
+        return stage != 3
+    return key == "allgather_bucket_size" and stage not in (1, 2)
 
 
 _AT_LEAST_ONE = ("reduce_bucket_size", "allgather_bucket_size")

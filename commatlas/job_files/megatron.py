@@ -242,6 +242,14 @@ def _megatron_fsdp(job: JobFile) -> None:
     flag, strategy = job.context.get("sharding", ("--use-megatron-fsdp (default "
                                                   "optim_grads_params)", "optim_grads_params"))
     job.set(flag, "zero", _SHARDING[strategy])
+    if _SHARDING[strategy] != 3:  # the unit and double buffer shape the parameter gathers only
+        for dest in fsdp_flags[:2]:
+            if dest in job.values:
+                job.values.pop(dest)
+                job.read = [r for r in job.read if r["flag"] != flag_of(dest)]
+                job.ignore(job.keys[dest], f"gathers parameters only under optim_grads_params "
+                           f"({strategy} here)")  # fmt: skip
+        return
     if "nccl_ub" in job.context:
         job.set("--use-nccl-ub", "fsdp_double_buffer", True)
 
