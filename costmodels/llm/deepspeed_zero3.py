@@ -203,9 +203,10 @@ def simulate_zero3(groups: list[FetchGroup], config: DeepSpeedZeroConfig, reduce
         compute += groups[i].grads * copy_s_per_element
         b_end[i] = compute
         fill += groups[i].grads
-        while fill >= config.reduce_bucket_size:
-            net = max(net, compute) + reduce_s
-            fill -= config.reduce_bucket_size
+        full = int(fill // config.reduce_bucket_size)  # back-to-back full buckets, in closed
+        if full:  # form (a loop per bucket hung for hours on --ds-reduce-bucket-size 7)
+            net = max(net, compute) + full * reduce_s
+            fill -= full * config.reduce_bucket_size
             if not config.overlaps(3):
                 compute = net
     if fill > 0:

@@ -133,7 +133,7 @@ def test_plan_and_serving_flags_answer_in_one_line(argv, words, capsys) -> None:
     one_line(code, err, *words)
 
 
-# --- hybrid models under ZeRO-3: a prediction, not a KeyError ----------------------------------
+# --- hybrid models under ZeRO-3, tiny buckets: a prediction, not a KeyError or a hang ----------
 
 
 @pytest.mark.parametrize("argv", [
@@ -143,6 +143,9 @@ def test_plan_and_serving_flags_answer_in_one_line(argv, words, capsys) -> None:
     ["predict-llm", "--model", "nemotron-h-8b", *STEP, "--framework", "megatron-fsdp", "--zero",
      "3"],
     ["plan-llm", "--model", "nemotron-h-8b", *PLAN[3:], "--framework", "deepspeed", "--top", "1"],
+    # a one-element bucket: 8e9 reductions per step, in closed form (a loop per bucket hung)
+    [*DS3, "--ds-reduce-bucket-size", "1"],
+    [*PLAN, "--framework", "deepspeed", "--ds-reduce-bucket-size", "7", "--top", "1"],
 ])  # fmt: skip
 def test_hybrid_models_price_zero3(argv, capsys) -> None:  # noqa: ANN001
     code, out, err = run([*argv, "--json"], capsys)
