@@ -281,3 +281,15 @@ def test_planner_page_searches_deepspeed_and_says_why_not() -> None:
     at = run_planner(model="Llama 3.1 8B", fw="deepspeed", nodes="1", gpus="8", cp="2")
     messages = [shown(m.value) for m in at.error]
     assert any("deepspeed" in m and "cp=2" in m for m in messages), messages
+
+
+def test_moe_note_on_amd_names_its_fabric(capsys) -> None:
+    """MI355X with --moe-dispatcher hybridep: the note said 'NVLink domain' and priced NVIDIA's
+    measured share silently; it names Infinity Fabric and says the share is unvalidated there."""
+    argv = ["predict-llm", "--model", "mixtral-8x7b", "--gpu", "mi355x", "--global-batch", "64",
+            "--tp", "1", "--pp", "1", "--dp", "16", "--ep", "8", "--moe-dispatcher", "hybridep",
+            "--json"]  # fmt: skip
+    code, out, err = run(argv, capsys)
+    note = json.loads(out)["moe_note"]
+    assert code == 0 and "NVLink domain" not in note, err
+    assert "Infinity Fabric domain" in note and "unvalidated" in note
