@@ -105,7 +105,8 @@ def check_priced(shape: TransformerShape) -> None:
     layers of hybrid models are priced for training only)."""
     if shape.hybrid_pattern:
         raise ServingLayoutError(
-            "--model: a hybrid Mamba-2 model (Nemotron-H, Nemotron 3) is priced for training "
+            "--model / --hf-config: a hybrid Mamba-2 model (Nemotron-H, Nemotron 3) is priced for "
+            "training "
             "(predict-llm, plan-llm); the serving model does not price its Mamba-2 layers and "
             "their per-sequence state yet"
         )

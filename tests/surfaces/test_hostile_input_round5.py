@@ -123,7 +123,8 @@ PLAN_CASES = [
     ([*SERVE, "--cuda-graph-max-tokens", "-1"], ("--cuda-graph-max-tokens", "from 0")),
     ([*SERVE, "--cuda-graph-max-tokens", "1e300"], ("--cuda-graph-max-tokens", "ASCII")),
     ([*SERVE, "--dataset", "ShareGPT"], ("--dataset", "sharegpt is not shipped")),
-    ([*SERVE[:2], "nemotron-h-8b", *SERVE[3:]], ("--model", "hybrid Mamba-2", "training")),
+    ([*SERVE[:2], "nemotron-h-8b", *SERVE[3:]], ("--model / --hf-config", "hybrid Mamba-2",
+                                                 "training")),
 ]  # fmt: skip
 
 
