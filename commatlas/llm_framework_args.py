@@ -69,7 +69,9 @@ def framework_recipe_fields(args: argparse.Namespace) -> dict[str, Any]:
     if fsdp and framework != "megatron-fsdp":
         raise ValueError(f"--{next(iter(fsdp)).replace('_', '-')} is a Megatron-FSDP knob: needs "
                          f"--framework megatron-fsdp (got {framework})")  # fmt: skip
-    _check_stage(args, framework, given, fsdp)
+    typed = getattr(args, "given_flags", None)  # a job file's knobs: its reader reports them
+    _check_stage(args, framework, {d: v for d, v in given.items() if typed is None or d in typed},
+                 {k: v for k, v in fsdp.items() if typed is None or k in typed})  # fmt: skip
     out: dict[str, Any] = dict(fsdp)
     if given:
         fields = {d[3:]: v for d, v in given.items()}

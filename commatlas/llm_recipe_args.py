@@ -115,9 +115,10 @@ def check_recipe_for_model(args: argparse.Namespace, shape: object) -> None:
     plan-llm's list): ``--moe-dispatcher`` and ``--moe-imbalance`` need experts, and
     ``--moe-imbalance`` an EP group (with ``--ep 1`` every rank holds every expert, so no rank
     is busier than the mean; it multiplied the expert GEMMs before)."""
+    typed = getattr(args, "given_flags", None)  # a job file's dispatcher is not refused
     given = [flag for flag, dest in (("--moe-dispatcher", "moe_dispatcher"),
                                      ("--moe-imbalance", "moe_imbalance"))
-             if getattr(args, dest, None) is not None]  # fmt: skip
+             if getattr(args, dest, None) is not None and (typed is None or dest in typed)]
     if given and getattr(shape, "experts", 1) <= 1:
         raise ValueError(f"{given[0]} prices a mixture-of-experts exchange: the model is dense "
                          "(--experts 1)")  # fmt: skip
