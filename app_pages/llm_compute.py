@@ -129,12 +129,16 @@ def layout_table(
     options: StepOptions = StepOptions(),  # noqa: B008  (frozen, so sharing is safe)
 ) -> pd.DataFrame:
     """One row per layout: the layout, its predicted step, sorted fitting-fastest first."""
+    from costmodels.llm.framework_dp import layout_problem
+
     model = TransformerShape(*shape)
     machine = cluster_of(cluster)
-    rows = [
-        _row(layout, predict_step(model, layout, machine, **options.kwargs()))
-        for layout in layouts(model, gpus, machine, batch, search)
-    ]
+    candidates = list(layouts(model, gpus, machine, batch, search))
+    runnable = [lay for lay in candidates if not layout_problem(options.framework, lay)]
+    if candidates and not runnable:  # DeepSpeed: data parallelism only, as plan-llm skips
+        raise ValueError(layout_problem(options.framework, candidates[0]))
+    rows = [_row(layout, predict_step(model, layout, machine, **options.kwargs()))
+            for layout in runnable]
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame

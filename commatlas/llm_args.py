@@ -208,7 +208,8 @@ def add_predict_flags(parser: argparse.ArgumentParser, batch_required: bool = Tr
     )
     layout.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=0,
                         help="ZeRO stage over the data-parallel group: 1 optimizer states, "
-                        "2 + gradients, 3 + weights (FSDP; default 0)")  # fmt: skip
+                        "2 + gradients, 3 + weights (FSDP; default 0, also for "
+                        "--framework megatron-fsdp, whose own default is 3)")  # fmt: skip
     layout.add_argument(
         "--sequence-parallel",
         action="store_true",

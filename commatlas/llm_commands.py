@@ -26,7 +26,7 @@ from commatlas.job_files.apply import add_from_flag, apply_job_file, job_file_li
 from commatlas.job_files.emit import add_emit_flags, emit_layout, emit_target
 from commatlas.llm_args import add_plan_flags, add_predict_flags, layout_json, shape_overrides
 from commatlas.llm_measured import calibration_from_args
-from commatlas.llm_recipe_args import recipe_from_args
+from commatlas.llm_recipe_args import check_recipe_for_model, recipe_from_args
 from commatlas.plan_llm_output import print_plan_table, why_no_plan
 from costmodels.llm.memory_margin import at_the_limit
 from costmodels.safe_output import json_text
@@ -143,6 +143,7 @@ def resolve_context(args: argparse.Namespace) -> dict[str, Any]:
     options = {"precision": args.precision, "framework": args.framework}
     if hasattr(args, "reduce_dtype"):
         options["recipe"] = recipe_from_args(args)
+        check_recipe_for_model(args, resolved.shape)
     return {"resolved": resolved, "cluster": cluster, "intra_source": intra_source,
             "options": options}  # fmt: skip
 

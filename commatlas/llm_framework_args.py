@@ -33,8 +33,9 @@ def add_framework_flags(parser: argparse.ArgumentParser) -> None:
     """The DeepSpeed and Megatron-FSDP flags (module docstring)."""
     ds = parser.add_argument_group("--framework deepspeed (zero_optimization; defaults: "
                                    "DeepSpeed's)")  # fmt: skip
-    for flag, field, text in _DS_SIZES:
-        ds.add_argument(flag, dest=f"ds_{field}", type=bounded_int(0, MAX_ELEMENTS),
+    for flag, field, text in _DS_SIZES:  # a bucket holds at least one element
+        low = 1 if field.endswith("bucket_size") and "prefetch" not in field else 0
+        ds.add_argument(flag, dest=f"ds_{field}", type=bounded_int(low, MAX_ELEMENTS),
                         metavar="ELEMENTS", help=text)  # fmt: skip
     ds.add_argument("--ds-overlap-comm", dest="ds_overlap_comm", choices=["on", "off"],
                     help="reduce gradients on a side stream during the backward (default: on "
@@ -68,6 +69,9 @@ def framework_recipe_fields(args: argparse.Namespace) -> dict[str, Any]:
     if fsdp and framework != "megatron-fsdp":
         raise ValueError(f"--{next(iter(fsdp)).replace('_', '-')} is a Megatron-FSDP knob: needs "
                          f"--framework megatron-fsdp (got {framework})")  # fmt: skip
+    typed = getattr(args, "given_flags", None)  # a job file's knobs: its reader reports them
+    _check_stage(args, framework, {d: v for d, v in given.items() if typed is None or d in typed},
+                 {k: v for k, v in fsdp.items() if typed is None or k in typed})  # fmt: skip
     out: dict[str, Any] = dict(fsdp)
     if given:
         fields = {d[3:]: v for d, v in given.items()}
@@ -75,3 +79,30 @@ def framework_recipe_fields(args: argparse.Namespace) -> dict[str, Any]:
             fields["overlap_comm"] = fields["overlap_comm"] == "on"
         out["deepspeed"] = DeepSpeedZeroConfig(**fields)
     return out
+
+
+_ZERO3_ONLY = ("ds_prefetch_bucket_size", "ds_param_persistence_threshold",
+               "ds_max_live_parameters", "ds_max_reuse_distance")
+
+
+def _check_stage(args: argparse.Namespace, framework: str, given: dict[str, Any],
+                 fsdp: dict[str, Any]) -> None:  # fmt: skip
+    """A knob of a ZeRO stage that no stage given runs changed nothing: an error naming it
+    (predict-llm's --zero; plan-llm's --zero-stages, its default the framework's)."""
+    from costmodels.llm.planner import FRAMEWORK_ZERO_STAGES
+
+    zero = getattr(args, "zero", None)
+    stages = (zero,) if zero is not None else (getattr(args, "zero_stages", None)
+                                               or FRAMEWORK_ZERO_STAGES.get(framework, ()))
+    if not stages:
+        return
+    ask = "--zero 3" if zero is not None else "3 in --zero-stages"
+    for dest in _ZERO3_ONLY:
+        if dest in given and 3 not in stages:
+            raise ValueError(f"--{dest.replace('_', '-')} is a ZeRO-3 knob: needs {ask}")
+    if "ds_allgather_bucket_size" in given and not set(stages) & {1, 2}:
+        raise ValueError("--ds-allgather-bucket-size gathers ZeRO-1/2's updated weights: needs "
+                         f"--zero 1 or 2 (got {', '.join(map(str, stages))})")  # fmt: skip
+    if fsdp and 3 not in stages:
+        raise ValueError(f"--{next(iter(fsdp)).replace('_', '-')} sets Megatron-FSDP's "
+                         f"parameter gathers (optim_grads_params): needs {ask}")  # fmt: skip

@@ -81,6 +81,8 @@ def check_recipe_flags(args: argparse.Namespace) -> None:
     if args.async_tp and getattr(args, "tp", None) == 1:
         raise ValueError("--async-tp overlaps the TP collectives with their GEMMs: needs --tp 2 "
                          "or more (--tp 1 has none)")  # fmt: skip
+    framework = getattr(args, "framework", "megatron")
+    _check_framework_knobs(args, framework)
     if args.prefetch is not None:
         zero = getattr(args, "zero", None)
         stages = getattr(args, "zero_stages", None)
@@ -90,6 +92,42 @@ def check_recipe_flags(args: argparse.Namespace) -> None:
         if zero is None and stages is not None and 3 not in stages:
             raise ValueError("--prefetch all-gathers ZeRO-3/FSDP weights ahead: needs 3 in "
                              "--zero-stages")  # fmt: skip
+
+
+def _check_framework_knobs(args: argparse.Namespace, framework: str) -> None:
+    """Generic FSDP flags that DeepSpeed and Megatron-FSDP replace by their own knobs
+    (costmodels/llm/framework_dp.py): given, they changed nothing."""
+    own = {"deepspeed": "--ds-prefetch-bucket-size", "megatron-fsdp": "--fsdp-unit-size or "
+           "--fsdp-double-buffer"}.get(framework)  # fmt: skip
+    if own and args.prefetch is not None:
+        raise ValueError(f"--prefetch is FSDP2's blocks ahead; --framework {framework} "
+                         f"prefetches by its own knob: {own}")  # fmt: skip
+    if framework == "deepspeed" and not args.reshard_after_forward:
+        raise ValueError("--no-reshard-after-forward is FSDP2's; DeepSpeed keeps gathered "
+                         "weights by --ds-max-reuse-distance")  # fmt: skip
+    if framework == "deepspeed" and getattr(args, "dp_shard", 0):
+        raise ValueError("--dp-shard (HSDP) is not DeepSpeed's: its ZeRO-3 shards over every "
+                         "data-parallel rank (ZeRO++'s hpZ is not modelled)")  # fmt: skip
+
+
+def check_recipe_for_model(args: argparse.Namespace, shape: object) -> None:
+    """The MoE recipe flags against the model and the EP degrees (``--ep``: predict-llm's one,
+    plan-llm's list): ``--moe-dispatcher`` and ``--moe-imbalance`` need experts, and
+    ``--moe-imbalance`` an EP group (with ``--ep 1`` every rank holds every expert, so no rank
+    is busier than the mean; it multiplied the expert GEMMs before)."""
+    typed = getattr(args, "given_flags", None)  # a job file's dispatcher is not refused
+    given = [flag for flag, dest in (("--moe-dispatcher", "moe_dispatcher"),
+                                     ("--moe-imbalance", "moe_imbalance"))
+             if getattr(args, dest, None) is not None and (typed is None or dest in typed)]
+    if given and getattr(shape, "experts", 1) <= 1:
+        raise ValueError(f"{given[0]} prices a mixture-of-experts exchange: the model is dense "
+                         "(--experts 1)")  # fmt: skip
+    ep = getattr(args, "ep", 1)
+    if getattr(args, "moe_imbalance", None) is not None and max(
+            ep if isinstance(ep, tuple) else (ep,)) == 1:  # fmt: skip
+        raise ValueError("--moe-imbalance is the busiest expert-parallel rank's load over the "
+                         "mean: needs --ep 2 or more (with --ep 1 every rank holds every "
+                         "expert)")  # fmt: skip
 
 
 def recipe_from_args(args: argparse.Namespace):  # noqa: ANN201

@@ -139,7 +139,7 @@ def add_engine_flags(parser: argparse.ArgumentParser) -> None:
 
 def _dataset(text: str) -> str:
     """--dataset's value; ShareGPT is refused with why and what to give instead."""
-    if text == "sharegpt":
+    if text.strip().lower() == "sharegpt":  # however it is spelled (ShareGPT, sharegpt)
         raise argparse.ArgumentTypeError(
             "sharegpt is not shipped: no verifiable public length statistics of the filtered "
             "ShareGPT set benchmark tools sample were found; give your sample's lengths with "
@@ -150,7 +150,11 @@ def _dataset(text: str) -> str:
 
 
 def engine_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The EngineConfig fields the user's flags set (None: the engine's default)."""
+    """The EngineConfig fields the user's flags set (None: the engine's default); ValueError
+    for --cuda-graph-max-tokens beside --eager (no graphs at all: the limit would be dropped)."""
+    if getattr(args, "eager", False) and getattr(args, "cuda_graph_max_tokens", None) is not None:
+        raise ValueError("--cuda-graph-max-tokens sets the largest iteration replayed from a CUDA "
+                         "graph; --eager runs none (give one of the two)")  # fmt: skip
     return {
         "max_num_seqs": args.max_num_seqs,
         "max_batched_tokens": args.max_batched_tokens,

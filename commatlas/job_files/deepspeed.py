@@ -100,6 +100,9 @@ def _enabled(job: JobFile, key: str, value: Any) -> bool:
     if enabled == "auto":
         job.ignore(f"{key}.enabled", "auto: the Hugging Face Trainer decides at run time")
         return False
+    if not isinstance(enabled, bool):
+        raise job.fail(f"{key}.enabled", f"{str(enabled)[:40]!r} is not true, false or "
+                       "\"auto\"")  # fmt: skip
     for extra in set(value) - {"enabled"}:
         job.ignore(f"{key}.{extra}", "a mixed-precision detail not priced")
     return enabled is True
@@ -109,7 +112,7 @@ def _zero(job: JobFile, zero: Any) -> None:
     if not isinstance(zero, dict):
         raise job.fail("zero_optimization", "is not an object")
     stage = zero.get("stage", 0)
-    if stage not in (0, 1, 2, 3):
+    if isinstance(stage, bool) or not isinstance(stage, int) or stage not in (0, 1, 2, 3):
         raise job.fail("zero_optimization.stage", f"{stage!r} is not a ZeRO stage this reader "
                        "knows (0, 1, 2, 3)")
     job.set("zero_optimization.stage", "zero", stage)
@@ -120,6 +123,9 @@ def _zero(job: JobFile, zero: Any) -> None:
         if key in _ZERO_SIZES and value == "auto":
             job.ignore(name, "auto: the Hugging Face Trainer fills it from the model at run "
                        "time; DeepSpeed's default priced")  # fmt: skip
+        elif key in _ZERO_SIZES and _unused_at(key, stage):  # a copied config's other stage
+            _elements(job, name, value)
+            job.ignore(name, f"a knob of another ZeRO stage than this file's stage {stage}")
         elif key in _ZERO_SIZES:
             job.set(name, _ZERO_SIZES[key], _elements(job, name, value))
         elif key in ("overlap_comm", "contiguous_gradients"):
@@ -135,14 +141,28 @@ def _zero(job: JobFile, zero: Any) -> None:
             job.unknown(f"zero_optimization.{key}")
 
 
+def _unused_at(key: str, stage: int) -> bool:
+    """Whether ``stage`` runs without this zero_optimization size (stage3_*: ZeRO-3 only;
+    allgather_bucket_size: ZeRO-1/2's weight all-gather after the step)."""
+    if key.startswith("stage3_"):
+        return stage != 3
+    return key == "allgather_bucket_size" and stage not in (1, 2)
+
+
+_AT_LEAST_ONE = ("reduce_bucket_size", "allgather_bucket_size")
+
+
 def _elements(job: JobFile, key: str, value: Any) -> int:
     """A whole element count (DeepSpeed configs write 5e8 as a float)."""
     from costmodels.llm.deepspeed_config import MAX_ELEMENTS
 
+    low = 1 if key.endswith(_AT_LEAST_ONE) else 0  # DeepSpeedZeroConfig: buckets hold >= 1
     whole = isinstance(value, (int, float)) and not isinstance(value, bool) and (
-        value == value and abs(value) != float("inf") and float(value).is_integer())  # fmt: skip
-    if not whole or not 0 <= value <= MAX_ELEMENTS:
-        raise job.fail(key, f"{value!r} is not a whole number of elements from 0 to "
+        low <= value <= MAX_ELEMENTS and float(value).is_integer())  # nan fails the range
+    if not whole:
+        shown = f"a {len(str(value)):,}-digit number" if isinstance(value, int) and len(
+            str(value)) > 20 else repr(value)  # fmt: skip
+        raise job.fail(key, f"{shown} is not a whole number of elements from {low} to "
                        f"{MAX_ELEMENTS:.0e}")  # fmt: skip
     return int(value)
 

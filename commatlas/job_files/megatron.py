@@ -48,6 +48,7 @@ _READ: dict[str, tuple[str, Any]] = {
     "--moe-token-dispatcher-type": ("dispatcher_type", str),
     "--moe-flex-dispatcher-backend": ("dispatcher_backend", str),
     "--moe-enable-deepep": ("dispatcher_backend", "deepep"),
+    "--mtp-num-layers": ("mtp", int),  # multi-token prediction, priced as --mtp (issue 39)
     # Megatron-FSDP (issue 39; costmodels/llm/framework_dp.py)
     "--use-megatron-fsdp": ("framework", "megatron-fsdp"),
     "--data-parallel-sharding-strategy": ("sharding", str),
@@ -134,8 +135,9 @@ def read_megatron(text: str, path: str) -> JobFile:
 
 def _take(job: JobFile, flag: str, value: str, dest: str, kind: Any) -> None:
     if kind is int:
-        if not value.isdigit() or int(value) < 1:
-            why = "an unset shell variable" if value.startswith("$") else "not a positive integer"
+        if not (value.isascii() and value.isdigit()) or int(value) < 1:  # ASCII digits only
+            why = ("an unset shell variable" if value.startswith("$") else
+                   "not a positive integer in ASCII digits")  # fmt: skip
             job.ignore(flag, f"{value!r}: {why}")
         elif dest in _CONTEXT:  # read here, turned into flags in _finish
             job.context[dest] = int(value)
@@ -240,6 +242,14 @@ def _megatron_fsdp(job: JobFile) -> None:
     flag, strategy = job.context.get("sharding", ("--use-megatron-fsdp (default "
                                                   "optim_grads_params)", "optim_grads_params"))
     job.set(flag, "zero", _SHARDING[strategy])
+    if _SHARDING[strategy] != 3:  # the unit and double buffer shape the parameter gathers only
+        for dest in fsdp_flags[:2]:
+            if dest in job.values:
+                job.values.pop(dest)
+                job.read = [r for r in job.read if r["flag"] != flag_of(dest)]
+                job.ignore(job.keys[dest], f"gathers parameters only under optim_grads_params "
+                           f"({strategy} here)")  # fmt: skip
+        return
     if "nccl_ub" in job.context:
         job.set("--use-nccl-ub", "fsdp_double_buffer", True)
 

@@ -28,7 +28,8 @@ _MODEL = {"tensor_model_parallel_size": "tp", "pipeline_model_parallel_size": "p
           # issue 39's layout vocabulary (Megatron-Core TransformerConfig field names)
           "expert_tensor_parallel_size": "etp",
           "num_layers_in_first_pipeline_stage": "first_stage_layers",
-          "num_layers_in_last_pipeline_stage": "last_stage_layers"}  # fmt: skip
+          "num_layers_in_last_pipeline_stage": "last_stage_layers",
+          "mtp_num_layers": "mtp"}  # fmt: skip
 _SHARDING = {"optim": 1, "optim_grads": 2, "optim_grads_params": 3, "no_shard": 0}
 _NOT_PRICED = ("optimizer", "optimizer_config", "scheduler", "scheduler_config", "checkpoint",
                "checkpoint_config", "logger", "logger_config", "dataset", "dataset_config",

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+MAX_COUNT = 10**13  # no job file's count is larger (DeepSpeed's element knobs stop here too)
 #: argparse dest -> the flag a user would type (``--from`` reports name flags, not dests)
 FLAG_NAMES: dict[str, str] = {
     "tied_embeddings": "--tied-embeddings / --untied-embeddings",
@@ -48,7 +49,11 @@ class JobFile:
     finish: Callable[[JobFile, dict[str, Any]], None] | None = None
 
     def set(self, key: str, dest: str, value: Any) -> None:
-        """``dest`` takes ``value`` read from the file's ``key``."""
+        """``dest`` takes ``value`` read from the file's ``key`` (a count beyond 10^13 fails
+        here, naming the key, before any model turns it into a float)."""
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_COUNT:
+            raise self.fail(key, f"a {len(str(abs(value))):,}-digit number is out of range "
+                            f"(at most {MAX_COUNT:.0e})")  # fmt: skip
         self.values[dest] = value
         self.keys[dest] = key
         self.read = [row for row in self.read if row["flag"] != flag_of(dest)]

@@ -31,9 +31,10 @@ from typing import TYPE_CHECKING
 
 from costmodels.llm.deepspeed_zero import dp_span, gradient_copy_s
 from costmodels.llm.groups import collective_s, group_span
-from costmodels.llm.layer_kinds import has_learned_positions, is_moe_layer, stage_sizes
+from costmodels.llm.layer_kinds import has_learned_positions, layer_kind, stage_sizes
 from costmodels.llm.layer_kinds import head_dim as _head_dim
 from costmodels.llm.linear_shapes import layer_linears, local_kv_heads
+from costmodels.llm.model_size import local_layer_parameters
 
 if TYPE_CHECKING:
     from costmodels.llm.comm_bytes import WireBytes
@@ -78,6 +79,20 @@ def module_tensors(shape: TransformerShape, moe: bool, tp: int = 1, ep: int = 1,
     return out
 
 
+def kind_tensors(shape: TransformerShape, kind: bool | str, tp: int = 1, ep: int = 1,
+                 etp: int = 0) -> list[tuple[float, bool]]:  # fmt: skip
+    """``module_tensors`` of a layer kind; a hybrid layer (one mixer, issue 39) as its dense
+    parameters in one tensor and each local expert's in another (coarser than its modules: the
+    prefetch bucket gathers them together either way)."""
+    if not isinstance(kind, str):
+        return module_tensors(shape, kind, tp, ep, etp)
+    dense, expert = local_layer_parameters(shape, kind, tp, ep, etp)
+    if not expert:
+        return [(dense, False)]
+    local = max(1, shape.experts // ep)
+    return [(dense, False)] + [(expert / local, True)] * local
+
+
 def _groups(shape: TransformerShape, layout: Layout, cluster: LLMCluster, stages: StageTimes,
             wire: WireBytes, config: DeepSpeedZeroConfig) -> list[FetchGroup]:  # fmt: skip
     """The fetch groups of the first pipeline stage (DeepSpeed: the whole model)."""
@@ -93,9 +108,9 @@ def _groups(shape: TransformerShape, layout: Layout, cluster: LLMCluster, stages
                                                         emb_b.total, False)]  # fmt: skip
     layers = stage_sizes(shape.layers, layout.pp, layout.first_stage_layers,
                          layout.last_stage_layers)[0]  # fmt: skip
-    kinds = {moe: module_tensors(shape, moe, t, layout.ep, layout.etp) for moe in stages.kinds}
+    kinds = {moe: kind_tensors(shape, moe, t, layout.ep, layout.etp) for moe in stages.kinds}
     for j in range(layers):
-        moe = is_moe_layer(shape, j)
+        moe = layer_kind(shape, j)
         kind = stages.kinds[moe]
         total = sum(n for n, _ in kinds[moe])
         tensors += [(n, kind.forward.total * n / total, kind.backward.total * n / total, e)
@@ -188,9 +203,10 @@ def simulate_zero3(groups: list[FetchGroup], config: DeepSpeedZeroConfig, reduce
         compute += groups[i].grads * copy_s_per_element
         b_end[i] = compute
         fill += groups[i].grads
-        while fill >= config.reduce_bucket_size:
-            net = max(net, compute) + reduce_s
-            fill -= config.reduce_bucket_size
+        full = int(fill // config.reduce_bucket_size)  # back-to-back full buckets, in closed
+        if full:  # form (a loop per bucket hung for hours on --ds-reduce-bucket-size 7)
+            net = max(net, compute) + full * reduce_s
+            fill -= full * config.reduce_bucket_size
             if not config.overlaps(3):
                 compute = net
     if fill > 0:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from costmodels.llm.fsdp import Block, simulate_microbatch
 from costmodels.llm.group_span import job_domain
 from costmodels.llm.groups import allreduce_s, collective_s, group_span
-from costmodels.llm.layer_kinds import has_learned_positions, is_moe_layer, stage_sizes
+from costmodels.llm.layer_kinds import has_learned_positions, layer_kind, stage_sizes
 from costmodels.llm.model_size import local_layer_parameters
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def fsdp_stages(
                         layout.last_stage_layers)  # fmt: skip
     last = len(sizes) - 1
     for i, size in enumerate(sizes):
-        blocks = [kind_blocks[is_moe_layer(shape, j)] for j in range(start, start + size)]
+        blocks = [kind_blocks[layer_kind(shape, j)] for j in range(start, start + size)]
         start += size
         root_params = ((embedding if i == 0 else 0) + (head if i == last else 0)) / t
         f = (emb_f.total if i == 0 else 0.0) + (head_f.total if i == last else 0.0)

@@ -285,10 +285,11 @@ def _moe_fields(config: dict[str, Any], keys: _Keys, family: str) -> dict[str, A
             "moe_layer_step": keys.count(("decoder_sparse_step",), MAX_LAYERS, default=1),
         }
     if family == "llama4_text":
-        step = _optional(keys, "interleave_moe_layer_step", MAX_LAYERS) or 1
+        step = keys.count(("interleave_moe_layer_step",), MAX_LAYERS, default=1)
         listed = config.get("moe_layers")
         layers = keys.count(("num_hidden_layers",), MAX_LAYERS)
-        if listed is not None and list(listed) != list(range(step - 1, layers, step)):
+        if listed is not None and (not isinstance(listed, list)
+                                   or listed != list(range(step - 1, layers, step))):
             raise ConfigError(f"{keys.where}: key 'moe_layers' differs from every "
                               f"interleave_moe_layer_step-th layer; not modelled")  # fmt: skip
         return {

@@ -38,7 +38,7 @@ def _pattern(config: dict[str, Any], where: str, layers: int) -> str:
     pattern = config.get("hybrid_override_pattern")
     if pattern is None and isinstance(config.get("layers_block_type"), list):
         kinds = config["layers_block_type"]
-        unknown = [k for k in kinds if k not in _BLOCK_NAMES]
+        unknown = [k for k in kinds if not isinstance(k, str) or k not in _BLOCK_NAMES]
         if unknown:
             raise ValueError(f"{where}: key 'layers_block_type' has {str(unknown[0])[:20]!r}; "
                              f"known: {', '.join(_BLOCK_NAMES)}")  # fmt: skip
@@ -67,6 +67,10 @@ def hybrid_fields(config: dict[str, Any], keys: _Counts, family: str) -> dict[st
         "linear_bias": keys.flag("use_bias", False) or keys.flag("mlp_bias", False),
     }  # fmt: skip
     if "M" in pattern:
+        heads = keys.count(("mamba_num_heads",), MAX_WIDTH)
+        if heads % keys.count(("n_groups",), MAX_WIDTH, default=1):
+            raise ValueError(f"{keys.where}: key 'n_groups' does not divide mamba_num_heads "
+                             f"{heads}")  # fmt: skip
         fields["mamba"] = Mamba2(
             heads=keys.count(("mamba_num_heads",), MAX_WIDTH),
             head_dim=keys.count(("mamba_head_dim",), MAX_WIDTH),
@@ -75,13 +79,12 @@ def hybrid_fields(config: dict[str, Any], keys: _Counts, family: str) -> dict[st
             conv_kernel=keys.count(("conv_kernel",), MAX_WIDTH, default=4),
             chunk=keys.count(("chunk_size",), MAX_WIDTH, default=128),
         )
-        if fields["mamba"].heads % fields["mamba"].groups:
-            raise ValueError(f"{keys.where}: key 'n_groups' does not divide mamba_num_heads")
     if config.get("attention_head_dim") is not None:
         fields["head_dim"] = keys.count(("attention_head_dim",), MAX_WIDTH)
     if "E" in pattern:
         width = keys.count(("moe_intermediate_size",), MAX_WIDTH)
-        shared = config.get("moe_shared_expert_intermediate_size") or 0
+        shared = keys.count(("moe_shared_expert_intermediate_size",), MAX_WIDTH) if config.get(
+            "moe_shared_expert_intermediate_size") else 0  # null or 0: no shared expert
         if shared % width:
             raise ValueError(f"{keys.where}: key 'moe_shared_expert_intermediate_size' {shared} "
                              f"is not a multiple of moe_intermediate_size {width}")  # fmt: skip

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 from costmodels.limits import MAX_WIDTH
 
+_ATTENTION_KINDS = ("sliding_attention", "full_attention")  # GptOssConfig.layer_types
+
 
 class _Counts(Protocol):
     """hf_config's typed key reader (kept as a protocol so the two files do not import each
@@ -37,6 +39,11 @@ def recent_fields(config: dict[str, Any], keys: _Counts, family: str) -> dict[st
             "sliding_window") else 0  # fmt: skip
         kinds = config.get("layer_types") or []
         layers = keys.count(("num_hidden_layers",), MAX_WIDTH)
+        if kinds and (not isinstance(kinds, list) or len(kinds) != layers or any(
+                kind not in _ATTENTION_KINDS for kind in kinds)):  # fmt: skip
+            raise ValueError(f"{keys.where}: key 'layer_types' must list one of "
+                             f"{' or '.join(_ATTENTION_KINDS)} per layer ({layers} = "
+                             f"num_hidden_layers), got {str(kinds)[:60]}")  # fmt: skip
         sliding = (sum(1 for kind in kinds if kind == "sliding_attention") if kinds
                    else layers // 2)  # GptOssConfig's default: every second layer
         return {

@@ -92,6 +92,12 @@ def is_moe_layer(shape: TransformerShape, index: int) -> bool:
     return (index + 1) % shape.moe_layer_step == 0
 
 
+def layer_kind(shape: TransformerShape, index: int) -> bool | str:
+    """Layer ``index``'s kind as StageTimes.kinds keys it: a hybrid model's pattern character,
+    else whether it runs experts (a hybrid model under ZeRO-3 raised KeyError before)."""
+    return shape.hybrid_pattern[index] if shape.hybrid_pattern else is_moe_layer(shape, index)
+
+
 def dense_ffn(shape: TransformerShape) -> int:
     """FFN width of a dense layer (a MoE model's dense layers may differ from its experts)."""
     if is_moe(shape) and shape.dense_ffn is not None:

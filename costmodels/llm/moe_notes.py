@@ -18,20 +18,23 @@ whatever the attention layers' CP), how its exchange is priced
 
 from __future__ import annotations
 
+from costmodels.llm.gpu_arch import gpu_arch
 from costmodels.llm.group_span import group_span, job_domain
 from costmodels.llm.moe_routing import busiest_rank_factor, imbalance_note
 from costmodels.llm.recipe import DEFAULT_RECIPE, TrainingRecipe
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 
 
-def _exchange(shape: TransformerShape, nodes: int, dispatcher: str | None) -> str:
+def _exchange(shape: TransformerShape, nodes: int, dispatcher: str | None,
+              fabric: str = "NVLink") -> str:  # fmt: skip
     if dispatcher in ("deepep", "hybridep") or (shape.node_limit and nodes > 1
                                                 and dispatcher != "alltoall"):  # fmt: skip
         name = dispatcher or f"node-limited routing (at most {shape.node_limit} nodes)"
         which = "HybridEP's" if dispatcher == "hybridep" else "DeepEP's"
         return (f"exchange {name} as DeepEP runs it: once per target node over the network at "
-                f"the NCCL model's NIC rate, once per target GPU over NVLink at {which} measured "
-                "share")  # fmt: skip
+                f"the NCCL model's NIC rate, once per target GPU over {fabric} at {which} "
+                "measured share" + ("" if fabric == "NVLink" else " (NVIDIA's, on NVLink: "
+                                    "unvalidated here)"))  # fmt: skip
     return "exchange: NCCL all-to-all, one copy per routed expert"
 
 
@@ -43,12 +46,13 @@ def moe_note(shape: TransformerShape, layout: Layout, cluster: LLMCluster,
     world = layout.gpus
     domain = job_domain(world, cluster.gpus_per_node)
     span = group_span(layout.expert_tp, layout.ep, world, domain)
+    fabric = "Infinity Fabric" if gpu_arch(cluster.gpu.name).startswith("cdna") else "NVLink"
     if span.nodes == 1:
-        where = f"inside one NVLink domain of {domain} GPUs (NVLink only)"
+        where = f"inside one {fabric} domain of {domain} GPUs ({fabric} only)"
     else:
         members = f"{span.per_node} in each" if span.per_node else "unevenly"
-        where = (f"over {span.nodes} NVLink domains of {domain} GPUs, {members} (NVLink inside, "
-                 "the NICs across)")  # fmt: skip
+        where = (f"over {span.nodes} {fabric} domains of {domain} GPUs, {members} ({fabric} "
+                 "inside, the NICs across)")  # fmt: skip
     tokens = layout.micro_batch * shape.seq_len / layout.cp
     tokens /= layout.tp if layout.sequence_parallel else 1
     stated = recipe.moe_imbalance is not None
@@ -56,5 +60,5 @@ def moe_note(shape: TransformerShape, layout: Layout, cluster: LLMCluster,
                                                          layout.ep)  # fmt: skip
     stride = "" if layout.expert_tp == 1 else f" (ranks {layout.expert_tp} apart, etp innermost)"
     return (f"MoE: EP {layout.ep}{stride} {where}; "
-            f"{_exchange(shape, span.nodes, recipe.moe_dispatcher)}; "
+            f"{_exchange(shape, span.nodes, recipe.moe_dispatcher, fabric)}; "
             f"{imbalance_note(factor, stated)}")

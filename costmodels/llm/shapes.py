@@ -159,8 +159,9 @@ class TransformerShape:
                              f"per layer ({self.layers} layers: --layers cannot change it), got "
                              f"{pattern[:60]!r}")  # fmt: skip
         if self.mtp:
-            raise ValueError("TransformerShape.mtp (multi-token prediction) is not priced for a "
-                             "hybrid model (Nemotron 3's MTP layers are left out)")  # fmt: skip
+            raise ValueError(f"--mtp {self.mtp}: multi-token prediction is not priced for a "
+                             "hybrid model (Nemotron 3's MTP layers are left out); give --mtp 0 "
+                             "or leave it out")  # fmt: skip
         if ("M" in pattern) != (self.mamba is not None):
             raise ValueError("TransformerShape.mamba must be set exactly when hybrid_pattern "
                              "has M (Mamba-2) layers")  # fmt: skip

@@ -242,7 +242,8 @@ def predict_step(
     fp8 = linear_gemm_dtype(precision) == "fp8"
     shards = (layout.dp * layout.cp if fp8 and layout.zero == 3
               and recipe.gathers_fp8(kernel_set.name) else 1)  # fmt: skip
-    shard = _shard(shape, layout, recipe.moe_imbalance, recipe.flash_attention)
+    load = recipe.moe_imbalance if layout.ep > 1 else None  # one EP rank: the mean is the max
+    shard = _shard(shape, layout, load, recipe.flash_attention)
     stages = stage_times(shape, layout, shard, gpu, precision, kernel_set.name,
                          constants, operator_table, fp8_recipe=recipe.fp8_recipe, clock=clock,
                          calibration=calibration, weight_shards=shards,

@@ -89,7 +89,8 @@ def _moe_fields(config: dict[str, Any], family: str, where: str) -> dict[str, An
     layers = _count(config, "num_hidden_layers", where, limit=MAX_LAYERS)
     step = _count(config, "interleave_moe_layer_step", where, 1)
     listed = config.get("moe_layers")
-    if listed is not None and list(listed) != list(range(step - 1, layers, step)):
+    if listed is not None and (not isinstance(listed, list)
+                               or listed != list(range(step - 1, layers, step))):
         raise ConfigError(
             f"{where}: key 'moe_layers' is not every {step}th layer; only a "
             "regular pattern can be modelled"

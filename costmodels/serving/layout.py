@@ -116,8 +116,8 @@ def check_priced(shape: TransformerShape) -> None:
     prices Mamba-2 layers beside attention, costmodels.serving.hybrid)."""
     if shape.hybrid_pattern and "*" not in shape.hybrid_pattern:
         raise ServingLayoutError(
-            "--model: a hybrid model without attention layers (no '*' in its layer pattern) "
-            "keeps no KV cache; the serving model sizes its pool by attention tokens"
+            "--model / --hf-config: a hybrid model without attention layers (no '*' in its layer "
+            "pattern) keeps no KV cache; the serving model sizes its pool by attention tokens"
         )
 
 

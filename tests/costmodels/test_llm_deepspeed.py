@@ -218,8 +218,15 @@ def test_megatron_command_reads_megatron_fsdp() -> None:
                         "400000000", "run.sh")  # fmt: skip
     job.finish(job, dict(job.values))
     assert (job.values["framework"], job.values["zero"]) == ("megatron-fsdp", 2)
-    assert job.values["fsdp_double_buffer"] is True
-    assert job.values["fsdp_unit_size"] == 400_000_000
+    # the unit and the double buffer shape the parameter gathers of optim_grads_params only:
+    # under optim_grads they change nothing, so they are reported ignored (hostile round 5)
+    assert "fsdp_double_buffer" not in job.values and "fsdp_unit_size" not in job.values
+    assert {row["key"] for row in job.ignored} >= {"--suggested-communication-unit-size"}
+    full = read_megatron(base + "--use-megatron-fsdp --use-nccl-ub "
+                         "--suggested-communication-unit-size 400000000", "run.sh")
+    full.finish(full, dict(full.values))
+    assert (full.values["zero"], full.values["fsdp_double_buffer"]) == (3, True)
+    assert full.values["fsdp_unit_size"] == 400_000_000
     default = read_megatron(base + "--use-megatron-fsdp", "run.sh")
     default.finish(default, dict(default.values))
     assert default.values["zero"] == 3
