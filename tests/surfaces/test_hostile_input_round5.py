@@ -123,8 +123,6 @@ PLAN_CASES = [
     ([*SERVE, "--cuda-graph-max-tokens", "-1"], ("--cuda-graph-max-tokens", "from 0")),
     ([*SERVE, "--cuda-graph-max-tokens", "1e300"], ("--cuda-graph-max-tokens", "ASCII")),
     ([*SERVE, "--dataset", "ShareGPT"], ("--dataset", "sharegpt is not shipped")),
-    ([*SERVE[:2], "nemotron-h-8b", *SERVE[3:]], ("--model / --hf-config", "hybrid Mamba-2",
-                                                 "training")),
 ]  # fmt: skip
 
 
@@ -205,6 +203,16 @@ def test_serving_reader_names_moe_layers(tmp_path: Path, capsys) -> None:
     path.write_text(json.dumps({**MAVERICK_CONFIG, "text_config": text}))
     code, _, err = run(["predict-serving", "--hf-config", str(path), *SERVE[3:]], capsys)
     one_line(code, err, str(path), "'moe_layers'")
+
+
+def test_serving_refuses_a_hybrid_without_attention_layers(tmp_path: Path, capsys) -> None:
+    """Hybrid models serve (issue 39) when they have attention layers; one with none keeps no KV
+    cache, which the paged pool is sized by: one line naming the model flags."""
+    pattern = CONFIG_8B["hybrid_override_pattern"].replace("*", "M")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**CONFIG_8B, "hybrid_override_pattern": pattern}))
+    code, _, err = run(["predict-serving", "--hf-config", str(path), *SERVE[3:]], capsys)
+    one_line(code, err, "--model / --hf-config", "without attention layers")
 
 
 # --- job files (--from) -------------------------------------------------------------------------
