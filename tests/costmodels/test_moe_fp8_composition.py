@@ -47,14 +47,17 @@ def test_delayed_casts_the_permuted_tokens_of_a_moe_layer() -> None:
 def test_flash_attention_2_runs_the_attention_at_its_hopper_rate() -> None:
     gpu, constants = get_gpu("H100 SXM"), default_constants()
 
-    def seconds(version: int) -> float:
+    def seconds(version: int, named: str | None = None) -> float:
         shard = LayerShard(1, 4096, 4096, 1, False, flash_version=version)
-        kernels = layer_kernels(MOE, shard, "bf16", MEGATRON, moe=False)
+        kernels = layer_kernels(MOE, shard, "bf16", MEGATRON, False, None, 1, named)
         return sum(kernel_seconds(k, gpu, constants) for k in kernels.forward + kernels.backward
                    if k.flash is not None)  # fmt: skip
 
-    # FA3-class forward 0.75 / backward 0.55 of peak against FA2's 0.35 / 0.25 (constants.py)
-    assert 1.9 < seconds(2) / seconds(0) < 2.3
+    # FA2 on Hopper runs at flash-attention's published H100 FA2 rate (issue 36,
+    # attention_rates.py): the same time as naming the kernel, and well behind the FA3-class
+    # constants (forward 0.75 / backward 0.55 of peak) Megatron's cuDNN kernels get
+    assert seconds(2) == pytest.approx(seconds(0, "flash2"), rel=1e-12)
+    assert 1.5 < seconds(2) / seconds(0) < 2.3
     assert seconds(3) == seconds(0)  # 3 is Megatron's own kernel set
     with pytest.raises(ValueError, match="flash attention generation must be 2 or 3"):
         TrainingRecipe(flash_attention=1)
