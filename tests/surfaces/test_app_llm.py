@@ -316,7 +316,10 @@ def test_one_line_answer_percent_mfu_and_readable_log_axes() -> None:
 
     from app_pages.charts import LOG_LABELS
 
-    at = run_page(nodes="1", top="3")
+    # H200: the best layout has room to spare, so the banner is the plain one naming the next
+    # layout (at the memory limit it is a warning naming the fastest with room: issue 42's tests;
+    # 8 A100 80GB now land there for Llama 2 7B, since the smooth MFU limit of issue 36)
+    at = run_page(nodes="1", top="3", gpu="H200 SXM")
     table = layouts_table(at)
     (banner,) = [s.value for s in at.success]
     assert banner.startswith("Best here: **") and "% MFU" in banner and "(next: " in banner
