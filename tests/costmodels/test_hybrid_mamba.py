@@ -36,6 +36,18 @@ CONFIG_8B = {
     "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
 }  # fmt: skip
 
+# NVIDIA-Nemotron-3-Nano-30B-A3B's config.json keys (as copied in public fixtures)
+NANO_CONFIG = {"model_type": "nemotron_h", "hidden_size": 2688, "num_hidden_layers": 52,
+        "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
+        "intermediate_size": 1856, "n_routed_experts": 128, "num_experts_per_tok": 6,
+        "moe_intermediate_size": 1856, "moe_shared_expert_intermediate_size": 3712,
+        "vocab_size": 131072, "max_position_embeddings": 262144, "mamba_num_heads": 64,
+        "mamba_head_dim": 64, "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4,
+        "chunk_size": 128, "mlp_hidden_act": "relu2", "tie_word_embeddings": False,
+        "hybrid_override_pattern": preset_shape("Nemotron 3 Nano 30B-A3B").hybrid_pattern,
+        "num_nextn_predict_layers": 1}  # fmt: skip
+
+
 
 def test_mamba2_layer_flops_by_hand() -> None:
     # h 4096; H 128 heads of P 64 (d 8192); G 8 groups of N 128; chunk Q 128
@@ -116,15 +128,7 @@ def test_hf_config_reads_nemotron_h(tmp_path: Path) -> None:
     assert (shape.experts, shape.top_k, shape.ffn, shape.shared_experts) == (128, 6, 1856, 2)
     # NVIDIA-Nemotron-3-Nano-30B-A3B's config.json keys (as copied in public fixtures): the same
     # count as the preset, its head_dim 128 (hidden / heads = 84) and its MTP layer noted
-    nano = {"model_type": "nemotron_h", "hidden_size": 2688, "num_hidden_layers": 52,
-            "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
-            "intermediate_size": 1856, "n_routed_experts": 128, "num_experts_per_tok": 6,
-            "moe_intermediate_size": 1856, "moe_shared_expert_intermediate_size": 3712,
-            "vocab_size": 131072, "max_position_embeddings": 262144, "mamba_num_heads": 64,
-            "mamba_head_dim": 64, "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4,
-            "chunk_size": 128, "mlp_hidden_act": "relu2", "tie_word_embeddings": False,
-            "hybrid_override_pattern": preset_shape("Nemotron 3 Nano 30B-A3B").hybrid_pattern,
-            "num_nextn_predict_layers": 1}  # fmt: skip
+    nano = NANO_CONFIG
     path.write_text(json.dumps(nano))
     resolved = resolve_shape(hf_config=str(path))
     assert parameter_count(resolved.shape) == parameter_count(

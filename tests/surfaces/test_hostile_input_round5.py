@@ -23,7 +23,7 @@ from costmodels.llm.presets import preset_shape
 from costmodels.llm.recipe import TrainingRecipe
 from costmodels.llm.shapes import Layout, LLMCluster
 from costmodels.llm.step import predict_step
-from tests.costmodels.test_hybrid_mamba import CONFIG_8B
+from tests.costmodels.test_hybrid_mamba import CONFIG_8B, NANO_CONFIG
 from tests.costmodels.test_recent_models import GPT_OSS_20B
 from tests.costmodels.test_serving_shapes import DEEPSEEK_CONFIG, MAVERICK_CONFIG
 
@@ -38,15 +38,7 @@ PLAN = ["plan-llm", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8",
         "--global-batch", "64"]  # fmt: skip
 SERVE = ["predict-serving", "--model", "llama-3.1-8b", "--gpu", "h100", "--tp", "1",
          "--batch", "1", "--prompt-len", "512", "--output-len", "64"]  # fmt: skip
-NANO = {"model_type": "nemotron_h", "hidden_size": 2688, "num_hidden_layers": 52,
-        "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
-        "intermediate_size": 1856, "n_routed_experts": 128, "num_experts_per_tok": 6,
-        "moe_intermediate_size": 1856, "moe_shared_expert_intermediate_size": 3712,
-        "vocab_size": 131072, "max_position_embeddings": 262144, "mamba_num_heads": 64,
-        "mamba_head_dim": 64, "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4,
-        "chunk_size": 128, "mlp_hidden_act": "relu2", "tie_word_embeddings": False,
-        "hybrid_override_pattern": preset_shape("Nemotron 3 Nano 30B-A3B").hybrid_pattern,
-        }  # fmt: skip
+NANO = {k: v for k, v in NANO_CONFIG.items() if k != "num_nextn_predict_layers"}
 DS_JSON = {"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1,
            "gradient_accumulation_steps": 8, "bf16": {"enabled": True},
            "zero_optimization": {"stage": 3}}  # fmt: skip
