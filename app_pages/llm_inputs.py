@@ -151,7 +151,7 @@ def sidebar() -> list[str]:
     bar.number_input("Sequence length", 1, 1_048_576, step=512, key="seq")
     bar.number_input("Global batch (sequences)", 1, 10_000_000, step=64, key="gbatch")
     bar.number_input("Multi-token prediction depth", 0, MAX_MTP, step=1, key="mtp",
-                     help="MTP modules on the last stage (plan-llm --mtp; DeepSeek-V3: 1)")
+                     help="MTP modules on the last stage (plan-llm --mtp)")  # fmt: skip
     bar.header("Cluster")
     cluster_widget(("gpu", "gpus", "inter", "inter_bw", "inter_lat"), per_gpu_inter=True)
     bar.number_input("Nodes", min_value=1, max_value=4096, step=1, key="nodes",
@@ -183,7 +183,7 @@ def sidebar() -> list[str]:
                   help="expert exchange (plan-llm --moe-dispatcher); default: alltoall, or "
                   "DeepSeek's node-limited form for such a model")  # fmt: skip
     bar.number_input("CUDA graphs (1 = on)", 0, 1, step=1, key="cg",
-                     help="replay each layer's kernels from a CUDA graph (no launch time)")
+                     help="kernels replayed from a graph (--cuda-graphs)")  # fmt: skip
     bar.number_input("GPU power cap (W), 0 = none", 0.0, 5000.0, step=50.0, key="pcap")
     bar.number_input("Measured step (s), 0 = none", 0.0, MAX_MEASURED_S, key="mstep",
                      format="%.4g", help="calibrate on one measured step")  # fmt: skip
@@ -197,11 +197,11 @@ def sidebar() -> list[str]:
     bar.multiselect("Context-parallel degrees", CONTEXT_PARALLEL, key="cp")
     bar.multiselect("Expert-parallel degrees (MoE)", EXPERT_PARALLEL, key="ep")
     bar.multiselect("Expert tensor-parallel degrees", EXPERT_TENSOR_PARALLEL, key="etp",
-                    help="the experts' TP (plan-llm --etp); 0 = the layout's TP")
+                    help="the experts' TP (plan-llm --etp); 0 = the layout's TP")  # fmt: skip
     bar.number_input("Layers on the first stage", 0, MAX_LAYERS, step=1, key="fsl",
-                     help="with PP > 1 (plan-llm --first-stage-layers); 0 = the even split")
+                     help="PP > 1 (--first-stage-layers); 0 = even split")  # fmt: skip
     bar.number_input("Layers on the last stage", 0, MAX_LAYERS, step=1, key="lsl",
-                     help="with PP > 1 (plan-llm --last-stage-layers); 0 = the even split")
+                     help="PP > 1 (--last-stage-layers); 0 = even split")  # fmt: skip
     bar.number_input("Largest interleave v", 1, 128, step=1, key="maxv")
     bar.number_input("Layouts in the table", 1, 200, step=5, key="top")
     return problems
