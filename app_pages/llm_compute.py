@@ -49,6 +49,8 @@ class Search:
     max_interleave: int
     context_parallel: tuple[int, ...] = (1,)
     expert_parallel: tuple[int, ...] = (1,)
+    stage_layers: tuple[int, int] = (0, 0)  # plan-llm's --first/--last-stage-layers
+    expert_tensor_parallel: tuple[int, ...] = (0,)  # plan-llm's --etp
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,8 @@ def layouts(shape: TransformerShape, gpus: int, cluster: LLMCluster, batch: int,
             micro_batches=search.micro_batches, zero_stages=search.zero_stages,
             recompute=search.recompute, sequence_parallel=search.sequence_parallel,
             context_parallel=search.context_parallel, expert_parallel=search.expert_parallel,
-            max_interleave=search.max_interleave,
+            max_interleave=search.max_interleave, stage_layers=search.stage_layers,
+            expert_tensor_parallel=search.expert_tensor_parallel,
         )  # fmt: skip
     except TooManyLayouts as exc:
         raise TooManyLayouts(f"Search: {exc}") from None

@@ -3,14 +3,18 @@ the search, all in the URL.
 
 URL keys: ``model``, ``llm_size``, ``seq``, ``gbatch``, ``nodes``, ``gpus``, ``gpu``, ``intra*``,
 ``inter*`` (shared with the other pages: same meaning; ``intra`` also accepts "Follows the GPU",
-the default), ``prec``, ``fw``, ``fp8r`` (float8 recipe), ``atp`` (async TP), ``pcap`` (power
-cap in W, 0 = none), ``mstep``, ``mlayout``, ``mbs``, ``zero``, ``rc``, ``sp``, ``cp``, ``ep``,
-``maxv``, ``top``.
+the default), ``mtp`` (multi-token prediction depth, plan-llm's ``--mtp``), ``prec``, ``fw``,
+``fp8r`` (float8 recipe), ``atp`` (async TP), ``moed`` (MoE dispatcher), ``cg`` (CUDA graphs),
+``pcap`` (power cap in W, 0 = none), ``mstep``, ``mlayout``, ``mbs``, ``zero``, ``rc``, ``sp``,
+``cp``, ``ep``, ``etp`` (expert TP degrees, 0 = the layout's TP), ``fsl`` / ``lsl`` (layers on
+the first / last pipeline stage, 0 = the even split), ``maxv``, ``top``. Each is plan-llm's flag
+of the same meaning (commatlas/llm_args.py, llm_recipe_args.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import streamlit as st
 
@@ -38,18 +42,23 @@ from app_pages.query_inputs import (
 )
 from costmodels.hardware import GPUS
 from costmodels.hardware.defaults import LLM_INTER, LLM_INTER_LATENCY
+from costmodels.limits import MAX_LAYERS
+from costmodels.llm.fp8_recipes import FP8_RECIPES as RECIPE_CHOICES
 from costmodels.llm.frameworks import FRAMEWORKS_ORDER
+from costmodels.llm.moe_dispatch import DISPATCHERS
 from costmodels.llm.planner import ALL_RECOMPUTE, DEFAULT_MICRO_BATCHES, DEFAULT_ZERO_STAGES
 from costmodels.llm.precision import PRECISIONS as PRECISION_CHOICES
-from costmodels.llm.shapes import TransformerShape
+from costmodels.llm.shapes import MAX_MTP, TransformerShape
 
 MICRO_BATCHES = [1, 2, 4, 8, 16]
 ZERO_STAGES = [0, 1, 2, 3]
 RECOMPUTE = ["none", "selective", "op", "full"]
-FP8_RECIPES = ["default", "delayed", "tensorwise", "rowwise", "blockwise"]
+FP8_RECIPES = ["default", *RECIPE_CHOICES]  # plan-llm's --fp8-recipe; default: the framework's
+MOE_DISPATCHERS = ["default", *DISPATCHERS]  # plan-llm's --moe-dispatcher; default: left out
 SEQUENCE_PARALLEL = {"both": (False, True), "on": (True,), "off": (False,)}
 CONTEXT_PARALLEL = [1, 2, 4, 8, 16]
 EXPERT_PARALLEL = [1, 2, 4, 8, 16, 32, 64]
+EXPERT_TENSOR_PARALLEL = [0, 1, 2, 4, 8]  # plan-llm's --etp: 0 = the layout's TP
 PRECISIONS = list(PRECISION_CHOICES)
 FRAMEWORKS = list(FRAMEWORKS_ORDER)
 MAX_GPUS = 32_768  # group placement is computed rank by rank; beyond this a rerun takes seconds
@@ -82,6 +91,9 @@ FIELDS = [
     Field("fw", "megatron", choice(FRAMEWORKS)),
     Field("fp8r", "default", choice(FP8_RECIPES)),
     Field("atp", 0, int_between(0, 1)),
+    Field("moed", "default", choice(MOE_DISPATCHERS)),
+    Field("cg", 0, int_between(0, 1)),
+    Field("mtp", 0, int_between(0, MAX_MTP)),
     Field("pcap", 0.0, float_between(0.0, 5000.0)),
     Field("mstep", 0.0, float_between(0.0, MAX_MEASURED_S)),
     Field("mlayout", "tp=8,pp=1,dp=2,mb=1", text(200)),
@@ -92,6 +104,9 @@ FIELDS = [
     Field("sp", "both", choice(list(SEQUENCE_PARALLEL))),
     Field("cp", [1], comma_list(_one_of(CONTEXT_PARALLEL), 5), join_list),
     Field("ep", [1], comma_list(_one_of(EXPERT_PARALLEL), 7), join_list),
+    Field("etp", [0], comma_list(_one_of(EXPERT_TENSOR_PARALLEL), 5), join_list),
+    Field("fsl", 0, int_between(0, MAX_LAYERS)),
+    Field("lsl", 0, int_between(0, MAX_LAYERS)),
     Field("maxv", 4, int_between(1, 128)),
     Field("top", 15, int_between(1, 200)),
 ]
@@ -113,7 +128,10 @@ LABELS = {"--model": "Model", "--seq-len": "Sequence length",
           "--recompute": "Activation recomputation", "--max-interleave": "Largest interleave v",
           "--sequence-parallel": "Sequence parallelism (with TP)",
           "--cp": "Context-parallel degrees", "--ep": "Expert-parallel degrees (MoE)",
-          "--top": "Layouts in the table",
+          "--top": "Layouts in the table", "--mtp": "Multi-token prediction depth",
+          "--moe-dispatcher": "MoE dispatcher", "--cuda-graphs": "CUDA graphs (1 = on)",
+          "--etp": "Expert tensor-parallel degrees", "--first-stage-layers":
+          "Layers on the first stage", "--last-stage-layers": "Layers on the last stage",
           "--layers": "the model's layers", "--heads": "the model's heads",
           "--kv-heads": "the model's key-value heads", "--ffn": "the model's FFN width",
           "--hidden": "the model's hidden size", "--experts": "the model's experts",
@@ -132,6 +150,8 @@ def sidebar() -> list[str]:
         bar.text_input("Model size", key="llm_size", help="parameters, e.g. 30B, 1.3e10, 1T")
     bar.number_input("Sequence length", 1, 1_048_576, step=512, key="seq")
     bar.number_input("Global batch (sequences)", 1, 10_000_000, step=64, key="gbatch")
+    bar.number_input("Multi-token prediction depth", 0, MAX_MTP, step=1, key="mtp",
+                     help="MTP modules on the last stage (plan-llm --mtp)")  # fmt: skip
     bar.header("Cluster")
     cluster_widget(("gpu", "gpus", "inter", "inter_bw", "inter_lat"), per_gpu_inter=True)
     bar.number_input("Nodes", min_value=1, max_value=4096, step=1, key="nodes",
@@ -159,6 +179,11 @@ def sidebar() -> list[str]:
         key="atp",
         help="overlap TP collectives with their GEMMs (torchtitan)",
     )
+    bar.selectbox("MoE dispatcher", MOE_DISPATCHERS, key="moed",
+                  help="expert exchange (plan-llm --moe-dispatcher); default: alltoall, or "
+                  "DeepSeek's node-limited form for such a model")  # fmt: skip
+    bar.number_input("CUDA graphs (1 = on)", 0, 1, step=1, key="cg",
+                     help="kernels replayed from a graph (--cuda-graphs)")  # fmt: skip
     bar.number_input("GPU power cap (W), 0 = none", 0.0, 5000.0, step=50.0, key="pcap")
     bar.number_input("Measured step (s), 0 = none", 0.0, MAX_MEASURED_S, key="mstep",
                      format="%.4g", help="calibrate on one measured step")  # fmt: skip
@@ -171,14 +196,23 @@ def sidebar() -> list[str]:
     bar.selectbox("Sequence parallelism (with TP)", list(SEQUENCE_PARALLEL), key="sp")
     bar.multiselect("Context-parallel degrees", CONTEXT_PARALLEL, key="cp")
     bar.multiselect("Expert-parallel degrees (MoE)", EXPERT_PARALLEL, key="ep")
+    bar.multiselect("Expert tensor-parallel degrees", EXPERT_TENSOR_PARALLEL, key="etp",
+                    help="the experts' TP (plan-llm --etp); 0 = the layout's TP")  # fmt: skip
+    bar.number_input("Layers on the first stage", 0, MAX_LAYERS, step=1, key="fsl",
+                     help="PP > 1 (--first-stage-layers); 0 = even split")  # fmt: skip
+    bar.number_input("Layers on the last stage", 0, MAX_LAYERS, step=1, key="lsl",
+                     help="PP > 1 (--last-stage-layers); 0 = even split")  # fmt: skip
     bar.number_input("Largest interleave v", 1, 128, step=1, key="maxv")
     bar.number_input("Layouts in the table", 1, 200, step=5, key="top")
     return problems
 
 
 def shape_from_inputs() -> TransformerShape:
+    """The model with plan-llm's --mtp applied (a hybrid model refuses it: TransformerShape's
+    one-line message, the CLI's)."""
     state = st.session_state
-    return model_shape(state["model"], state["llm_size"], int(state["seq"]))
+    shape = model_shape(state["model"], state["llm_size"], int(state["seq"]))
+    return replace(shape, mtp=int(state["mtp"])) if state["mtp"] else shape
 
 
 def gpu_count() -> int:
@@ -231,4 +265,6 @@ def search_from_inputs() -> Search:
         max_interleave=int(state["maxv"]),
         context_parallel=tuple(sorted(state["cp"])) or (1,),
         expert_parallel=tuple(sorted(state["ep"])) or (1,),
+        stage_layers=(int(state["fsl"]), int(state["lsl"])),
+        expert_tensor_parallel=tuple(sorted(state["etp"])) or (0,),
     )

@@ -144,8 +144,13 @@ def _options(shape, cluster: tuple) -> tuple[StepOptions, str, tuple]:
     check_precision()
     from costmodels.llm.recipe import TrainingRecipe
 
+    dispatcher = None if state["moed"] == "default" else state["moed"]
+    if dispatcher is not None and shape.experts <= 1:  # plan-llm's check_recipe_for_model
+        raise ValueError("--moe-dispatcher prices a mixture-of-experts exchange: the model is "
+                         "dense (--experts 1)")  # fmt: skip
     recipe = TrainingRecipe(fp8_recipe=None if state["fp8r"] == "default" else state["fp8r"],
-                            async_tp=bool(state["atp"]))  # fmt: skip
+                            async_tp=bool(state["atp"]), moe_dispatcher=dispatcher,
+                            cuda_graphs=bool(state["cg"]))  # fmt: skip
     if not state["mstep"] > 0:
         return StepOptions(state["prec"], state["fw"], None, recipe), "", cluster
     measured, fitted, network = calibrate(
@@ -202,7 +207,8 @@ def _why_none(shape, cluster_key: tuple, gpus: int) -> str:
         micro_batches=search.micro_batches, context_parallel=search.context_parallel,
         expert_parallel=search.expert_parallel, zero_stages=search.zero_stages,
         recompute=search.recompute, sequence_parallel=search.sequence_parallel,
-        max_interleave=search.max_interleave, names=names,
+        max_interleave=search.max_interleave, stage_layers=search.stage_layers,
+        expert_tensor_parallel=search.expert_tensor_parallel, names=names,
     )  # fmt: skip
     text = name_fields(text, LABELS)  # "widen the search (--max-interleave ...)"
     return text[0].upper() + text[1:]
