@@ -24,6 +24,8 @@ Google's TCPX/TCPXO profiles set NCCL_ALGO=Ring or Ring,Tree and NCCL_PROTO=Simp
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from costmodels.nccl.constants import COLLNET_MAX_LOCAL_RANKS, NVLS_MAX_ARITY
 from costmodels.nccl.system import NcclSystem
 
@@ -120,26 +122,41 @@ def candidates(
 
     A forced algorithm or protocol that cannot run raises ValueError naming the reason.
     """
-    op = canonical_operation(op)
+    return ordered_pairs(canonical_operation(op), system, algorithm, protocol, ALGORITHM_ORDER,
+                         why_not, _protocols_or_p2p, " here")  # fmt: skip
+
+
+def _protocols_or_p2p(algorithm: str, system: NcclSystem) -> tuple[str, ...]:
+    return protocols_for(algorithm, system) if algorithm != "p2p" else ("simple",)
+
+
+def ordered_pairs(
+    op: str,
+    system: NcclSystem,
+    algorithm: str,
+    protocol: str,
+    order: tuple[str, ...],
+    reason_not: Callable[[str, str, NcclSystem], str | None],
+    protocols: Callable[[str, NcclSystem], tuple[str, ...]],
+    where: str,
+    note: str = "",
+) -> list[tuple[str, str]]:
+    """(algorithm, protocol) pairs in a library's ``order`` (NCCL's here, RCCL's in
+    costmodels.nccl.rccl): every algorithm ``reason_not`` allows, or the forced one (ValueError
+    with its reason), times its ``protocols`` or the forced protocol (ValueError naming what
+    each algorithm has; ``where`` ends the message's place, e.g. " with RCCL here", and ``note``
+    follows the list)."""
     if algorithm != "auto":
-        reason = why_not(op, algorithm, system)
+        reason = reason_not(op, algorithm, system)
         if reason:
             raise ValueError(f"algorithm {algorithm!r} for {op}: {reason}")
         algorithms = [algorithm]
     else:
-        algorithms = [a for a in ALGORITHM_ORDER if why_not(op, a, system) is None]
+        algorithms = [a for a in order if reason_not(op, a, system) is None]
     if protocol != "auto" and protocol not in PROTOCOL_ORDER:
         raise ValueError(f"unknown protocol {protocol!r}; choose from auto, ll, ll128, simple")
-    pairs = []
-    for name in algorithms:
-        usable = protocols_for(name, system) if name != "p2p" else ("simple",)
-        for proto in usable:
-            if protocol in ("auto", proto):
-                pairs.append((name, proto))
+    pairs = [(a, p) for a in algorithms for p in protocols(a, system) if protocol in ("auto", p)]
     if not pairs:
-        allowed = {a: protocols_for(a, system) for a in algorithms}
-        raise ValueError(
-            f"protocol {protocol!r} cannot run {op} here: "
-            + "; ".join(f"{a} has {', '.join(p)}" for a, p in allowed.items())
-        )
+        allowed = "; ".join(f"{a} has {', '.join(protocols(a, system))}" for a in algorithms)
+        raise ValueError(f"protocol {protocol!r} cannot run {op}{where}: {allowed}{note}")
     return pairs

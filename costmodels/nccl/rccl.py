@@ -40,6 +40,7 @@ import math
 
 from costmodels.nccl import constants as K
 from costmodels.nccl import rccl_constants as R
+from costmodels.nccl.availability import ordered_pairs
 from costmodels.nccl.bandwidth import BandwidthTerm, _coefficients
 from costmodels.nccl.latency import US, LatencyTerm, _p2p
 from costmodels.nccl.system import NcclSystem
@@ -90,21 +91,9 @@ def protocols_for(algorithm: str, system: NcclSystem) -> tuple[str, ...]:
 
 def candidates(op: str, system: NcclSystem, algorithm: str, protocol: str) -> list:
     """(algorithm, protocol) pairs in RCCL's order; a forced pair that cannot run raises."""
-    if algorithm != "auto":
-        reason = why_not(op, algorithm, system)
-        if reason:
-            raise ValueError(f"algorithm {algorithm!r} for {op}: {reason}")
-        names = [algorithm]
-    else:
-        names = [a for a in ORDER if why_not(op, a, system) is None]
-    if protocol not in ("auto", "ll", "ll128", "simple"):
-        raise ValueError(f"unknown protocol {protocol!r}; choose from auto, ll, ll128, simple")
-    pairs = [(a, p) for a in names for p in protocols_for(a, system) if protocol in ("auto", p)]
-    if not pairs:
-        allowed = "; ".join(f"{a} has {', '.join(protocols_for(a, system))}" for a in names)
-        raise ValueError(f"protocol {protocol!r} cannot run {op} with RCCL here: {allowed} "
-                         "(RCCL leaves LL128 off on gfx942/gfx950)")  # fmt: skip
-    return pairs
+    return ordered_pairs(op, system, algorithm, protocol, ORDER, why_not, protocols_for,
+                         " with RCCL here",
+                         " (RCCL leaves LL128 off on gfx942/gfx950)")  # fmt: skip
 
 
 def _row(table: dict[str, tuple[float, ...]], protocol: str) -> tuple[float, ...]:
