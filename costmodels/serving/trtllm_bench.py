@@ -33,16 +33,13 @@ def bench_settings(
     requests = max(1.0, cache / (gib_per_token * (isl + osl)))
     raw_bs = min(requests, 4096) / layout.pp
     raw_tokens = min(raw_bs * (1 + isl / osl), 32768)
-    if raw_bs < 256:
-        batch = max(64, 32 * math.ceil(raw_bs / 32))
-    elif raw_bs < 1024:
-        batch = 128 * math.ceil(raw_bs / 128)
-    else:
-        batch = 256 * math.ceil(raw_bs / 256)
-    if raw_tokens < 4096:
-        tokens = max(2048, 256 * math.ceil(raw_tokens / 256))
-    elif raw_tokens < 8192:
-        tokens = 512 * math.ceil(raw_tokens / 512)
-    else:
-        tokens = 1024 * math.ceil(raw_tokens / 1024)
+    batch = max(64, _round_up(raw_bs, ((256, 32), (1024, 128), (math.inf, 256))))
+    tokens = max(2048, _round_up(raw_tokens, ((4096, 256), (8192, 512), (math.inf, 1024))))
     return batch, tokens
+
+
+def _round_up(raw: float, ladder: tuple[tuple[float, int], ...]) -> int:
+    """``raw`` rounded up to the step of the first rung it is below (trtllm-bench's ladders);
+    the floors above apply to the first rung only, which is where a raw value below them sits."""
+    step = next(step for limit, step in ladder if raw < limit)
+    return step * math.ceil(raw / step)
