@@ -32,7 +32,9 @@
    they are reported as not separately identified. Step times alone never separate the network
    from the compute (a trace's calibration file measures it: ``network_known``).
 
-With one step this is costmodels.calibration.step_transfer.fit_one_step.
+Every factor is relative to the model as it predicts, the MFU ceiling moved with the compute
+factor (StepCalibration ``moves_ceiling``; step_transfer.py says why). With one step this is
+costmodels.calibration.step_transfer.fit_one_step.
 """
 
 from __future__ import annotations
@@ -102,9 +104,8 @@ def _uniform(run, cluster, network_known, extra) -> float:
     def time(x: float) -> float:
         k = math.exp(x)
         network = 1.0 if network_known else max(k, 1.0)
-        return run_time(
-            run, cluster, StepCalibration(gemm_scale=k, overhead_scale=k), network, extra
-        )
+        calibration = StepCalibration(gemm_scale=k, overhead_scale=k, moves_ceiling=True)
+        return run_time(run, cluster, calibration, network, extra)
 
     if not time(lo) < run.seconds < time(hi):
         raise ValueError(
@@ -123,7 +124,9 @@ def _split(runs, cluster, common, network, extra, sigma) -> tuple[float, float]:
     target = np.log([r.seconds for r in runs])
 
     def logs(t: np.ndarray) -> np.ndarray:
-        cal = StepCalibration(gemm_scale=math.exp(t[0]), overhead_scale=math.exp(t[1]))
+        cal = StepCalibration(
+            gemm_scale=math.exp(t[0]), overhead_scale=math.exp(t[1]), moves_ceiling=True
+        )
         return np.log([run_time(r, cluster, cal, network, extra) for r in runs])
 
     for _ in range(6):
@@ -286,6 +289,7 @@ def fit_steps(
         overhead_scale=overhead,
         fitted=tuple(n for n in identified if n in NAMES),
         source=source,
+        moves_ceiling=True,
     )
     rows = []
     for i in kept:

@@ -298,10 +298,12 @@ def predict_step(
         "bubble": fill_drain + m * (host_mb + kernels.idle) + step_host,
     }
     flops = flops_per_step(shape, layout.global_batch, layout.recompute, layout.recompute_every)
-    measured = operator_table is not None or (calibration is not None and (  # own evidence
-        calibration.gemm_scale != 1.0 or calibration.overhead_scale != 1.0))  # fmt: skip
+    moves = calibration is not None and calibration.moves_ceiling  # step_calibration.py
+    measured = operator_table is not None or (calibration is not None and not moves and (
+        calibration.gemm_scale != 1.0 or calibration.overhead_scale != 1.0))  # own evidence
+    ceiling = constants.mfu_ceiling(gpu.name, fp8, kernel_set.name)
     capped = not measured and apply_ceiling(breakdown, flops.model, n * peak,
-                                            constants.mfu_ceiling(gpu.name, fp8, kernel_set.name),
+                                            ceiling / (calibration.gemm_scale if moves else 1.0),
                                             constants.mfu_saturation_order)  # fmt: skip
     total = sum(breakdown.values())
 

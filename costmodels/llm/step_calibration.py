@@ -14,6 +14,12 @@ class StepCalibration:
     overhead_scale: float = 1.0  # x memory-bound kernels, optimizer and host overheads
     fitted: tuple[str, ...] = ()
     source: str = ""
+    # True: the factors are relative to the saturated step, so the MFU ceiling
+    # (costmodels/llm/mfu_ceiling.py) stays and moves with the kernels (divided by gemm_scale: a
+    # GPU whose kernels run k x slower than modelled also tops out k x lower) instead of being
+    # dropped; a measured step's factor then carries to layouts nearer or farther from the
+    # ceiling as the ratio to the model it was measured against (issue 37, step_transfer.py)
+    moves_ceiling: bool = False
 
     def __post_init__(self) -> None:
         for name in ("gemm_scale", "overhead_scale"):

@@ -133,7 +133,7 @@ def _generated(calibration: StepCalibration, network: float, texts: list[str]):
 
 
 def test_several_steps_report_an_outlier_by_row_and_recover_the_factor() -> None:
-    truth = StepCalibration(gemm_scale=1.4, overhead_scale=1.4)
+    truth = StepCalibration(gemm_scale=1.4, overhead_scale=1.4, moves_ceiling=True)
     runs = _generated(truth, 1.4, ["tp=1,pp=1,dp=8,mb=1", "tp=2,pp=1,dp=4,mb=2",
                                    "tp=4,pp=2,dp=1,mb=1", "tp=8,pp=1,dp=1,mb=4"])  # fmt: skip
     runs[2] = replace(runs[2], seconds=runs[2].seconds * 2.5, label="row 3")
@@ -175,7 +175,7 @@ def test_more_distinct_steps_carry_more_of_the_links_share() -> None:
 
 
 def test_two_parts_are_told_apart_only_with_two_steps_of_each() -> None:
-    truth = StepCalibration(gemm_scale=1.3, overhead_scale=2.0)
+    truth = StepCalibration(gemm_scale=1.3, overhead_scale=2.0, moves_ceiling=True)
     gemm_heavy = ["tp=1,pp=1,dp=8,mb=8", "tp=2,pp=1,dp=4,mb=8"]
     overhead_heavy = ["tp=8,pp=1,dp=1,mb=1,framework=pytorch,seq=128",
                       "tp=4,pp=1,dp=2,mb=1,framework=pytorch,seq=128"]  # fmt: skip
