@@ -223,3 +223,19 @@ def test_one_step_transfers_on_the_torchtitan_dev_rows() -> None:
         hard = "llama3-70b float8_tensorwise async TP" in pair
         assert abs(t.error) < (0.125 if hard else 0.08), pair
     assert sum(abs(t.error) for t in transfers) / 60 < 0.035
+
+
+def test_a_calibration_that_moves_the_ceiling_keeps_it() -> None:
+    """StepCalibration.moves_ceiling: factors of 1 give the model's own (saturated) step; a
+    factor k on a layout the ceiling stretches gives k x that step up to the unscaled host and
+    communication share (the ceiling divided by k), where dropping the ceiling gives less."""
+    r = run("tp=1,pp=1,dp=8,mb=8,framework=megatron-legacy")
+    model = run_time(r, CLUSTER, None)
+    same = run_time(r, CLUSTER, StepCalibration(moves_ceiling=True))
+    assert same == pytest.approx(model, rel=1e-12)
+    k = 1.3
+    moved = run_time(r, CLUSTER, StepCalibration(gemm_scale=k, overhead_scale=k,
+                                                 moves_ceiling=True))  # fmt: skip
+    dropped = run_time(r, CLUSTER, StepCalibration(gemm_scale=k, overhead_scale=k))
+    assert moved == pytest.approx(k * model, rel=0.03)
+    assert dropped < moved

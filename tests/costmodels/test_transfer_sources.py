@@ -46,3 +46,29 @@ def test_sources_and_the_round_trip_of_a_row() -> None:
     row = load_corpus(("llmfoundry",))[0]
     run = as_measured_run(row)
     assert run.options == row.options
+
+
+
+def test_the_ceiling_moves_with_the_measured_factor_on_llmfoundry() -> None:
+    """Issue 37 item 3: a measured step's factor is relative to the model as it predicts, MFU
+    ceiling included (StepCalibration.moves_ceiling). MPT-3B on A100 80GB at 2k runs 7 % faster
+    than the model, which stretches that layout toward the ceiling; with the ceiling dropped
+    the fit read it as slow kernels (factor 1.06) and put the 16k-64k runs 8-13 % too slow.
+    Moved with the factor, the factor is < 1 and the step reproduced; over every 4th llm-foundry
+    run as the reference the transfer is within 8.5 % mean (9.6 % with the ceiling dropped;
+    benchmarks/step_transfer_sources.py prints every reference: 9.4 -> 7.9 %)."""
+    import statistics
+
+    from costmodels.calibration.step_transfer import fit_one_step, run_time
+    from costmodels.validation.transfer_sources import one_step_transfers
+
+    runs = SOURCES["llm-foundry MPT FSDP"]()
+    ref = next(s for s in runs if s.group == "mpt-3b A100 80GB SXM"
+               and s.run.label.startswith("mpt-3b a100_80gb amp_bf16 seq 2048 "))  # fmt: skip
+    fit = fit_one_step(ref.run, ref.cluster)
+    assert fit.calibration.moves_ceiling and fit.calibration.gemm_scale < 1.0
+    assert "MFU ceiling" in fit.reason
+    own = run_time(ref.run, ref.cluster, fit.calibration, fit.network_scale)
+    assert abs(own / ref.run.seconds - 1) < 1e-6
+    errors = one_step_transfers(runs, fit_one_step, 54)
+    assert len(errors) == 54 and statistics.mean(errors) < 0.085
