@@ -9,7 +9,8 @@ batch and sequence, precisions, GPU counts and layouts) predicted; printed per s
 alone, and the one-step transfer **before** (issue 28's rule: the identifiable factor fitted to
 the empirical-Bayes share W of the whole log error, the links taking that factor above 1) and
 **after** (issue 37: the measured step reproduced, the compute factor carried in full, only the
-links' share shrunk by W; costmodels.calibration.step_transfer.fit_one_step). Figures: the mean
+links' share shrunk by W, the MFU ceiling moved with the compute factor, not dropped;
+costmodels.calibration.step_transfer.fit_one_step). Figures: the mean
 over references of the mean |predicted / measured - 1| over the other runs, and the worst
 reference; and the measured layout's own error after calibration (the "stays measured" check,
 target within 2 %). ``--references N``: about N references per source, evenly spread (default:
