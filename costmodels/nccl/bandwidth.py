@@ -29,7 +29,13 @@ send/recv         1                                g (every GPU of a node sends 
 ================  ==============================  ===================================
 
 ``eta`` is the share of the bottleneck's rate the algorithm and protocol deliver, from
-src/graph/tuning.cc (ncclTopoTuneModel): ring LL = min(0.5 B, LL ceiling); ring LL128 =
+src/graph/tuning.cc (ncclTopoTuneModel). On A100 (a GPU preset, not a custom fabric) ring and
+tree first take NCCL's A100 ceiling of 235 GB/s bus bandwidth (tuning.cc 2.7.5-2.17.1,
+``bus_ceiling``, in both views): 240 GB/s of NVLink 3 delivers 235. Issue 40, superbench
+8 x A100 from 1 MiB: all-reduce 3.6 -> 2.5 %, all-gather 11.9 -> 10.4 %, reduce-scatter
+10.5 -> 9.1 %, broadcast 5.3 -> 4.2 %; OKE 2 x 8 A100 10.1 -> 9.8 % (below 1 MiB nothing
+moves: LL runs under its own, lower ceiling).
+Then ring LL = min(0.5 B, LL ceiling); ring LL128 =
 min(0.92 B, channels x per-channel LL128 ceiling); tree = min(0.92 B, channels x per-channel
 tree ceiling), then LL / 3.8 (capped by the LL ceiling) or LL128 x 7/9 (one node) or 120/128,
 and x 0.85 when the tree graph is NCCL's plain TREE pattern (search.cc sets it with one GPU per
@@ -136,18 +142,28 @@ def _raw_coefficients(op: str, algorithm: str, system: NcclSystem) -> tuple[floa
     return 1.0, float(g) if multi else 0.0  # send/recv
 
 
+def bus_ceiling(bus: float, system: NcclSystem) -> float:
+    """Share of the bus bandwidth ``bus`` (bytes/s) an A100 ring or tree delivers at most
+    (constants.AMPERE_BUS_CEILING_GBPS; 1 for other GPUs and for a fabric given by its rate)."""
+    if system.arch != "ampere" or system.fabric.estimate:
+        return 1.0
+    return min(1.0, K.AMPERE_BUS_CEILING_GBPS * 1e9 / bus)
+
+
 def _ring_eta(protocol: str, bus: float, system: NcclSystem, chans: int) -> float:
+    ceiling = bus_ceiling(bus, system)
     if protocol == "ll":
-        return min(K.RING_LL_FRACTION, _ll_ceiling_Bps(system) / bus)
+        return min(K.RING_LL_FRACTION * ceiling, _ll_ceiling_Bps(system) / bus)
     if protocol == "ll128":
         cap = chans * K.PER_CHANNEL_RING_LL128[system.arch][_index(system.nodes)] * 1e9
-        return min(K.LL128_FRACTION, cap / bus)
-    return 1.0
+        return min(K.LL128_FRACTION * ceiling, cap / bus)
+    return ceiling
 
 
 def _tree_eta(protocol: str, bus: float, system: NcclSystem, chans: int) -> float:
     idx = _index(system.nodes)
-    base = min(K.TREE_FRACTION, chans * K.PER_CHANNEL_TREE[system.arch][idx] * 1e9 / bus)
+    base = min(K.TREE_FRACTION * bus_ceiling(bus, system),
+               chans * K.PER_CHANNEL_TREE[system.arch][idx] * 1e9 / bus)  # fmt: skip
     if protocol == "ll":
         return min(base / K.TREE_LL_DIVISOR, _ll_ceiling_Bps(system) / bus)
     if protocol == "ll128":
