@@ -222,15 +222,18 @@ def own_block_copy(op: str, system: NcclSystem) -> float:
     The ring all-gather's first step (src/device/all_gather.h runRing, NCCL 2.10 to 2.30) sends
     the rank's n/p bytes to the next GPU and, out of place, also stores them into the rank's own
     output slot (directCopySend; in place it only sends). The same threads do both, so the local
-    store of n/p bytes adds n / (p x memory bandwidth) to the call. The shipped superbench 8 x
-    A100 all-gather log shows the difference between the two columns of nccl-tests at 8 GiB: out
-    of place 223.4, in place 230.1 GB/s busbw (3.0%), where the all-reduce and reduce-scatter logs
-    of the same machine show none (235.3 / 235.0 and 231.5 / 231.3); n / (p x 1,555 GB/s) on
-    A100 40GB is 2.2% of the ring's time. The model prices nccl-tests' out-of-place column (the
-    one the project reads) and torch's all_gather_into_tensor, which is out of place."""
+    store of n/p bytes adds n / (p x memory bandwidth x copy share) to the call, the share a
+    device copy achieves of the peak (constants.COPY_SHARE_OF_PEAK, 0.87, measured on H200). The
+    shipped superbench 8 x A100 all-gather log shows the difference between the two columns of
+    nccl-tests at 8 GiB: out of place 223.4, in place 230.1 GB/s busbw (3.0%), where the
+    all-reduce and reduce-scatter logs of the same machine show none (235.3 / 235.0 and 231.5 /
+    231.3); n / (p x 0.87 x 1,555 GB/s) on A100 40GB is 2.5% of the ring's time (issue 40: with
+    the peak rate 2.2%; the superbench all-gather from 1 MiB 10.4 -> 10.2%). The model prices
+    nccl-tests' out-of-place column (the one the project reads) and torch's
+    all_gather_into_tensor, which is out of place."""
     if op != "all-gather" or system.tuner_view or not system.memory_Bps:
         return 0.0
-    return 1.0 / (system.p * system.memory_Bps)
+    return 1.0 / (system.p * system.memory_Bps * K.COPY_SHARE_OF_PEAK)
 
 
 def _nvls_seconds(op: str, algorithm: str, system: NcclSystem) -> float:

@@ -192,6 +192,11 @@ NVLS_FILL_DEPTH = 48.0
 # (a GB200 NVL72 rack: 24 CTAs for 32 heads; 8-GPU H100/B200 nodes are not affected).
 NVLS_CTAS = {"hopper": 16, "blackwell-one-domain": 24, "blackwell-two-nodes": 32,
              "blackwell-nodes": 24}  # fmt: skip
+# ESTIMATE: share of a GPU's peak memory bandwidth a device copy achieves, from the project's
+# H200 measurement (costmodels/data/h200_profile.json ceilings.copy_GBps, 4,179.9 GB/s read +
+# written, against the H200 preset's 4.8 TB/s): the out-of-place all-gather stores its own block
+# at this share of the GPU's memory bandwidth (bandwidth.own_block_copy), on every GPU alike.
+COPY_SHARE_OF_PEAK = 4179.935468013692 / 4800.0
 # Latency of one peer of a point-to-point group (all-to-all, send/recv), us. NCCL has no tuner
 # entry for point-to-point. The shipped superbench 8 x A100 all-to-all log's small sizes take
 # about 87 us: the harness's 40 us Simple start-up after max(34.2 us host, 8 us launch + 7 peers
