@@ -47,6 +47,11 @@ GPUs (several NICs), the chain's head and tail rotate and the average GPU sends 
 Priced that way (issue 40, realised view only) the OKE 2 x 8 A100 log went from 10.1 % to
 13.8 % mean error from 1 MiB (its 8 GiB point fits, but its tree LL128 sizes, already 13-15 %
 too fast, get faster) and A3 Mega from 4.5 % to 5.3 %, so the middle GPU's 2 is kept.
+What is left on the superbench all-gather (10.2 % from 1 MiB, issue 40): from 16 to 128 MiB it
+is 13-28 % too fast, and measured 5-9 % slower than the reduce-scatter of the same machine even
+in place; the kernels chunk alike (collectives.h: CHUNKSTEPS and SLICESTEPS are equal) and on
+A100 NVLink both go through P2P read, not the direct path (NCCL 2.8.4 paths.cc line 297,
+p2p.cc line 166), so no mechanism read so far separates them.
 
 NVLS and NVLS-tree follow tuning.cc exactly: C channels of the NVLS graph
 (channels.nvls_graph) each carry min(bwIntra x eff x (C-1)/C x 2 for all-reduce or x (g-1)/g
