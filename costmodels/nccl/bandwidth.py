@@ -29,7 +29,13 @@ send/recv         1                                g (every GPU of a node sends 
 ================  ==============================  ===================================
 
 ``eta`` is the share of the bottleneck's rate the algorithm and protocol deliver, from
-src/graph/tuning.cc (ncclTopoTuneModel): ring LL = min(0.5 B, LL ceiling); ring LL128 =
+src/graph/tuning.cc (ncclTopoTuneModel). On A100 (a GPU preset, not a custom fabric) ring and
+tree first take NCCL's A100 ceiling of 235 GB/s bus bandwidth (tuning.cc 2.7.5-2.17.1,
+``bus_ceiling``, in both views): 240 GB/s of NVLink 3 delivers 235. Issue 40, superbench
+8 x A100 from 1 MiB: all-reduce 3.6 -> 2.5 %, all-gather 11.9 -> 10.4 %, reduce-scatter
+10.5 -> 9.1 %, broadcast 5.3 -> 4.2 %; OKE 2 x 8 A100 10.1 -> 9.8 % (below 1 MiB nothing
+moves: LL runs under its own, lower ceiling).
+Then ring LL = min(0.5 B, LL ceiling); ring LL128 =
 min(0.92 B, channels x per-channel LL128 ceiling); tree = min(0.92 B, channels x per-channel
 tree ceiling), then LL / 3.8 (capped by the LL ceiling) or LL128 x 7/9 (one node) or 120/128,
 and x 0.85 when the tree graph is NCCL's plain TREE pattern (search.cc sets it with one GPU per
@@ -41,6 +47,11 @@ GPUs (several NICs), the chain's head and tail rotate and the average GPU sends 
 Priced that way (issue 40, realised view only) the OKE 2 x 8 A100 log went from 10.1 % to
 13.8 % mean error from 1 MiB (its 8 GiB point fits, but its tree LL128 sizes, already 13-15 %
 too fast, get faster) and A3 Mega from 4.5 % to 5.3 %, so the middle GPU's 2 is kept.
+What is left on the superbench all-gather (10.2 % from 1 MiB, issue 40): from 16 to 128 MiB it
+is 13-28 % too fast, and measured 5-9 % slower than the reduce-scatter of the same machine even
+in place; the kernels chunk alike (collectives.h: CHUNKSTEPS and SLICESTEPS are equal) and on
+A100 NVLink both go through P2P read, not the direct path (NCCL 2.8.4 paths.cc line 297,
+p2p.cc line 166), so no mechanism read so far separates them.
 
 NVLS and NVLS-tree follow tuning.cc exactly: C channels of the NVLS graph
 (channels.nvls_graph) each carry min(bwIntra x eff x (C-1)/C x 2 for all-reduce or x (g-1)/g
@@ -136,18 +147,28 @@ def _raw_coefficients(op: str, algorithm: str, system: NcclSystem) -> tuple[floa
     return 1.0, float(g) if multi else 0.0  # send/recv
 
 
+def bus_ceiling(bus: float, system: NcclSystem) -> float:
+    """Share of the bus bandwidth ``bus`` (bytes/s) an A100 ring or tree delivers at most
+    (constants.AMPERE_BUS_CEILING_GBPS; 1 for other GPUs and for a fabric given by its rate)."""
+    if system.arch != "ampere" or system.fabric.estimate:
+        return 1.0
+    return min(1.0, K.AMPERE_BUS_CEILING_GBPS * 1e9 / bus)
+
+
 def _ring_eta(protocol: str, bus: float, system: NcclSystem, chans: int) -> float:
+    ceiling = bus_ceiling(bus, system)
     if protocol == "ll":
-        return min(K.RING_LL_FRACTION, _ll_ceiling_Bps(system) / bus)
+        return min(K.RING_LL_FRACTION * ceiling, _ll_ceiling_Bps(system) / bus)
     if protocol == "ll128":
         cap = chans * K.PER_CHANNEL_RING_LL128[system.arch][_index(system.nodes)] * 1e9
-        return min(K.LL128_FRACTION, cap / bus)
-    return 1.0
+        return min(K.LL128_FRACTION * ceiling, cap / bus)
+    return ceiling
 
 
 def _tree_eta(protocol: str, bus: float, system: NcclSystem, chans: int) -> float:
     idx = _index(system.nodes)
-    base = min(K.TREE_FRACTION, chans * K.PER_CHANNEL_TREE[system.arch][idx] * 1e9 / bus)
+    base = min(K.TREE_FRACTION * bus_ceiling(bus, system),
+               chans * K.PER_CHANNEL_TREE[system.arch][idx] * 1e9 / bus)  # fmt: skip
     if protocol == "ll":
         return min(base / K.TREE_LL_DIVISOR, _ll_ceiling_Bps(system) / bus)
     if protocol == "ll128":
@@ -206,15 +227,18 @@ def own_block_copy(op: str, system: NcclSystem) -> float:
     The ring all-gather's first step (src/device/all_gather.h runRing, NCCL 2.10 to 2.30) sends
     the rank's n/p bytes to the next GPU and, out of place, also stores them into the rank's own
     output slot (directCopySend; in place it only sends). The same threads do both, so the local
-    store of n/p bytes adds n / (p x memory bandwidth) to the call. The shipped superbench 8 x
-    A100 all-gather log shows the difference between the two columns of nccl-tests at 8 GiB: out
-    of place 223.4, in place 230.1 GB/s busbw (3.0%), where the all-reduce and reduce-scatter logs
-    of the same machine show none (235.3 / 235.0 and 231.5 / 231.3); n / (p x 1,555 GB/s) on
-    A100 40GB is 2.2% of the ring's time. The model prices nccl-tests' out-of-place column (the
-    one the project reads) and torch's all_gather_into_tensor, which is out of place."""
+    store of n/p bytes adds n / (p x memory bandwidth x copy share) to the call, the share a
+    device copy achieves of the peak (constants.COPY_SHARE_OF_PEAK, 0.87, measured on H200). The
+    shipped superbench 8 x A100 all-gather log shows the difference between the two columns of
+    nccl-tests at 8 GiB: out of place 223.4, in place 230.1 GB/s busbw (3.0%), where the
+    all-reduce and reduce-scatter logs of the same machine show none (235.3 / 235.0 and 231.5 /
+    231.3); n / (p x 0.87 x 1,555 GB/s) on A100 40GB is 2.5% of the ring's time (issue 40: with
+    the peak rate 2.2%; the superbench all-gather from 1 MiB 10.4 -> 10.2%). The model prices
+    nccl-tests' out-of-place column (the one the project reads) and torch's
+    all_gather_into_tensor, which is out of place."""
     if op != "all-gather" or system.tuner_view or not system.memory_Bps:
         return 0.0
-    return 1.0 / (system.p * system.memory_Bps)
+    return 1.0 / (system.p * system.memory_Bps * K.COPY_SHARE_OF_PEAK)
 
 
 def _nvls_seconds(op: str, algorithm: str, system: NcclSystem) -> float:

@@ -143,6 +143,13 @@ DEFAULT_BUFFSIZE = 4 << 20  # src/init.cc DEFAULT_BUFFSIZE (Simple protocol)
 NVLS_MAX_ARITY = 32  # src/include/device.h NCCL_MAX_NVLS_ARITY: NVLS for AG/RS up to 32 GPUs
 COLLNET_MAX_LOCAL_RANKS = 8  # enqueue.cc: CollNet needs <= NCCL_MAX_DIRECT_ARITY + 1 GPUs/node
 
+# src/graph/tuning.cc from 2.7.5 to 2.17.1 (2.8.4 line 124, 2.17.1 line 153): "if (compCap80)
+# busBw = std::min(busBw, 235.0f)", NVIDIA's ceiling on an A100's bus bandwidth for every
+# algorithm and protocol (before the protocol's own share); 2.18.1 dropped the line. It is kept
+# here for A100 rings and trees (GB/s) in both views: the realised time (what an A100 delivers;
+# the superbench logs, Dec 2021, ran a NCCL of that range) and the choice, as those versions made
+# it (with the ceiling only in the time, a faster --intra could pick a pair that runs slower).
+AMPERE_BUS_CEILING_GBPS = 235.0
 # --- project constants from measurements ---------------------------------------------------
 # Fixed costs of one call, one GPU per process (nccl-tests -g 1, torchrun): chosen together on
 # the shipped OKE 2 x 8 A100 RoCE log (tests/costmodels/data/nccl_tests, all sizes) and the dev
@@ -185,6 +192,11 @@ NVLS_FILL_DEPTH = 48.0
 # (a GB200 NVL72 rack: 24 CTAs for 32 heads; 8-GPU H100/B200 nodes are not affected).
 NVLS_CTAS = {"hopper": 16, "blackwell-one-domain": 24, "blackwell-two-nodes": 32,
              "blackwell-nodes": 24}  # fmt: skip
+# ESTIMATE: share of a GPU's peak memory bandwidth a device copy achieves, from the project's
+# H200 measurement (costmodels/data/h200_profile.json ceilings.copy_GBps, 4,179.9 GB/s read +
+# written, against the H200 preset's 4.8 TB/s): the out-of-place all-gather stores its own block
+# at this share of the GPU's memory bandwidth (bandwidth.own_block_copy), on every GPU alike.
+COPY_SHARE_OF_PEAK = 4179.935468013692 / 4800.0
 # Latency of one peer of a point-to-point group (all-to-all, send/recv), us. NCCL has no tuner
 # entry for point-to-point. The shipped superbench 8 x A100 all-to-all log's small sizes take
 # about 87 us: the harness's 40 us Simple start-up after max(34.2 us host, 8 us launch + 7 peers

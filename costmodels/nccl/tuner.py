@@ -24,7 +24,7 @@ Example::
     >>> [str(a) for a in est.algorithm], [str(p) for p in est.protocol]
     (['ring', 'ring'], ['ll', 'simple'])
     >>> round(float(est.busbw_Bps[-1]) / 1e9)
-    238
+    233
 """
 
 from __future__ import annotations

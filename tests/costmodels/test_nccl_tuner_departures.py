@@ -147,13 +147,21 @@ def test_efa_scaling_and_the_dev_series() -> None:
 
 def test_out_of_place_all_gather_copies_its_own_block() -> None:
     # all_gather.h runRing step 0, out of place: directCopySend stores the rank's n/p bytes into
-    # its own output too, at the GPU's memory bandwidth (A100 40GB preset: 1,555 GB/s).
+    # its own output too, at the share of the GPU's memory bandwidth (A100 40GB preset: 1,555
+    # GB/s) a device copy achieves: the H200 profile's copy ceiling against the H200's 4.8 TB/s.
+    from costmodels.dp.compression_cost import h200_copy_bandwidth_Bps
+    from costmodels.hardware import get_gpu
+
+    share = h200_copy_bandwidth_Bps() / get_gpu("H200 SXM").memory_bandwidth_Bps
+    assert K.COPY_SHARE_OF_PEAK == pytest.approx(share, rel=1e-12) and 0.8 < share < 0.95
+    store = 1 / (8 * 1555e9 * share)
     a100 = system_from_cluster(gpu="A100 40GB SXM", gpus_per_node=8, nodes=1)
     (gather,) = plan("all-gather", a100, "ring", "simple")
-    link = 0.875 / a100.bus_Bps  # (p-1)/p through one GPU's fabric link, Simple at full rate
-    assert gather.seconds_per_byte == pytest.approx(link + 1 / (8 * 1555e9), rel=1e-12)
-    # +2.2% at large sizes: the superbench log's two columns differ by 3.0% (223.4 / 230.1)
-    assert link / gather.seconds_per_byte == pytest.approx(1 / (1 + 240e9 / (0.875 * 8 * 1555e9)))
+    # (p-1)/p through one GPU's fabric link, Simple at NCCL's A100 ceiling of 235 GB/s
+    link = 0.875 / 235e9
+    assert gather.seconds_per_byte == pytest.approx(link + store, rel=1e-12)
+    # +2.5% at large sizes: the superbench log's two columns differ by 3.0% (223.4 / 230.1)
+    assert link / gather.seconds_per_byte == pytest.approx(0.9755, abs=5e-4)
     # reduce-scatter and all-reduce copy nothing more; NCCL's own estimate leaves it out
     (scatter,) = plan("reduce-scatter", a100, "ring", "simple")
     assert scatter.seconds_per_byte == pytest.approx(link, rel=1e-12)
@@ -162,3 +170,31 @@ def test_out_of_place_all_gather_copies_its_own_block() -> None:
     # without a GPU preset the memory is unknown and nothing is added
     bare = system_from_cluster(gpus_per_node=8, intra_bandwidth_Bps=240e9)
     assert bare.memory_Bps == 0.0
+
+
+def test_a100_rings_and_trees_take_ncclss_235_gbps_ceiling() -> None:
+    # tuning.cc 2.7.5-2.17.1: "if (compCap80) busBw = std::min(busBw, 235.0f)" before the
+    # protocol's share, in NCCL's own view (the choice) and in the realised time alike.
+    a100 = system_from_cluster(gpu="A100 40GB SXM", gpus_per_node=8, nodes=1)
+    assert a100.bus_Bps == 240e9  # 12 NVLink 3 links x 20 GB/s (topo.h)
+    rate = {pair: 1 / c.seconds_per_byte for pair in [("ring", "simple"), ("ring", "ll128")]
+            for c in plan("all-reduce", a100, *pair)}  # fmt: skip
+    # ring all-reduce: busbw = algbw x 2(p-1)/p = 1 / (seconds per byte) x 1.75
+    assert rate[("ring", "simple")] * 1.75 == pytest.approx(235e9, rel=1e-12)
+    # LL128: min(0.92 x 235, 12 channels x 20 GB/s) = 216.2 GB/s
+    assert rate[("ring", "ll128")] * 1.75 == pytest.approx(0.92 * 235e9, rel=1e-12)
+    # LL below its own A100 ceiling (87.7 GB/s) is unchanged
+    (ll,) = plan("all-reduce", a100, "ring", "ll")
+    assert 1.75 / ll.seconds_per_byte == pytest.approx(87.7e9, rel=1e-12)
+    # NCCL's own view takes it too (its choice on A100 as 2.7.5-2.17.1 made it); a custom fabric
+    # of the same rate (no GPU named) keeps 240 GB/s
+    (tuned,) = plan("all-reduce", a100.nccl_view(), "ring", "simple")
+    assert 1.75 / tuned.seconds_per_byte == pytest.approx(235e9, rel=1e-12)
+    bare = system_from_cluster(gpus_per_node=8, intra_bandwidth_Bps=240e9)
+    (custom,) = plan("all-reduce", bare, "ring", "simple")
+    assert 1.75 / custom.seconds_per_byte == pytest.approx(240e9, rel=1e-12)
+    # tree all-reduce across 2 nodes: min(0.92 x 235, 12 x 23.6) through the chain's 2 n
+    oke = system_from_cluster(gpu="A100 40GB SXM", gpus_per_node=8, nodes=2, inter="RoCE 100",
+                              nics_per_node=16)  # fmt: skip
+    (tree,) = plan("all-reduce", oke, "tree", "simple")
+    assert 2 / tree.seconds_per_byte == pytest.approx(min(0.92 * 235e9, 16 * 23.6e9), rel=1e-12)
