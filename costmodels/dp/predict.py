@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import costmodels
-from costmodels.dp import ps_pipeline
+from costmodels.dp import ps_pipeline, ps_pull_queue
 from costmodels.dp.cluster import (
     ALLREDUCE_CHOICES,
     Cluster,
@@ -223,6 +223,19 @@ def _parameter_server_seconds(
     return local + float(remote)
 
 
+def _ps_queued(method: Method, cluster: Cluster) -> bool:
+    """BytePS on several machines with BSP or WFBP and no framework costs of another kind:
+    priced partition by partition with the pull requests queued behind the pushes
+    (costmodels.dp.ps_pull_queue); other schedules keep the stream + delivery pipeline."""
+    return (
+        method._ps_pipelined(cluster)
+        and cluster.nodes > 1
+        and method.schedule in ("bsp", "wfbp")
+        and method.message_overhead_s == 0
+        and method.cycle_time_s == 0
+    )
+
+
 @dataclass(frozen=True)
 class Prediction:
     """The contract of ``commatlas predict --json`` (keys of :meth:`as_json`)."""
@@ -279,14 +292,21 @@ def predict(
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     forward, backward = split_step(workload, step_time_s)
     gradients = workload.gradients(bytes_per_value=4, backward_s=backward)
-    result = simulate(
-        method.schedule,
-        gradients,
-        forward,
-        backward,
-        comm or (lambda nbytes: message_seconds(method, cluster, nbytes)),
-        **method.schedule_options(cluster),
-    )
+    if comm is None and _ps_queued(method, cluster):  # costmodels.dp.ps_pull_queue
+        result = ps_pull_queue.iteration(
+            method.schedule, gradients, forward, backward, float(method.ps_partition_bytes),
+            cluster.nodes, cluster.gpus_per_node, method.ps_servers or cluster.nodes,
+            method.ps_placement == "colocated", cluster.node_values(), method.overlap,
+        )  # type: ignore[arg-type]  # fmt: skip
+    else:
+        result = simulate(
+            method.schedule,
+            gradients,
+            forward,
+            backward,
+            comm or (lambda nbytes: message_seconds(method, cluster, nbytes)),
+            **method.schedule_options(cluster),
+        )
     iteration = result.iteration_time_s
     return Prediction(
         method=method.label,
