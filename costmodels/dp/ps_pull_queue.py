@@ -47,11 +47,10 @@ sent on that connection gave 7.3 %.
 
 from __future__ import annotations
 
-import bisect
-import heapq
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+
+import numpy as np
 
 from costmodels.dp.ps_pipeline import Link, busiest_bytes, local_seconds
 from costmodels.gradients import Gradient
@@ -68,46 +67,38 @@ def partitions(nbytes: float, partition_bytes: float) -> list[float]:
     return [partition_bytes] * whole + ([rest] if rest > 0 else [])
 
 
-@dataclass
-class _Pushes:
-    """Per partition, in push order: size, message index, server, when it left the local
-    reduce (queued), when the worker began and ended sending it, when the server had it all."""
-
-    size: list[float] = field(default_factory=list)
-    owner: list[int] = field(default_factory=list)
-    server: list[int] = field(default_factory=list)
-    queued: list[float] = field(default_factory=list)
-    started: list[float] = field(default_factory=list)
-    sent: list[float] = field(default_factory=list)
-    summed: list[float] = field(default_factory=list)
+def fifo(ready: np.ndarray, service: np.ndarray) -> np.ndarray:
+    """End times of jobs served in order by one server free from time 0: e_j = max(r_j,
+    e_(j-1)) + s_j, in closed form e_j = S_j + max_(i<=j)(r_i - S_(i-1)), S the running sum."""
+    total = np.cumsum(service)
+    return total + np.maximum.accumulate(np.maximum(ready, 0.0) - (total - service))
 
 
-def _push(
-    messages: Sequence[tuple[float, float]], partition_bytes: float, workers: int,
-    gpus_per_node: int, servers: int, colocated: bool, link: Link, compute_end: float,
-    overlap: float,
-) -> _Pushes:  # fmt: skip
-    copies = workers - 1 if colocated else workers  # copies one server takes in
-    pushes = _Pushes()
-    least = [(0.0, k) for k in range(servers)]  # (bytes placed, server): a heap
-    server_in = [0.0] * servers
-    reduce_free = push_free = 0.0
-    for index, (handed, nbytes) in enumerate(messages):
-        for size in partitions(nbytes, partition_bytes):
-            reduce_free = max(handed, reduce_free) + local_seconds(size, gpus_per_node, link) / 2
-            start = max(reduce_free, push_free)
-            wire = busiest_bytes(size, workers, servers, colocated) * link["beta"]
-            push_free = stream_finish(start, wire, compute_end, overlap)
-            placed, server = heapq.heappop(least)
-            heapq.heappush(least, (placed + size, server))
-            busy = max(copies * size * link["beta"], (workers - 1) * size * link["gamma"])
-            server_in[server] = max(start, server_in[server]) + busy
-            for column, value in (("size", size), ("owner", index), ("server", server),
-                                  ("queued", reduce_free), ("started", start),
-                                  ("sent", push_free),
-                                  ("summed", max(push_free, server_in[server]))):  # fmt: skip
-                getattr(pushes, column).append(value)
-    return pushes
+def fifo_per_server(ready: np.ndarray, service: np.ndarray, server: np.ndarray) -> np.ndarray:
+    """:func:`fifo` separately for each server's jobs (in their order), as one array pass."""
+    order = np.lexsort((np.arange(len(ready)), server))
+    r, s, g = np.maximum(ready[order], 0.0), service[order], server[order]
+    total = np.cumsum(s)
+    first = np.r_[True, g[1:] != g[:-1]]
+    group = np.cumsum(first) - 1
+    local = total - (total - s)[first][group]  # running sum within the server's jobs
+    value = r - (local - s)
+    lift = float(np.ptp(value)) + 1.0 if len(value) else 1.0  # keeps servers apart in the max
+    peak = np.maximum.accumulate(value + group * lift) - group * lift
+    ends = np.empty_like(r)
+    ends[order] = local + peak
+    return ends
+
+
+def _slowed(ready: np.ndarray, service: np.ndarray, compute_end: float, overlap: float
+            ) -> np.ndarray:  # fmt: skip
+    """:func:`fifo` on a wire that runs at ``overlap`` of its speed until ``compute_end``."""
+    if overlap >= 1:
+        return fifo(ready, service)
+    ends, free = np.empty_like(ready), 0.0
+    for j, (r, s) in enumerate(zip(ready.tolist(), service.tolist(), strict=True)):
+        free = ends[j] = stream_finish(max(r, free), s, compute_end, overlap)
+    return ends
 
 
 def push_pull_end(
@@ -130,26 +121,38 @@ def push_pull_end(
                          f"and {servers}")  # fmt: skip
     if not partition_bytes > 0:
         raise ValueError(f"partition_bytes must be > 0, got {partition_bytes!r}")
-    p = _push(messages, partition_bytes, workers, gpus_per_node, servers, colocated, link,
-              compute_end, overlap)  # fmt: skip
+    nbytes = np.array([max(n, 0.0) for _, n in messages], dtype=float)
+    whole = np.floor(nbytes / partition_bytes)
+    rest = nbytes - whole * partition_bytes  # the last, shorter partition (partitions())
+    counts = (whole + (rest > 0)).astype(np.int64)
+    if not counts.sum():
+        return 0.0, [(h, h) for h, _ in messages]
+    size = np.full(int(counts.sum()), float(partition_bytes))
+    size[(np.cumsum(counts) - 1)[rest > 0]] = rest[rest > 0]
+    handed = np.repeat(np.array([h for h, _ in messages], dtype=float), counts)
     alpha, beta = link["alpha"], link["beta"]
-    copies = workers - 1 if colocated else workers
-    server_out = [0.0] * servers
-    pull_free = broadcast_free = end = 0.0
-    spans: dict[int, tuple[float, float]] = {}
-    for j, size in enumerate(p.size):
-        acknowledged = p.summed[j] + alpha
-        ahead = bisect.bisect_right(p.queued, acknowledged) - 1  # the last push queued by then
-        arrives = max(acknowledged, p.sent[ahead]) + alpha  # the pull request at its server
-        answer = max(arrives, server_out[p.server[j]])
-        server_out[p.server[j]] = answer + copies * size * beta  # a copy to every worker
-        wire = busiest_bytes(size, workers, servers, colocated) * beta
-        pull_free = stream_finish(max(answer, pull_free), wire, compute_end, overlap)
-        back = max(pull_free, server_out[p.server[j]])  # the last worker has it
-        broadcast_free = max(back, broadcast_free) + local_seconds(size, gpus_per_node, link) / 2
-        end = max(end, broadcast_free)
-        spans[p.owner[j]] = (spans.get(p.owner[j], (p.started[j], 0.0))[0], p.sent[j])
-    return end, [spans[i] for i in sorted(spans)]
+    copies = workers - 1 if colocated else workers  # copies one server takes in and sends
+    kinds, which = np.unique(size, return_inverse=True)  # partitions repeat a few sizes
+    half = np.array([local_seconds(x, gpus_per_node, link) / 2 for x in kinds.tolist()])[which]
+    wire = size * busiest_bytes(1.0, workers, servers, colocated) * beta  # linear in bytes
+    # Placement: each partition_bytes of the stream to the next server (evenly loaded).
+    server = (np.floor((np.cumsum(size) - size) / partition_bytes) % servers).astype(np.int64)
+    queued = fifo(handed, half)  # out of the local reduce, into the push queue
+    sent = _slowed(queued, wire, compute_end, overlap)
+    started = sent - wire if overlap >= 1 else np.maximum(queued, np.r_[0.0, sent[:-1]])
+    busy = np.maximum(copies * size * beta, (workers - 1) * size * link["gamma"])
+    summed = np.maximum(sent, fifo_per_server(started, busy, server))  # all copies in
+    acknowledged = summed + alpha
+    ahead = np.searchsorted(queued, acknowledged, side="right") - 1  # last push queued by then
+    arrives = np.maximum(acknowledged, sent[ahead]) + alpha  # the pull request at its server
+    served = fifo_per_server(arrives, copies * size * beta, server)  # a copy to every worker
+    answer = served - copies * size * beta
+    pulled = _slowed(answer, wire, compute_end, overlap)
+    back = fifo(np.maximum(pulled, served), half)  # the last worker has it, then broadcast
+    first = np.cumsum(counts) - counts
+    spans = [(float(started[f]), float(sent[f + k - 1])) if k else (h, h)
+             for f, k, (h, _) in zip(first.tolist(), counts.tolist(), messages, strict=True)]
+    return float(back.max()), spans
 
 
 def iteration(
