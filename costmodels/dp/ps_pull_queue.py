@@ -10,7 +10,8 @@ acknowledgement moves the partition to the PULL queue, whose loop issues ``ZPull
 (RunPullLoopOnce); the server answers the pull when every worker's copy is summed, and the node
 broadcasts the sum to its GPUs.
 
-Two facts of that code decide the timing:
+(Read at bytedance/byteps 9e3b46d, 2020-05-16, the last commit before ddl-benchmarks' results of
+2020-05-29, and its ps-lite submodule at 2f40b17.) Two facts of that code decide the timing:
 
 - ps-lite's ZeroMQ van gives a worker ONE socket per server (a ``ZMQ_DEALER`` in ``senders_``,
   bytedance/ps-lite src/zmq_van.h ``Connect``/``SendMsg``): a pull request (a few bytes) and the
@@ -35,14 +36,21 @@ of costmodels.dp.ps_pipeline.busiest_bytes), each server's wire in and out (the 
 when it shares a worker's machine; or the W - 1 summations if slower), the worker's wire in
 (FIFO) and the local broadcast (the other half). A pull request leaves one latency after the
 acknowledgement, once every push the local reduce had queued by then has left; the pull ends
-when the server has sent its last copy. Partitions go to the least-loaded server (BytePS's hash
-placement read in costmodels.dp.ps_pipeline was not used there either); all of a worker's
-server connections are taken as one queue, since they share its NIC.
+when the server has sent its last copy. Each ``partition_bytes`` of the stream goes to the next
+server, so the servers are evenly loaded (BytePS's hash placement, read in
+costmodels.dp.ps_pipeline, is not used there either); all of a worker's server connections are
+taken as one queue, since they share its NIC. Every resource is a FIFO, computed in closed form
+over all partitions at once (:func:`fifo`): a 405B-parameter model (400,000 partitions) takes
+about 0.3 s.
 
-Tried and rejected (issue 43, 10GbE rows, leave-one-DNN-out MAPE 5.5 % before): acknowledging
-a push when the worker's own wire is done (not the server's) gave 5.8 % and a 11.5 % regret for
-BERT-Large at 16 GPUs; also queueing each acknowledgement behind the pull responses already
-sent on that connection gave 7.3 %.
+On Shi et al.'s 10GbE rows (issue 43; costmodels.dp.validation, validation_lodo) this moved the
+parameter-server link fitted to the BSP-PS rows from 0.634 GB/s per node (half the port, under
+the stream + delivery pipeline) to 1.114 GB/s, beside the 1.150 GB/s NCCL's BSP-A2A rows give
+the same port; leave-one-DNN-out MAPE 5.5 % -> 5.3 %, and the predicted-best method's largest
+regret 7.0 % -> 3.4 %. Tried and rejected on the way (least-loaded placement, otherwise as
+here): acknowledging a push when the worker's own wire is done, not the server's, gave 5.8 % and
+a 11.5 % regret (BERT-Large, 16 GPUs); also queueing each acknowledgement behind the pull
+responses already sent on its connection gave 7.3 %.
 """
 
 from __future__ import annotations
