@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from costmodels.dp import ps_pull_queue
@@ -40,6 +41,16 @@ def test_a_trickle_of_tensors_pulls_each_one_at_once() -> None:
     end, spans = ps_pull_queue.push_pull_end(messages, 1.0, 2, 1, 2, False, UNIT)
     assert end == pytest.approx(34.0)
     assert spans == [(10.0 * k, 10.0 * k + 1) for k in range(4)]
+
+
+def test_a_wire_slowed_while_backward_computes() -> None:
+    """Servers on the 2 worker machines (each takes in and sends 1 remote copy): 1 byte pushed
+    at half speed until 10 s ends at 2, is summed at 2 (the server took the other copy by 1),
+    pulled at half speed by 4; at full speed: pushed by 1, pulled by 2."""
+    one = [(0.0, 1.0)]
+    end, _ = ps_pull_queue.push_pull_end(one, 1.0, 2, 1, 2, True, UNIT, 10.0, 0.5)
+    assert end == pytest.approx(4.0)
+    assert ps_pull_queue.push_pull_end(one, 1.0, 2, 1, 2, True, UNIT)[0] == pytest.approx(2.0)
 
 
 def test_partitions_and_bad_input() -> None:
@@ -97,3 +108,22 @@ def test_gradient_names_ride_on_the_timeline() -> None:
     assert [s.tensors for s in comm] == [("b", "a")] and comm[0].start_s == 2.0
     result = ps_pull_queue.iteration("wfbp", grads, 1.0, 1.0, 4.0, 2, 1, 2, False, UNIT)
     assert [s.tensors for s in result.timeline if s.kind == "comm"] == [("b",), ("a",)]
+
+
+def test_closed_form_fifos_match_the_recurrence() -> None:
+    """fifo / fifo_per_server against e_j = max(r_j, e_prev) + s_j run job by job."""
+    rng = np.random.default_rng(43)
+    ready = np.sort(rng.uniform(0, 50, 300)) + rng.uniform(-5, 5, 300)  # not quite in order
+    service = rng.uniform(0, 2, 300)
+    server = rng.integers(0, 7, 300)
+    free, loop = 0.0, []
+    for r, s in zip(ready, service, strict=True):
+        free = max(r, free) + s
+        loop.append(free)
+    assert ps_pull_queue.fifo(ready, service) == pytest.approx(loop, rel=1e-12, abs=1e-9)
+    frees, by_server = {}, []
+    for r, s, k in zip(ready, service, server, strict=True):
+        frees[k] = max(r, frees.get(k, 0.0)) + s
+        by_server.append(frees[k])
+    got = ps_pull_queue.fifo_per_server(ready, service, server)
+    assert got == pytest.approx(by_server, rel=1e-12, abs=1e-9)
