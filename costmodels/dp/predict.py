@@ -224,16 +224,11 @@ def _parameter_server_seconds(
 
 
 def _ps_queued(method: Method, cluster: Cluster) -> bool:
-    """BytePS on several machines with BSP or WFBP and no framework costs of another kind:
-    priced partition by partition with the pull requests queued behind the pushes
-    (costmodels.dp.ps_pull_queue); other schedules keep the stream + delivery pipeline."""
-    return (
-        method._ps_pipelined(cluster)
-        and cluster.nodes > 1
-        and method.schedule in ("bsp", "wfbp")
-        and method.message_overhead_s == 0
-        and method.cycle_time_s == 0
-    )
+    """BytePS BSP or WFBP on several machines, no other framework costs: priced partition by
+    partition (costmodels.dp.ps_pull_queue); the rest keep the stream + delivery pipeline."""
+    plain = method.message_overhead_s == 0 and method.cycle_time_s == 0
+    return method._ps_pipelined(cluster) and cluster.nodes > 1 and plain and method.schedule in (
+        "bsp", "wfbp")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -294,19 +289,14 @@ def predict(
     gradients = workload.gradients(bytes_per_value=4, backward_s=backward)
     if comm is None and _ps_queued(method, cluster):  # costmodels.dp.ps_pull_queue
         result = ps_pull_queue.iteration(
-            method.schedule, gradients, forward, backward, float(method.ps_partition_bytes),
+            method.schedule, gradients, forward, backward, method.ps_partition_bytes or 0.0,
             cluster.nodes, cluster.gpus_per_node, method.ps_servers or cluster.nodes,
             method.ps_placement == "colocated", cluster.node_values(), method.overlap,
-        )  # type: ignore[arg-type]  # fmt: skip
+        )  # fmt: skip
     else:
-        result = simulate(
-            method.schedule,
-            gradients,
-            forward,
-            backward,
-            comm or (lambda nbytes: message_seconds(method, cluster, nbytes)),
-            **method.schedule_options(cluster),
-        )
+        exchange = comm or (lambda nbytes: message_seconds(method, cluster, nbytes))
+        result = simulate(method.schedule, gradients, forward, backward, exchange,
+                          **method.schedule_options(cluster))  # fmt: skip
     iteration = result.iteration_time_s
     return Prediction(
         method=method.label,

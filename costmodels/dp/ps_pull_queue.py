@@ -129,6 +129,8 @@ def push_pull_end(
                          f"and {servers}")  # fmt: skip
     if not partition_bytes > 0:
         raise ValueError(f"partition_bytes must be > 0, got {partition_bytes!r}")
+    if colocated and servers > workers:
+        raise ValueError(f"colocated parameter servers need ps_servers <= {workers} nodes")
     nbytes = np.array([max(n, 0.0) for _, n in messages], dtype=float)
     whole = np.floor(nbytes / partition_bytes)
     rest = nbytes - whole * partition_bytes  # the last, shorter partition (partitions())

@@ -61,6 +61,8 @@ def test_partitions_and_bad_input() -> None:
         ps_pull_queue.push_pull_end([(0.0, 1.0)], 1.0, 1, 1, 1, False, UNIT)
     with pytest.raises(ValueError, match="partition_bytes"):
         ps_pull_queue.push_pull_end([(0.0, 1.0)], 0.0, 2, 1, 2, False, UNIT)
+    with pytest.raises(ValueError, match="ps_servers <= 2"):
+        ps_pull_queue.push_pull_end([(0.0, 1.0)], 1.0, 2, 1, 3, True, UNIT)
     with pytest.raises(ValueError, match="'bsp' or 'wfbp'"):
         ps_pull_queue.iteration("fusion", [], 1.0, 1.0, 1.0, 2, 1, 2, False, UNIT)
 
