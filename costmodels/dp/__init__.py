@@ -4,7 +4,8 @@
   all-reduce by algorithm name and nccl-tests' bus-bandwidth factors;
 - ``compression_cost`` / ``compression_exchange`` / ``compression_breakeven``: what a
   compressor's kernels and its exchange cost, and when compression pays;
-- ``ps_pipeline``: a parameter server's pipelined push/pull;
+- ``ps_pipeline``: a parameter server's pipelined push/pull; ``ps_pull_queue``: BytePS's
+  BSP/WFBP partition by partition, pull requests queued behind pushes;
 - ``predict`` (``commatlas predict``), ``compare`` (formula comparisons of the calculator);
 - ``validation*``: predictions against measured runs (``commatlas validate-models``).
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import costmodels
-from costmodels.dp import ps_pipeline
+from costmodels.dp import ps_pipeline, ps_pull_queue
 from costmodels.dp.cluster import (
     ALLREDUCE_CHOICES,
     Cluster,
@@ -223,6 +223,14 @@ def _parameter_server_seconds(
     return local + float(remote)
 
 
+def _ps_queued(method: Method, cluster: Cluster) -> bool:
+    """BytePS BSP or WFBP on several machines, no other framework costs: priced partition by
+    partition (costmodels.dp.ps_pull_queue); the rest keep the stream + delivery pipeline."""
+    plain = method.message_overhead_s == 0 and method.cycle_time_s == 0
+    return method._ps_pipelined(cluster) and cluster.nodes > 1 and plain and method.schedule in (
+        "bsp", "wfbp")  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Prediction:
     """The contract of ``commatlas predict --json`` (keys of :meth:`as_json`)."""
@@ -279,14 +287,16 @@ def predict(
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     forward, backward = split_step(workload, step_time_s)
     gradients = workload.gradients(bytes_per_value=4, backward_s=backward)
-    result = simulate(
-        method.schedule,
-        gradients,
-        forward,
-        backward,
-        comm or (lambda nbytes: message_seconds(method, cluster, nbytes)),
-        **method.schedule_options(cluster),
-    )
+    if comm is None and _ps_queued(method, cluster):  # costmodels.dp.ps_pull_queue
+        result = ps_pull_queue.iteration(
+            method.schedule, gradients, forward, backward, method.ps_partition_bytes or 0.0,
+            cluster.nodes, cluster.gpus_per_node, method.ps_servers or cluster.nodes,
+            method.ps_placement == "colocated", cluster.node_values(), method.overlap,
+        )  # fmt: skip
+    else:
+        exchange = comm or (lambda nbytes: message_seconds(method, cluster, nbytes))
+        result = simulate(method.schedule, gradients, forward, backward, exchange,
+                          **method.schedule_options(cluster))  # fmt: skip
     iteration = result.iteration_time_s
     return Prediction(
         method=method.label,

@@ -22,9 +22,15 @@ n bytes on W worker nodes of g GPUs:
 So a whole iteration costs about n beta + W q beta: a BSP message of n bytes takes n beta plus
 one partition round, not the 2 n beta of push then pull. With one worker node BytePS does not
 start its distributed mode (``_is_distributed_job = _num_worker > 1``, global.cc) and only the
-local reduction runs. Fitted to Shi et al.'s BSP-PS rows (costmodels.dp.validation), the implied
-bandwidths of the nine multi-node rows agree within +-5% (0.63-0.69 GB/s on 10GbE), which the
-push-then-pull model (one fixed cost per message) could not do for ResNet-50 and BERT at once.
+local reduction runs.
+
+This stream + delivery pipeline still prices BytePS under the schedules that fuse or partition
+(fusion, MG-WFBP, ByteScheduler, local SGD) and on one machine. BSP and WFBP on several machines
+are priced partition by partition by costmodels.dp.ps_pull_queue (issue 43), because ps-lite's
+ZeroMQ van sends a worker's pull requests on the same connection as its queued pushes: a BSP
+exchange then does take nearly 2 n beta, which this pipeline had absorbed into a fitted link of
+half the port's rate (0.634 GB/s per node on Shi et al.'s 10GbE; 1.114 GB/s with
+ps_pull_queue, beside NCCL's 1.150 GB/s on the same port).
 
 Servers are taken as evenly loaded (each receives W n / S). BytePS places each partition on one
 server by a hash of its key (global.cc ``EncodeDefaultKey``: default ``BYTEPS_KEY_HASH_FN``

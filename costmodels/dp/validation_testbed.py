@@ -28,7 +28,13 @@ to these rows:
   ByteScheduler-A2A cuts partitions of 4,000,000 values (16 MB of fp32) with a credit of
   16,000,000 values (ByteScheduler counts parameters, not bytes: frameworks.py).
 - *-PS: BytePS with 4,096,000-byte partitions, one server machine per worker machine; WFBP-PS
-  pushes each tensor as it is ready. ByteScheduler-PS is the same BytePS run with the servers'
+  pushes each tensor as it is ready, BSP-PS one tensor of every gradient after backward (the
+  script's 512 MB fusion threshold counts values, so the whole model is one group). On several
+  machines each partition's pull request queues behind the pushes on its ZeroMQ connection
+  (costmodels.dp.ps_pull_queue), which is what makes BERT-Base's WFBP-PS gain over BSP-PS
+  exceed its backward pass (issue 43). The fused buffer BSP-PS fills in the gradient hooks
+  (``_push_to_buffer``) costs a copy on the GPU: 2 x 440 MB at the RTX 2080 Ti's 616 GB/s,
+  1.4 ms for BERT-Base, left out. ByteScheduler-PS is the same BytePS run with the servers'
   priority scheduling switched on (BYTEPS_SERVER_ENABLE_SCHEDULE=1 in byteps/launch.sh): the
   workers still push every tensor as it is ready with no credit limit (BYTEPS_SCHEDULING_CREDIT
   unset) and wait for every push-pull before the optimizer step, and the ranks' priorities come

@@ -81,8 +81,8 @@ def test_non_bsp_rows_do_not_move_the_fit() -> None:
 
 
 def test_the_ps_pipeline_explains_every_bsp_ps_row_with_one_bandwidth() -> None:
-    """The nine multi-node BSP-PS rows each imply a bandwidth; under the partitioned pipeline
-    (costmodels.dp.ps_pipeline) they agree within 10% of each other, for ResNet-50 and BERT."""
+    """The nine multi-node BSP-PS rows each imply a bandwidth; priced partition by partition
+    (costmodels.dp.ps_pull_queue) they agree within 10% of each other, for ResNet-50 and BERT."""
     rows = read_rows(DATA)
     fit = calibrate(rows, rows[0].network, "ps")
     multi = [r for r in rows if r.method == "BSP-PS" and r.gpus > 4]
