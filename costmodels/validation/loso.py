@@ -19,9 +19,12 @@ source weighted alike), ``FLAT_DEFAULT`` is llm-analysis' default flops efficien
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
 
 import numpy as np
 
@@ -51,6 +54,20 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "overlap_interference": (0.005, 1.0),
 }
 FLAT_DEFAULT = 0.5
+# weight of the residual that ties each fitted constant to its start (costmodels.llm.fit_constants:
+# a constant the fitted rows cannot see stays at its start instead of at a bound)
+TIE = 0.01
+HOST_PROBE = Path(__file__).resolve().parents[1] / "data" / "llm-host-probe.json"
+
+
+@cache
+def host_prior(path: Path = HOST_PROBE) -> float:
+    """Start of host_s_per_kernel in every refit: the host time per modelled kernel of a
+    Megatron-style layer measured by benchmarks/llm_host_probe.py (costmodels/data/
+    llm-host-probe.json); StepConstants' default where the file is absent."""
+    if not path.exists():
+        return StepConstants().host_s_per_kernel
+    return float(json.loads(path.read_text())["host_s_per_kernel"])
 
 
 def predict(row: CorpusRow, constants: StepConstants | None = None) -> StepPrediction:
@@ -81,17 +98,17 @@ class Fitted:
 def fit_on(rows: Sequence[CorpusRow], *, iterations: int = 25,
            names: Sequence[str] = FIT_NAMES, start: StepConstants | None = None,
            progress: Callable[[int, float], None] | None = None,
-           ceilings: bool = True) -> Fitted:  # fmt: skip
+           ceilings: bool = True, tie: float = TIE) -> Fitted:  # fmt: skip
     """Every constant in ``names`` fitted on ``rows`` (module docstring); ``ceilings`` False
     leaves the MFU ceilings off (the before/after of that mechanism)."""
     if not rows:
         raise ValueError("fit_on needs at least one row")
     weights = source_weights(rows)
     best = measured_ceilings(rows)
-    start = replace(start or StepConstants(),
+    start = replace(start or StepConstants(host_s_per_kernel=host_prior()),
                     **(best if ceilings else dict.fromkeys(best, 0.0)))  # fmt: skip
     result = fit(lambda c, _link: weights * log_errors(rows, c), names, start, bounds=BOUNDS,
-                 iterations=iterations, progress=progress)  # fmt: skip
+                 iterations=iterations, progress=progress, tie=tie)  # fmt: skip
     return Fitted(result.constants, tuple(sorted({r.source for r in rows})), result.evaluations)
 
 
