@@ -8,8 +8,13 @@ ten). Its MFU ceilings (costmodels/llm/mfu_ceiling.py) are the best measured on 
 (``measured_ceilings``), not fitted; the order of the soft saturation toward them is fixed.
 It starts from the class defaults of StepConstants, never from the shipped values (those
 were fitted with every source, so starting there would leak a held-out source into a constant
-that the other sources cannot move). ``loso(corpus)`` refits without each source in turn and
-predicts that source with the refitted constants: the held-out error of every constant at once.
+that the other sources cannot move), except host_s_per_kernel, which starts at ``host_prior``:
+the host time of a Megatron-style layer measured by benchmarks/llm_host_probe.py (vTrain's small
+models are the only host-bound dev runs, so without them no row moves that constant). Each
+constant is tied to its start with weight ``TIE`` (costmodels.llm.fit_constants.fit ``tie``): a
+constant the fitted rows cannot see stays there instead of being thrown to a bound.
+``loso(corpus)`` refits without each source in turn and predicts that source with the refitted
+constants: the held-out error of every constant at once.
 
 The flat baselines price a step as its hardware FLOPs (recomputation included) at one share of
 the dense peak of the step's GEMM precision, with nothing else: ``flat_fraction`` fits one
@@ -42,9 +47,9 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "hbm_efficiency": (0.3, 0.95),
     # per-kernel costs held to what a kernel costs at least: "~1-3 us" for cudaLaunchKernel and
     # "~5-25 us of CPU-side work per op" in eager PyTorch (jiahuanglin.xyz, "From PyTorch op to
-    # kernel launch", found with the search tool; verified: false). Without them a fit without
-    # vTrain's small models drives both to the old lower bounds (0.5 and 1 us) and vTrain held
-    # out is 27 % too fast.
+    # kernel launch", found with the search tool; verified: false). No source but vTrain sees
+    # host_s_per_kernel (the others' errors are the same from 5 to 50 us), so without vTrain it
+    # stays at its measured start (``host_prior``, ``TIE``), not at the lower bound.
     "kernel_launch_s": (2e-6, 20e-6),
     "host_s_per_kernel": (5e-6, 200e-6),
     "microbatch_overhead_s": (1e-6, 50e-3),
