@@ -16,14 +16,15 @@ activation checkpointing (forward, recomputed forward, backward: vTrain's rows a
 How: tiny tensors (hidden 64, sequence 8) on the CPU backend, so the arithmetic is negligible
 and what is timed is Python, autograd and ATen dispatch; CPU time of this process (not wall
 time: the machine may be shared), best of ``--repeats`` rounds. A GPU run adds the CUDA launch
-of each kernel on top: ``CUDA_LAUNCH_HOST_S``, "about 4-6 us" per kernel submission (susun-blog.
-com, "pegainfer (3): From Launch Overhead to CUDA Graph", RTX 5070 Ti, CUDA 13.0; found with
-the search tool), 5 us. The result, per kernel the model counts for such a layer (costmodels/llm/
-layer_ops.py, ``megatron-legacy``, forward + recomputed forward + backward), is the start value
-of host_s_per_kernel in the LOSO refits (costmodels.validation.loso.host_prior). It is a lower
-bound for 2021-era stacks: newer PyTorch dispatches faster, and Megatron-DeepSpeed adds apex's
-Python wrappers, the tensor-parallel RNG tracker's forks and DeepSpeed's engine hooks, which the
-probe leaves out. ``--write`` stores it in costmodels/data/llm-host-probe.json.
+of each kernel on top, for every kernel the probe's ATen trace launches (``traced_launches``):
+``CUDA_LAUNCH_HOST_S``, "about 4-6 us" per kernel submission (susun-blog.com, "pegainfer (3):
+From Launch Overhead to CUDA Graph", RTX 5070 Ti, CUDA 13.0; found with the search tool), 5 us.
+The result, per kernel the model counts for such a layer (costmodels/llm/layer_ops.py,
+``megatron-legacy``, forward + recomputed forward + backward), is the start value of
+host_s_per_kernel in the LOSO refits (costmodels.validation.loso.host_prior). It is a lower bound
+for the stacks vTrain measured: newer PyTorch dispatches faster, and the probe leaves out
+DeepSpeed's engine and activation-checkpointing code, apex's own Python checks and the GPU
+driver's work beyond the launch. ``--write`` stores it in costmodels/data/llm-host-probe.json.
 """
 
 from __future__ import annotations
@@ -216,6 +217,39 @@ def host_s_per_layer(repeats: int, steps: int = 20) -> float:
     return best
 
 
+# ATen ops that launch no GPU kernel (views, metadata, allocation without a fill) unless they copy
+KERNEL_FREE = frozenset(f"aten::{name}" for name in (
+    "view", "view_as", "reshape", "_unsafe_view", "transpose", "t", "permute", "expand",
+    "expand_as", "split", "split_with_sizes", "slice", "select", "as_strided", "unsqueeze",
+    "squeeze", "detach", "detach_", "alias", "empty", "lift_fresh", "to", "contiguous",
+    "randn", "ones_like"))  # fmt: skip
+COPIES = frozenset({"aten::clone", "aten::_to_copy", "aten::copy_"})
+
+
+def _copies(event) -> bool:  # noqa: ANN001 - a torch.profiler event
+    return any(child.name in COPIES or _copies(child) for child in event.cpu_children)
+
+
+def traced_launches() -> float:
+    """GPU kernels one such layer would launch: the top-level ATen ops of one profiled step
+    (forward, recomputed forward, backward) that are not views or metadata (``KERNEL_FREE``,
+    unless they copy), per layer (randn and ones_like start the probe's step, not a layer)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.manual_seed(0)
+    layers = torch.nn.ModuleList([MegatronStyleLayer() for _ in range(LAYERS)])
+    one_step(layers)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        one_step(layers)
+    count = 0
+    for event in prof.events():
+        parent = event.cpu_parent
+        top = event.name.startswith("aten::") and (
+            parent is None or not parent.name.startswith("aten::"))  # fmt: skip
+        count += top and (event.name not in KERNEL_FREE or _copies(event))
+    return count / LAYERS
+
+
 def modelled_launches() -> int:
     """Kernel launches the model counts for one such layer: forward, recomputed forward and
     backward (costmodels/llm/layer_ops.py, ``megatron-legacy``, TP 1)."""
@@ -234,24 +268,25 @@ def main() -> int:
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     cpu = host_s_per_layer(args.repeats)
-    launches = modelled_launches()
-    per_kernel = (cpu + launches * CUDA_LAUNCH_HOST_S) / launches
+    launches, traced = modelled_launches(), traced_launches()
+    per_kernel = (cpu + traced * CUDA_LAUNCH_HOST_S) / launches
     print(f"host CPU time per layer (forward + recomputed forward + backward): {cpu * 1e6:.0f} us")
-    print(
-        f"modelled kernel launches per layer: {launches}; + {CUDA_LAUNCH_HOST_S * 1e6:.0f} us "
-        f"CUDA launch each -> host_s_per_kernel start {per_kernel * 1e6:.1f} us"
-    )
+    launch_us = CUDA_LAUNCH_HOST_S * 1e6
+    print(f"GPU kernels per layer: {traced:.1f} in the probe's trace (+ {launch_us:.0f} us CUDA "
+          f"launch each), {launches} in the model -> host_s_per_kernel start "
+          f"{per_kernel * 1e6:.1f} us")  # fmt: skip
     if args.write:
         record = {
             "host_s_per_kernel": per_kernel,
             "cpu_s_per_layer": cpu,
             "modelled_launches_per_layer": launches,
+            "cuda_launches_per_layer": traced,
             "cuda_launch_host_s": CUDA_LAUNCH_HOST_S,
             "cuda_launch_source": LAUNCH_SOURCE,
             "method": "benchmarks/llm_host_probe.py: CPU time of a Megatron-style GPT layer "
                       "(hidden 64, sequence 8, per-layer checkpointing) in eager PyTorch on the "
-                      "CPU backend, best of rounds, plus the CUDA launch per modelled kernel, "
-                      "divided by the modelled kernels",
+                      "CPU backend, best of rounds, plus the CUDA launch of each kernel its "
+                      "ATen trace launches, divided by the kernels the model counts",
             "machine": platform.processor() or platform.machine(),
             "torch": torch.__version__,
         }  # fmt: skip
