@@ -8,8 +8,13 @@ ten). Its MFU ceilings (costmodels/llm/mfu_ceiling.py) are the best measured on 
 (``measured_ceilings``), not fitted; the order of the soft saturation toward them is fixed.
 It starts from the class defaults of StepConstants, never from the shipped values (those
 were fitted with every source, so starting there would leak a held-out source into a constant
-that the other sources cannot move). ``loso(corpus)`` refits without each source in turn and
-predicts that source with the refitted constants: the held-out error of every constant at once.
+that the other sources cannot move), except host_s_per_kernel, which starts at ``host_prior``:
+the host time of a Megatron-style layer measured by benchmarks/llm_host_probe.py (vTrain's small
+models are the only host-bound dev runs, so without them no row moves that constant). Each
+constant is tied to its start with weight ``TIE`` (costmodels.llm.fit_constants.fit ``tie``): a
+constant the fitted rows cannot see stays there instead of being thrown to a bound.
+``loso(corpus)`` refits without each source in turn and predicts that source with the refitted
+constants: the held-out error of every constant at once.
 
 The flat baselines price a step as its hardware FLOPs (recomputation included) at one share of
 the dense peak of the step's GEMM precision, with nothing else: ``flat_fraction`` fits one
@@ -19,9 +24,12 @@ source weighted alike), ``FLAT_DEFAULT`` is llm-analysis' default flops efficien
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
 
 import numpy as np
 
@@ -39,9 +47,9 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "hbm_efficiency": (0.3, 0.95),
     # per-kernel costs held to what a kernel costs at least: "~1-3 us" for cudaLaunchKernel and
     # "~5-25 us of CPU-side work per op" in eager PyTorch (jiahuanglin.xyz, "From PyTorch op to
-    # kernel launch", found with the search tool; verified: false). Without them a fit without
-    # vTrain's small models drives both to the old lower bounds (0.5 and 1 us) and vTrain held
-    # out is 27 % too fast.
+    # kernel launch", found with the search tool; verified: false). No source but vTrain sees
+    # host_s_per_kernel (the others' errors are the same from 5 to 50 us), so without vTrain it
+    # stays at its measured start (``host_prior``, ``TIE``), not at the lower bound.
     "kernel_launch_s": (2e-6, 20e-6),
     "host_s_per_kernel": (5e-6, 200e-6),
     "microbatch_overhead_s": (1e-6, 50e-3),
@@ -51,6 +59,20 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "overlap_interference": (0.005, 1.0),
 }
 FLAT_DEFAULT = 0.5
+# weight of the residual that ties each fitted constant to its start (costmodels.llm.fit_constants:
+# a constant the fitted rows cannot see stays at its start instead of at a bound)
+TIE = 0.01
+HOST_PROBE = Path(__file__).resolve().parents[1] / "data" / "llm-host-probe.json"
+
+
+@cache
+def host_prior(path: Path = HOST_PROBE) -> float:
+    """Start of host_s_per_kernel in every refit: the host time per modelled kernel of a
+    Megatron-style layer measured by benchmarks/llm_host_probe.py (costmodels/data/
+    llm-host-probe.json); StepConstants' default where the file is absent."""
+    if not path.exists():
+        return StepConstants().host_s_per_kernel
+    return float(json.loads(path.read_text())["host_s_per_kernel"])
 
 
 def predict(row: CorpusRow, constants: StepConstants | None = None) -> StepPrediction:
@@ -81,17 +103,17 @@ class Fitted:
 def fit_on(rows: Sequence[CorpusRow], *, iterations: int = 25,
            names: Sequence[str] = FIT_NAMES, start: StepConstants | None = None,
            progress: Callable[[int, float], None] | None = None,
-           ceilings: bool = True) -> Fitted:  # fmt: skip
+           ceilings: bool = True, tie: float = TIE) -> Fitted:  # fmt: skip
     """Every constant in ``names`` fitted on ``rows`` (module docstring); ``ceilings`` False
     leaves the MFU ceilings off (the before/after of that mechanism)."""
     if not rows:
         raise ValueError("fit_on needs at least one row")
     weights = source_weights(rows)
     best = measured_ceilings(rows)
-    start = replace(start or StepConstants(),
+    start = replace(start or StepConstants(host_s_per_kernel=host_prior()),
                     **(best if ceilings else dict.fromkeys(best, 0.0)))  # fmt: skip
     result = fit(lambda c, _link: weights * log_errors(rows, c), names, start, bounds=BOUNDS,
-                 iterations=iterations, progress=progress)  # fmt: skip
+                 iterations=iterations, progress=progress, tie=tie)  # fmt: skip
     return Fitted(result.constants, tuple(sorted({r.source for r in rows})), result.evaluations)
 
 

@@ -107,3 +107,46 @@ def test_a_users_own_csv_enters_the_same_table(tmp_path) -> None:  # noqa: ANN00
     path.write_text("step_s,tp,pp,dp,nonsense\n1,1,1,1,2\n")
     with pytest.raises(ValueError, match="ours.csv:1: columns must include step_s"):
         read_user_rows(path, nanotron.cluster, shape=nanotron.shape, global_batch=3)
+
+
+def test_a_constant_the_rows_cannot_see_stays_at_its_start() -> None:
+    """Levenberg-Marquardt divides by each constant's curvature: one the residuals do not depend
+    on (host_s_per_kernel for sources with no host-bound run) was thrown to a bound; tied to its
+    start it stays there, and a constant the rows do see still reaches its optimum."""
+    import numpy as np
+
+    from costmodels.llm.constants import StepConstants
+    from costmodels.llm.fit_constants import fit
+    from costmodels.validation.loso import BOUNDS, host_prior
+
+    start = StepConstants(gemm_sustained=0.5, host_s_per_kernel=host_prior())
+
+    def residuals(c: StepConstants, _link: dict) -> np.ndarray:
+        # sees gemm_sustained; host_s_per_kernel only at the level of rounding noise
+        gemm = math.log(c.gemm_sustained / 0.8)
+        return np.asarray([gemm, 0.5 * gemm, 1e-7 * c.host_s_per_kernel / 1e-5])
+
+    names = ("gemm_sustained", "host_s_per_kernel")
+    tied = fit(residuals, names, start, bounds=BOUNDS, iterations=10, tie=0.01).constants
+    assert tied.gemm_sustained == pytest.approx(0.8, rel=1e-3)
+    assert tied.host_s_per_kernel == pytest.approx(start.host_s_per_kernel, rel=1e-2)
+    loose = fit(residuals, names, start, bounds=BOUNDS, iterations=10).constants
+    assert loose.host_s_per_kernel == pytest.approx(BOUNDS["host_s_per_kernel"][0])
+
+
+def test_the_host_start_is_the_probes_measurement() -> None:
+    """The refits start host_s_per_kernel at benchmarks/llm_host_probe.py's value (a host-bound
+    Megatron-style layer measured outside every dev source), inside the fit's bounds."""
+    import json
+
+    from costmodels.validation.loso import BOUNDS, HOST_PROBE, host_prior
+
+    record = json.loads(HOST_PROBE.read_text())
+    assert host_prior() == record["host_s_per_kernel"]
+    low, high = BOUNDS["host_s_per_kernel"]
+    assert low < host_prior() < high
+    per_layer = record["cpu_s_per_layer"] + record["cuda_launches_per_layer"] * record[
+        "cuda_launch_host_s"]
+    assert host_prior() == pytest.approx(per_layer / record["modelled_launches_per_layer"])
+    # the probe's layer launches at least the kernels the model counts for it
+    assert record["cuda_launches_per_layer"] >= record["modelled_launches_per_layer"]
