@@ -10,11 +10,13 @@ SIMPLE buffer is local"; lines 264-265: the receiver's copy of the pointer is re
 ring's step 0, where a rank pushes its own chunk (all_gather.h line 45-52 directSend /
 directCopySend, reduce_scatter.h line 49 and all_reduce.h line 50 send), copies the chunk from
 the user's buffer into the rank's own buffer in its own memory; the next GPU pulls it over
-NVLink in its following step (kernel line numbers at tag v2.8.3-1). Every other step of the loop receives (reads the previous GPU's
-buffer over NVLink). One thread block runs a channel's steps in order, so while a rank does
-step 0 its incoming link carries nothing for that channel: per loop a rank spends p - 1 link
-steps (2(p - 1) for all-reduce) and one local copy of the same chunk. Summed over the loops, the
-local copies move n/p bytes per rank, reading and writing the GPU's memory:
+NVLink in its following step (kernel line numbers at tag v2.8.3-1). Every other step of the
+loop receives (reads the previous GPU's buffer over NVLink). One thread block runs a channel's
+steps in order, so while a rank does step 0 its incoming link carries nothing for that channel:
+per loop a rank spends p - 1 link steps (2(p - 1) for all-reduce) and one local copy of the
+same chunk. The channels of a GPU start together and move alike, so they copy at once and share
+the GPU's copy rate (an assumption). Summed over the loops, the local copies move n/p bytes per
+rank, read from and written to the GPU's memory:
 
     t_local = touches x n / (p x memory bandwidth x COPY_SHARE_OF_PEAK)
 
@@ -32,7 +34,9 @@ while reduce-scatter reaches 228.4 and the out-of-place all-gather 223.1 (the sh
 8 x A100 logs at 8 GiB: 235.3, 231.5, 223.4). Issue 40, superbench from 1 MiB: all-gather
 10.2 -> 8.4%, reduce-scatter 9.1 -> 7.6%, all-reduce 2.5 -> 2.4%; nothing else moves.
 LL and LL128 do not use P2P read (Simple only) and keep the ceiling; several nodes, other GPUs
-and P2P write (where the last step, not the first, is the local one) are not priced here.
+and P2P write (where the last step, not the first, is the local one) are not priced here
+(issue 40: priced alike on one node of any GPU, the Azure GB200 ring log would go from 9.2 to 6.9%, the
+others unchanged; left for a reading of the newer kernels).
 
 **Out-of-place all-gather elsewhere** (:func:`own_block_copy`): other GPUs write over the link
 in step 0 and store the rank's own block into its output on the way, n / (p x memory x share).
