@@ -31,7 +31,8 @@ send/recv         1                                g (every GPU of a node sends 
 ``eta`` is the share of the bottleneck's rate the algorithm and protocol deliver, from
 src/graph/tuning.cc (ncclTopoTuneModel). On A100 (a GPU preset, not a custom fabric) ring and
 tree first take NCCL's A100 ceiling of 235 GB/s bus bandwidth (tuning.cc 2.7.5-2.17.1,
-``bus_ceiling``, in both views): 240 GB/s of NVLink 3 delivers 235. Issue 40, superbench
+``bus_ceiling``, NCCL's view; realised, except Simple rings on one node: ring_local): 240 GB/s
+of NVLink 3 delivers 235. Issue 40, superbench
 8 x A100 from 1 MiB: all-reduce 3.6 -> 2.5 %, all-gather 11.9 -> 10.4 %, reduce-scatter
 10.5 -> 9.1 %, broadcast 5.3 -> 4.2 %; OKE 2 x 8 A100 10.1 -> 9.8 % (below 1 MiB nothing
 moves: LL runs under its own, lower ceiling).
@@ -47,11 +48,8 @@ GPUs (several NICs), the chain's head and tail rotate and the average GPU sends 
 Priced that way (issue 40, realised view only) the OKE 2 x 8 A100 log went from 10.1 % to
 13.8 % mean error from 1 MiB (its 8 GiB point fits, but its tree LL128 sizes, already 13-15 %
 too fast, get faster) and A3 Mega from 4.5 % to 5.3 %, so the middle GPU's 2 is kept.
-What is left on the superbench all-gather (10.2 % from 1 MiB, issue 40): from 16 to 128 MiB it
-is 13-28 % too fast, and measured 5-9 % slower than the reduce-scatter of the same machine even
-in place; the kernels chunk alike (collectives.h: CHUNKSTEPS and SLICESTEPS are equal) and on
-A100 NVLink both go through P2P read, not the direct path (NCCL 2.8.4 paths.cc line 297,
-p2p.cc line 166), so no mechanism read so far separates them.
+The realised Simple ring on one A100 node instead pays step 0's local copy under P2P read and
+runs at the link's rate (costmodels.nccl.ring_local, which takes the ceiling's place there).
 
 NVLS and NVLS-tree follow tuning.cc exactly: C channels of the NVLS graph
 (channels.nvls_graph) each carry min(bwIntra x eff x (C-1)/C x 2 for all-reduce or x (g-1)/g
@@ -71,6 +69,7 @@ from dataclasses import dataclass
 
 from costmodels.nccl import constants as K
 from costmodels.nccl.channels import network_channels, nvls_graph, ring_channels
+from costmodels.nccl.ring_local import own_block_copy, p2p_read_step
 from costmodels.nccl.system import NcclSystem
 
 
@@ -187,8 +186,10 @@ def bandwidth_term(op: str, algorithm: str, protocol: str, system: NcclSystem) -
     chans = channels(system)
     if algorithm == "ring":
         bus = max(a_intra, a_net) / link  # the ring's bus bandwidth (nccl-tests' busbw)
-        eta = _ring_eta(protocol, bus, system, chans)
-        return BandwidthTerm(a_intra, a_net, eta, copy_s_per_byte=own_block_copy(op, system))
+        local = p2p_read_step(op, protocol, system)  # replaces the A100 ceiling where priced
+        eta = 1.0 if local else _ring_eta(protocol, bus, system, chans)
+        return BandwidthTerm(a_intra, a_net, eta,
+                             copy_s_per_byte=local or own_block_copy(op, system))
     if algorithm == "tree":
         row = K.TREE_CORRECTION[protocol]
         eta = _tree_eta(protocol, 2.0 / link, system, chans)
@@ -218,27 +219,6 @@ def bandwidth_term(op: str, algorithm: str, protocol: str, system: NcclSystem) -
     if algorithm == "pat":
         return BandwidthTerm(a_intra, a_net, K.PAT_FRACTION)
     return term  # collnet-chain, p2p: the links' rate
-
-
-def own_block_copy(op: str, system: NcclSystem) -> float:
-    """Seconds per byte of n that an out-of-place ring all-gather spends copying the rank's own
-    block into its output (0 for the other operations and in NCCL's own view, which leaves it out).
-
-    The ring all-gather's first step (src/device/all_gather.h runRing, NCCL 2.10 to 2.30) sends
-    the rank's n/p bytes to the next GPU and, out of place, also stores them into the rank's own
-    output slot (directCopySend; in place it only sends). The same threads do both, so the local
-    store of n/p bytes adds n / (p x memory bandwidth x copy share) to the call, the share a
-    device copy achieves of the peak (constants.COPY_SHARE_OF_PEAK, 0.87, measured on H200). The
-    shipped superbench 8 x A100 all-gather log shows the difference between the two columns of
-    nccl-tests at 8 GiB: out of place 223.4, in place 230.1 GB/s busbw (3.0%), where the
-    all-reduce and reduce-scatter logs of the same machine show none (235.3 / 235.0 and 231.5 /
-    231.3); n / (p x 0.87 x 1,555 GB/s) on A100 40GB is 2.5% of the ring's time (issue 40: with
-    the peak rate 2.2%; the superbench all-gather from 1 MiB 10.4 -> 10.2%). The model prices
-    nccl-tests' out-of-place column (the one the project reads) and torch's
-    all_gather_into_tensor, which is out of place."""
-    if op != "all-gather" or system.tuner_view or not system.memory_Bps:
-        return 0.0
-    return 1.0 / (system.p * system.memory_Bps * K.COPY_SHARE_OF_PEAK)
 
 
 def _nvls_seconds(op: str, algorithm: str, system: NcclSystem) -> float:

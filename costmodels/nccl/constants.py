@@ -195,7 +195,10 @@ NVLS_CTAS = {"hopper": 16, "blackwell-one-domain": 24, "blackwell-two-nodes": 32
 # ESTIMATE: share of a GPU's peak memory bandwidth a device copy achieves, from the project's
 # H200 measurement (costmodels/data/h200_profile.json ceilings.copy_GBps, 4,179.9 GB/s read +
 # written, against the H200 preset's 4.8 TB/s): the out-of-place all-gather stores its own block
-# at this share of the GPU's memory bandwidth (bandwidth.own_block_copy), on every GPU alike.
+# at this share of the GPU's memory bandwidth (ring_local.own_block_copy), on every GPU alike,
+# and on one A100 node a ring's step 0 copies under P2P read at it (ring_local.p2p_read_step).
+# An A100 measures 1,355 of its 1,555 GB/s, 0.871 too (PTsolvers/gpu-workshop-JuliaCon23
+# scripts/perftest.jl, "memory copy", bytes read and written; its issue 7).
 COPY_SHARE_OF_PEAK = 4179.935468013692 / 4800.0
 # Latency of one peer of a point-to-point group (all-to-all, send/recv), us. NCCL has no tuner
 # entry for point-to-point. The shipped superbench 8 x A100 all-to-all log's small sizes take

@@ -43,7 +43,7 @@ def symbol_values(
     # fold both into eta, n / (n / correction + depth x min(n, cap)) of the link's rate
     fill = band.fill_depth * min(float(nbytes), band.fill_cap_bytes)
     effective = float(nbytes) / (float(nbytes) / correction + fill) if nbytes > 0 else correction
-    # the out-of-place all-gather's local copy (bandwidth.own_block_copy) slows the rate too:
+    # a ring's local copies (costmodels.nccl.ring_local) slow the rate too:
     # link / eta + copy = link / (eta x link / (link + eta x copy))
     link = band.link_seconds_per_byte(system)
     copied = link / (link + band.eta * band.copy_s_per_byte) if band.copy_s_per_byte else 1.0
