@@ -13,7 +13,6 @@ Keys left out take the predicted run's values (its shape, batch, precision and f
 predict-llm its layout). Errors name the label (``--measured-layout`` or ``FILE:line``) and the key.
 
 >>> from costmodels.llm.presets import preset_shape
-from costmodels.llm.recipe import TrainingRecipe
 >>> run = measured_run("tp=1,pp=1,dp=8,mb=2,zero=3,framework=pytorch,precision=bf16,"
 ...                    "global_batch=16,model=llama-3.1-8b,seq=4096", 2.5,
 ...                    shape=preset_shape("llama-3.1-8b"), global_batch=64, precision="fp8",

@@ -25,7 +25,7 @@ Example::
     >>> from costmodels.llm.shapes import LLMCluster
     >>> node = LLMCluster(get_gpu("a100-80gb"), 8, 240e9, 25e9)
     >>> round(group_seconds("all-reduce", 16 * 2**20, GroupSpan(8, 1, 8), node) * 1e6)
-    194
+    181
 """
 
 from __future__ import annotations
