@@ -41,7 +41,7 @@ server, so the servers are evenly loaded (BytePS's hash placement, read in
 costmodels.dp.ps_pipeline, is not used there either); all of a worker's server connections are
 taken as one queue, since they share its NIC. Every resource is a FIFO, computed in closed form
 over all partitions at once (:func:`fifo`): a 405B-parameter model (400,000 partitions) takes
-about 0.3 s.
+about 0.3 s; more than :data:`MAX_PARTITIONS` partitions are refused (too small a partition).
 
 On Shi et al.'s 10GbE rows (issue 43; costmodels.dp.validation, validation_lodo) this moved the
 parameter-server link fitted to the BSP-PS rows from 0.634 GB/s per node (half the port, under
@@ -65,14 +65,35 @@ from costmodels.gradients import Gradient
 from costmodels.schedules.common import assemble, compute_segments, stream_finish
 from costmodels.schedules.result import IterationResult, Segment
 
+MAX_PARTITIONS = 2_000_000  # priced one by one (about 1 s and 1 GB of arrays at this count)
+
+
+def cut(nbytes: np.ndarray, partition_bytes: float) -> tuple[np.ndarray, np.ndarray]:
+    """(partitions per tensor, every partition's bytes in order): BytePS's cut of each tensor of
+    ``nbytes`` into whole partitions, then the rest (byteps operations.cc); an infinite
+    ``partition_bytes`` leaves each tensor whole. ValueError past :data:`MAX_PARTITIONS`."""
+    if not 0 < partition_bytes <= math.inf:
+        raise ValueError(f"partition_bytes must be > 0, got {partition_bytes!r}")
+    if not np.isfinite(nbytes).all():
+        raise ValueError(f"message bytes must be finite, got {nbytes[~np.isfinite(nbytes)][0]!r}")
+    nbytes = np.maximum(nbytes, 0.0)  # nothing to send
+    whole = np.floor(nbytes / partition_bytes)
+    rest = np.fmod(nbytes, partition_bytes)  # exact; the whole tensor when partition_bytes = inf
+    total = float(whole.sum() + np.count_nonzero(rest))
+    if total > MAX_PARTITIONS:
+        raise ValueError(f"partition_bytes: {partition_bytes:g} B cuts {nbytes.sum():.4g} bytes "
+                         f"into {total:.4g} partitions, more than the {MAX_PARTITIONS:,} priced "
+                         "one by one here: give larger partitions (BytePS's default is "
+                         "4,096,000 B)")  # fmt: skip
+    counts = (whole + (rest > 0)).astype(np.int64)
+    size = np.full(int(counts.sum()), float(partition_bytes))
+    size[(np.cumsum(counts) - 1)[rest > 0]] = rest[rest > 0]
+    return counts, size
+
 
 def partitions(nbytes: float, partition_bytes: float) -> list[float]:
-    """BytePS's cut of one tensor: whole partitions, then the rest (byteps operations.cc)."""
-    if nbytes <= 0:
-        return []
-    whole = math.floor(nbytes / partition_bytes)
-    rest = nbytes - whole * partition_bytes
-    return [partition_bytes] * whole + ([rest] if rest > 0 else [])
+    """One tensor's partitions (:func:`cut`)."""
+    return cut(np.array([nbytes], dtype=float), partition_bytes)[1].tolist()
 
 
 def fifo(ready: np.ndarray, service: np.ndarray) -> np.ndarray:
@@ -127,18 +148,11 @@ def push_pull_end(
     if workers < 2 or servers < 1:
         raise ValueError(f"push_pull_end needs 2 or more workers and a server, got {workers} "
                          f"and {servers}")  # fmt: skip
-    if not partition_bytes > 0:
-        raise ValueError(f"partition_bytes must be > 0, got {partition_bytes!r}")
     if colocated and servers > workers:
         raise ValueError(f"colocated parameter servers need ps_servers <= {workers} nodes")
-    nbytes = np.array([max(n, 0.0) for _, n in messages], dtype=float)
-    whole = np.floor(nbytes / partition_bytes)
-    rest = nbytes - whole * partition_bytes  # the last, shorter partition (partitions())
-    counts = (whole + (rest > 0)).astype(np.int64)
+    counts, size = cut(np.array([n for _, n in messages], dtype=float), partition_bytes)
     if not counts.sum():
         return 0.0, [(h, h) for h, _ in messages]
-    size = np.full(int(counts.sum()), float(partition_bytes))
-    size[(np.cumsum(counts) - 1)[rest > 0]] = rest[rest > 0]
     handed = np.repeat(np.array([h for h, _ in messages], dtype=float), counts)
     alpha, beta = link["alpha"], link["beta"]
     copies = workers - 1 if colocated else workers  # copies one server takes in and sends

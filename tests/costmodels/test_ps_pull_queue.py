@@ -3,6 +3,7 @@ checked against hand computations and against what it was built to explain (issu
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -129,3 +130,27 @@ def test_closed_form_fifos_match_the_recurrence() -> None:
         by_server.append(frees[k])
     got = ps_pull_queue.fifo_per_server(ready, service, server)
     assert got == pytest.approx(by_server, rel=1e-12, abs=1e-9)
+
+
+def test_unpartitioned_tensors_are_priced_not_free() -> None:
+    """An infinite partition leaves each tensor whole (as ps_pipeline.delivery_seconds reads it):
+    4 bytes to one server, which takes in both workers' copies (8) and sends both back (16);
+    it was 0 (0 x inf is NaN, so no partition was counted). A finite partition above the tensor
+    gives the same."""
+    for partition in (math.inf, 1e30):
+        assert ps_pull_queue.partitions(10.0, partition) == [10.0]
+        end, spans = ps_pull_queue.push_pull_end([(0.0, 4.0)], partition, 2, 1, 2, False, UNIT)
+        assert end == pytest.approx(16.0) and spans == [(0.0, 4.0)]
+    cluster = Cluster(nodes=2, gpus_per_node=1, intra_bandwidth_Bps=4e9, intra_latency_s=5e-6,
+                      inter_bandwidth_Bps=0.3e9, inter_latency_s=30e-6)  # fmt: skip
+    method = Method("ps", "bsp", ps_partition_bytes=math.inf)
+    assert predict(get_workload("resnet50"), 8, 0.25, cluster, method).communication_s > 0
+
+
+def test_too_many_partitions_and_non_finite_bytes_are_refused_in_one_line() -> None:
+    """1-byte partitions of 1e15 bytes would allocate 8 PB of arrays (a 405B model at 1 kB took
+    the machine's memory); refused before anything is allocated, naming partition_bytes."""
+    with pytest.raises(ValueError, match="partition_bytes: 1 B cuts 1e\\+15 bytes.*larger"):
+        ps_pull_queue.push_pull_end([(0.0, 1e15)], 1.0, 2, 1, 2, False, UNIT)
+    with pytest.raises(ValueError, match="message bytes must be finite"):
+        ps_pull_queue.push_pull_end([(0.0, math.nan)], 4.0, 2, 1, 2, False, UNIT)
