@@ -303,7 +303,7 @@ def predict_step(
         calibration.gemm_scale != 1.0 or calibration.overhead_scale != 1.0))  # own evidence
     ceiling = constants.mfu_ceiling(gpu.name, fp8, kernel_set.name)
     capped = not measured and apply_ceiling(breakdown, flops.model, n * peak,
-                                            ceiling / (calibration.gemm_scale if moves else 1.0),
+                                            calibration.ceiling(ceiling) if moves else ceiling,
                                             constants.mfu_saturation_order)  # fmt: skip
     total = sum(breakdown.values())
 
