@@ -32,7 +32,8 @@ DGX Cloud 20 -> 27 %, benchmarks/llm_loso.py); at k = 6 a run at 2/3 of the ceil
 The extra time goes to the kernel parts in proportion (the kernels run slower, nothing else).
 A raw step above the ceiling is flagged ``mfu-above-measured`` in ``unvalidated_mechanisms``. A
 prediction calibrated on the user's own kernel measurements (an operator table, or a trace's
-kernel scales) is not saturated: that is evidence beyond the dev runs. Factors fitted to measured
+kernel scales) is not saturated: that is evidence beyond the dev runs; it stops at the GPUs' peak
+(MFU 1, a hard stop: a file's 100x faster kernels read 1,194 % MFU). Factors fitted to measured
 steps (StepCalibration ``moves_ceiling``, issue 37) move the ceiling instead: divided by the GEMM
 factor, never above 1 (the GPU's peak). A ceiling of 0 = none (no dev run of the generation or of
 the family).

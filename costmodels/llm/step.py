@@ -41,6 +41,7 @@ Section 6.4), peak being the dense tensor-core rate of the chosen precision's li
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -305,6 +306,8 @@ def predict_step(
     capped = not measured and apply_ceiling(breakdown, flops.model, n * peak,
                                             calibration.ceiling(ceiling) if moves else ceiling,
                                             constants.mfu_saturation_order)  # fmt: skip
+    if measured:  # own kernel evidence drops the dev runs' ceiling, never the GPUs' peak (a hard
+        apply_ceiling(breakdown, flops.model, n * peak, 1.0, math.inf)  # stop: order inf)
     total = sum(breakdown.values())
 
     memory = memory_per_gpu(shape, layout, framework=framework, step_precision=precision,
