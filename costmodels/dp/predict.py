@@ -166,11 +166,13 @@ def predict(
     forward, backward = split_step(workload, step_time_s)
     gradients = workload.gradients(bytes_per_value=4, backward_s=backward)
     if comm is None and _ps_queued(method, cluster):  # costmodels.dp.ps_pull_queue
-        result = ps_pull_queue.iteration(
-            method.schedule, gradients, forward, backward, method.ps_partition_bytes or 0.0,
-            cluster.nodes, cluster.gpus_per_node, method.ps_servers or cluster.nodes,
-            method.ps_placement == "colocated", cluster.node_values(), method.overlap,
+        job = ps_pull_queue.BytePS(
+            method.ps_partition_bytes or 0.0, cluster.nodes, cluster.gpus_per_node,
+            method.ps_servers or cluster.nodes, method.ps_placement == "colocated",
+            cluster.node_values(),
         )  # fmt: skip
+        result = ps_pull_queue.iteration(method.schedule, gradients, forward, backward, job,
+                                         method.overlap)  # fmt: skip
     else:
         exchange = comm or (lambda nbytes: message_seconds(method, cluster, nbytes))
         result = simulate(method.schedule, gradients, forward, backward, exchange,
