@@ -41,6 +41,8 @@ the family).
 
 from __future__ import annotations
 
+import math
+
 KERNEL_PARTS = ("gemm", "attention", "memory_bound")
 FLAG = "mfu-above-measured"
 
@@ -77,3 +79,14 @@ def apply_ceiling(breakdown: dict[str, float], model_flops: float, peak_flops_to
     for k in KERNEL_PARTS:
         breakdown[k] += extra * (breakdown[k] / kernels if kernels > 0 else 1 / len(KERNEL_PARTS))
     return total < ceiling_s
+
+
+def saturate(breakdown: dict[str, float], model_flops: float, peak_flops_total: float,
+             ceiling: float, order: float, measured: bool) -> bool:  # fmt: skip
+    """:func:`apply_ceiling` at ``ceiling`` (True: the flag), or on the user's own kernel
+    evidence (``measured``: a trace's scales, an operator table) at the GPUs' peak only, as a
+    hard stop (order inf; never flagged)."""
+    if measured:
+        apply_ceiling(breakdown, model_flops, peak_flops_total, 1.0, math.inf)
+        return False
+    return apply_ceiling(breakdown, model_flops, peak_flops_total, ceiling, order)
