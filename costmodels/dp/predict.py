@@ -159,13 +159,14 @@ def predict(
     ``step_time_s`` is the measured single-GPU iteration time (forward + backward + update) at
     ``batch_size`` samples per GPU; the scaling efficiency is step_time_s / iteration time.
     ``comm`` replaces the per-message time (bytes -> seconds) of ``method`` on ``cluster``, for
-    callers with an equal but faster function (the calculator's affine fast path).
+    callers with an equal but faster function (the calculator's affine fast path); BytePS priced
+    partition by partition has no per-message time and ignores it.
     """
     if int(batch_size) != batch_size or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     forward, backward = split_step(workload, step_time_s)
     gradients = workload.gradients(bytes_per_value=4, backward_s=backward)
-    if comm is None and _ps_queued(method, cluster):  # costmodels.dp.ps_pull_queue
+    if _ps_queued(method, cluster):  # costmodels.dp.ps_pull_queue: no per-message time
         job = ps_pull_queue.BytePS(
             method.ps_partition_bytes or 0.0, cluster.nodes, cluster.gpus_per_node,
             method.ps_servers or cluster.nodes, method.ps_placement == "colocated",
