@@ -233,7 +233,8 @@ def fit_steps(
                 "left out",
             }
         )
-    if len(errors) == 2 and abs(errors[0] - errors[1]) > limit:
+    pair = list(errors.values())  # the steps reproduced (rows left out keep their numbers)
+    if len(pair) == 2 and abs(pair[0] - pair[1]) > limit:
         notes.append(
             "the two steps disagree by more than the model's scatter allows; with two "
             "it cannot be told which is off: give a third"

@@ -142,8 +142,8 @@ def solve_uniform(run, cluster, target, network, extra) -> float:
     if target <= floor:
         raise ValueError(
             f"{run.label}: {run.seconds:.6g} s is faster than the model can explain "
-            f"for this run ({floor:.6g} s with compute free): check the layout, batch and "
-            "units"
+            f"for this run ({floor:.6g} s with compute {1 / MIN_SCALE:g}x faster, at most at "
+            "the GPUs' peak FLOPs): check the layout, batch and units"
         )
     ceiling = _uniform_time(run, cluster, MAX_SCALE, network, extra)
     if target >= ceiling:

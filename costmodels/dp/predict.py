@@ -3,6 +3,8 @@
 The pieces: the workload's gradients with their ready times (costmodels.workloads), the time of
 one message under the method's architecture, collective and compression (cost models), and the
 schedule that orders the messages against backward and the next forward (costmodels.schedules).
+The method itself (architecture, collective, schedule, compression, framework costs) is
+costmodels.dp.method.Method, importable from here as before.
 
 Cluster model (costmodels/dp/cluster.py): ``nodes`` x ``gpus_per_node`` ranks. The default
 all-reduce, ``nccl``, is NCCL as it runs (costmodels.nccl: rings and trees over every NIC of a
@@ -15,145 +17,21 @@ cross: the inter-node link (one GPU's share of the network) as soon as there are
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
 
 import costmodels
 from costmodels.dp import ps_pipeline, ps_pull_queue
-from costmodels.dp.cluster import (
-    ALLREDUCE_CHOICES,
-    Cluster,
-    nccl_allreduce_seconds,
-    nccl_effective_link,
-)
+from costmodels.dp.cluster import Cluster, nccl_allreduce_seconds, nccl_effective_link
 from costmodels.dp.collective_time import allreduce_time
 from costmodels.dp.compression_cost import kernel_memory_bandwidth
 from costmodels.dp.compression_exchange import exchange_time
+from costmodels.dp.method import SCHEDULE_NAMES as SCHEDULE_NAMES  # re-exported
+from costmodels.dp.method import Architecture as Architecture  # re-exported
+from costmodels.dp.method import Method
 from costmodels.schedules import simulate
-from costmodels.schedules.fixed_costs import FixedCosts
 from costmodels.schedules.result import IterationResult
 from costmodels.workloads import Workload
-
-Architecture = Literal["allreduce", "ps"]
-SCHEDULE_NAMES = ("bsp", "wfbp", "fusion", "mg-wfbp", "bytescheduler", "local-sgd")
-
-
-@dataclass(frozen=True)
-class Method:
-    """How gradients are exchanged: architecture x collective x schedule x compression."""
-
-    architecture: Architecture = "allreduce"
-    schedule: str = "wfbp"
-    collective: str = "nccl"  # NCCL's own choice (costmodels.nccl); or a textbook algorithm
-    ps_servers: int | None = None  # default: one per node
-    ps_placement: Literal["separate", "colocated"] = "separate"
-    compression: str = "none"
-    fusion_threshold_bytes: float = 64 * 2**20  # Horovod's default fusion buffer
-    partition_bytes: float = 4 * 2**20  # ByteScheduler / BytePS partition size
-    local_sgd_period: int = 8
-    # Fixed costs of the framework that runs the schedule, apart from comm (meanings in
-    # costmodels.schedules.fixed_costs; presets with their sources in
-    # costmodels.schedules.frameworks). The defaults add nothing, so a plain Method is the
-    # network alone.
-    message_overhead_s: float = 0.0  # per message: launch, bucket copies, bookkeeping
-    cycle_time_s: float = 0.0  # Horovod's HOROVOD_CYCLE_TIME; fuses per cycle up to the threshold
-    first_bucket_bytes: float | None = None  # PyTorch DDP's smaller first bucket (fusion)
-    credit_bytes: float | None = None  # ByteScheduler's credit; None: one partition in flight
-    forward_overlap: bool = True  # ByteScheduler overlaps the next forward; BytePS's own does not
-    plan_alpha_s: float | None = None  # MG-WFBP plans with plan_alpha_s + plan_beta * n ...
-    plan_beta_s_per_byte: float | None = None  # ... when both are given (its own fit)
-    plan_greedy: bool = False  # with the plan's alpha-beta: the authors' greedy merge rule
-    ps_partition_bytes: float | None = None  # BytePS: partitioned, pipelined push/pull
-    overlap: float = 1.0  # share of the stream's speed left while backward computes
-
-    def __post_init__(self) -> None:
-        if self.architecture not in ("allreduce", "ps"):
-            raise ValueError(f"architecture must be 'allreduce' or 'ps', got {self.architecture!r}")
-        if self.schedule not in SCHEDULE_NAMES:
-            raise ValueError(f"schedule must be one of {SCHEDULE_NAMES}, got {self.schedule!r}")
-        if self.architecture == "allreduce" and self.collective not in ALLREDUCE_CHOICES:
-            raise ValueError(
-                f"collective must be one of {list(ALLREDUCE_CHOICES)}, got {self.collective!r}"
-            )
-        if self.ps_placement not in ("separate", "colocated"):
-            raise ValueError(f"ps_placement must be separate or colocated: {self.ps_placement!r}")
-        for name in ("message_overhead_s", "cycle_time_s"):
-            value = getattr(self, name)
-            if not (isinstance(value, int | float) and 0 <= value < math.inf):
-                raise ValueError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
-        for name in ("first_bucket_bytes", "credit_bytes", "ps_partition_bytes"):
-            value = getattr(self, name)
-            if value is not None and not (isinstance(value, int | float) and value > 0):
-                raise ValueError(f"{name} must be > 0 bytes or None, got {value!r}")
-        plan = (self.plan_alpha_s, self.plan_beta_s_per_byte)
-        if (plan[0] is None) != (plan[1] is None) or any(
-            v is not None and not (isinstance(v, int | float) and 0 <= v < math.inf) for v in plan
-        ):
-            raise ValueError(
-                f"plan_alpha_s and plan_beta_s_per_byte: both >= 0 or both None: {plan}"
-            )
-        if not (isinstance(self.overlap, int | float) and 0 <= self.overlap <= 1):
-            raise ValueError(f"overlap must be in [0, 1], got {self.overlap!r}")
-
-    @property
-    def label(self) -> str:
-        where = (
-            self.collective
-            if self.architecture == "allreduce"
-            else f"ps-{self.ps_placement}" + (f"x{self.ps_servers}" if self.ps_servers else "")
-        )
-        squeeze = "" if self.compression == "none" else f"+{self.compression}"
-        return f"{self.schedule}/{where}{squeeze}"
-
-    def fixed_costs(self, cluster: Cluster | None = None) -> FixedCosts:
-        """The schedule's fixed costs; with ``cluster``, BytePS's pipeline delivery latency."""
-        delivery = None
-        if cluster is not None and self._ps_pipelined(cluster):
-            link = cluster.node_values()  # a worker machine pushes through all its NICs
-            partition = float(self.ps_partition_bytes)  # type: ignore[arg-type]
-
-            def delivery(nbytes: float) -> float:
-                return ps_pipeline.delivery_seconds(
-                    nbytes, cluster.nodes, cluster.gpus_per_node, partition, link
-                )
-
-        return FixedCosts(
-            message_s=self.message_overhead_s,
-            cycle_s=self.cycle_time_s,
-            cycle_fusion_bytes=self.fusion_threshold_bytes,
-            delivery=delivery,
-            overlap=self.overlap,
-        )
-
-    def schedule_options(self, cluster: Cluster | None = None) -> dict[str, Any]:
-        """Keyword options of the schedule (costmodels.schedules.simulate), fixed costs included."""
-        options: dict[str, Any] = {
-            "fusion": {
-                "threshold_bytes": self.fusion_threshold_bytes,
-                "first_bucket_bytes": self.first_bucket_bytes,
-            },
-            "bytescheduler": {
-                "partition_bytes": self.partition_bytes,
-                "credit_bytes": self.credit_bytes,
-                "forward_overlap": self.forward_overlap,
-            },
-            "local-sgd": {"H": self.local_sgd_period},
-        }.get(self.schedule, {})
-        if self.schedule == "mg-wfbp" and self.plan_alpha_s is not None:
-            alpha, beta = self.plan_alpha_s, float(self.plan_beta_s_per_byte)  # type: ignore[arg-type]
-            options = {"plan_comm": lambda nbytes: alpha + beta * nbytes if nbytes > 0 else 0.0}
-            if self.plan_greedy:  # costmodels.schedules.mg_wfbp_shi
-                options = {"greedy_alpha_beta": (alpha, beta)}
-        return {**options, "costs": self.fixed_costs(cluster)}
-
-    def _ps_pipelined(self, cluster: Cluster) -> bool:
-        return (
-            self.architecture == "ps"
-            and self.ps_partition_bytes is not None
-            and self.compression == "none"
-        )
 
 
 def exchange_link(method: Method, cluster: Cluster) -> tuple[float, float]:
@@ -281,18 +159,21 @@ def predict(
     ``step_time_s`` is the measured single-GPU iteration time (forward + backward + update) at
     ``batch_size`` samples per GPU; the scaling efficiency is step_time_s / iteration time.
     ``comm`` replaces the per-message time (bytes -> seconds) of ``method`` on ``cluster``, for
-    callers with an equal but faster function (the calculator's affine fast path).
+    callers with an equal but faster function (the calculator's affine fast path); BytePS priced
+    partition by partition has no per-message time and ignores it.
     """
     if int(batch_size) != batch_size or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     forward, backward = split_step(workload, step_time_s)
     gradients = workload.gradients(bytes_per_value=4, backward_s=backward)
-    if comm is None and _ps_queued(method, cluster):  # costmodels.dp.ps_pull_queue
-        result = ps_pull_queue.iteration(
-            method.schedule, gradients, forward, backward, method.ps_partition_bytes or 0.0,
-            cluster.nodes, cluster.gpus_per_node, method.ps_servers or cluster.nodes,
-            method.ps_placement == "colocated", cluster.node_values(), method.overlap,
+    if _ps_queued(method, cluster):  # costmodels.dp.ps_pull_queue: no per-message time
+        job = ps_pull_queue.BytePS(
+            method.ps_partition_bytes or 0.0, cluster.nodes, cluster.gpus_per_node,
+            method.ps_servers or cluster.nodes, method.ps_placement == "colocated",
+            cluster.node_values(),
         )  # fmt: skip
+        result = ps_pull_queue.iteration(method.schedule, gradients, forward, backward, job,
+                                         method.overlap)  # fmt: skip
     else:
         exchange = comm or (lambda nbytes: message_seconds(method, cluster, nbytes))
         result = simulate(method.schedule, gradients, forward, backward, exchange,

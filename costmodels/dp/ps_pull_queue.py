@@ -41,7 +41,7 @@ server, so the servers are evenly loaded (BytePS's hash placement, read in
 costmodels.dp.ps_pipeline, is not used there either); all of a worker's server connections are
 taken as one queue, since they share its NIC. Every resource is a FIFO, computed in closed form
 over all partitions at once (:func:`fifo`): a 405B-parameter model (400,000 partitions) takes
-about 0.3 s.
+about 0.3 s; more than :data:`MAX_PARTITIONS` partitions are refused (too small a partition).
 
 On Shi et al.'s 10GbE rows (issue 43; costmodels.dp.validation, validation_lodo) this moved the
 parameter-server link fitted to the BSP-PS rows from 0.634 GB/s per node (half the port, under
@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -65,14 +66,35 @@ from costmodels.gradients import Gradient
 from costmodels.schedules.common import assemble, compute_segments, stream_finish
 from costmodels.schedules.result import IterationResult, Segment
 
+MAX_PARTITIONS = 2_000_000  # priced one by one: about 2 s and 0.5 GB at this count
+
+
+def cut(nbytes: np.ndarray, partition_bytes: float) -> tuple[np.ndarray, np.ndarray]:
+    """(partitions per tensor, every partition's bytes in order): BytePS's cut of each tensor of
+    ``nbytes`` into whole partitions, then the rest (byteps operations.cc); an infinite
+    ``partition_bytes`` leaves each tensor whole. ValueError past :data:`MAX_PARTITIONS`."""
+    if not 0 < partition_bytes <= math.inf:
+        raise ValueError(f"partition_bytes must be > 0, got {partition_bytes!r}")
+    if not np.isfinite(nbytes).all():
+        raise ValueError(f"message bytes must be finite, got {nbytes[~np.isfinite(nbytes)][0]!r}")
+    nbytes = np.maximum(nbytes, 0.0)  # nothing to send
+    whole = np.floor(nbytes / partition_bytes)
+    rest = np.fmod(nbytes, partition_bytes)  # exact; the whole tensor when partition_bytes = inf
+    total = float(whole.sum() + np.count_nonzero(rest))
+    if total > MAX_PARTITIONS:
+        raise ValueError(f"partition_bytes: {partition_bytes:g} B cuts {nbytes.sum():.4g} bytes "
+                         f"into {total:.4g} partitions, more than the {MAX_PARTITIONS:,} priced "
+                         "one by one here: give larger partitions (BytePS's default is "
+                         "4,096,000 B)")  # fmt: skip
+    counts = (whole + (rest > 0)).astype(np.int64)
+    size = np.full(int(counts.sum()), float(partition_bytes))
+    size[(np.cumsum(counts) - 1)[rest > 0]] = rest[rest > 0]
+    return counts, size
+
 
 def partitions(nbytes: float, partition_bytes: float) -> list[float]:
-    """BytePS's cut of one tensor: whole partitions, then the rest (byteps operations.cc)."""
-    if nbytes <= 0:
-        return []
-    whole = math.floor(nbytes / partition_bytes)
-    rest = nbytes - whole * partition_bytes
-    return [partition_bytes] * whole + ([rest] if rest > 0 else [])
+    """One tensor's partitions (:func:`cut`)."""
+    return cut(np.array([nbytes], dtype=float), partition_bytes)[1].tolist()
 
 
 def fifo(ready: np.ndarray, service: np.ndarray) -> np.ndarray:
@@ -109,44 +131,54 @@ def _slowed(ready: np.ndarray, service: np.ndarray, compute_end: float, overlap:
     return ends
 
 
+@dataclass(frozen=True)
+class BytePS:
+    """The machines one BytePS job runs on (module docstring): ``workers`` >= 2 worker machines
+    of ``gpus_per_node`` GPUs, ``servers`` servers (on the workers' machines when
+    ``colocated``), partitions of ``partition_bytes`` (inf: tensors whole) and one worker
+    machine's ``link`` (costmodels.dp.ps_pipeline.Link)."""
+
+    partition_bytes: float
+    workers: int
+    gpus_per_node: int
+    servers: int
+    colocated: bool
+    link: Link
+
+    def __post_init__(self) -> None:
+        if self.workers < 2 or self.servers < 1:
+            raise ValueError(f"BytePS across machines needs 2 or more workers and a server, got "
+                             f"{self.workers} and {self.servers}")  # fmt: skip
+        if self.colocated and self.servers > self.workers:
+            raise ValueError(
+                f"colocated parameter servers need ps_servers <= {self.workers} nodes"
+            )
+
+
 def push_pull_end(
     messages: Sequence[tuple[float, float]],
-    partition_bytes: float,
-    workers: int,
-    gpus_per_node: int,
-    servers: int,
-    colocated: bool,
-    link: Link,
+    job: BytePS,
     compute_end: float = 0.0,
     overlap: float = 1.0,
 ) -> tuple[float, list[tuple[float, float]]]:
     """(when the last partition is back on every GPU, [(push start, push end)] per message) for
-    ``messages`` = [(time handed to BytePS, bytes)] in hand-over order, on ``workers`` >= 2
-    worker machines and ``servers`` servers (module docstring); ``overlap`` slows the worker's
-    wire until ``compute_end`` (costmodels.schedules.common.stream_finish)."""
-    if workers < 2 or servers < 1:
-        raise ValueError(f"push_pull_end needs 2 or more workers and a server, got {workers} "
-                         f"and {servers}")  # fmt: skip
-    if not partition_bytes > 0:
-        raise ValueError(f"partition_bytes must be > 0, got {partition_bytes!r}")
-    if colocated and servers > workers:
-        raise ValueError(f"colocated parameter servers need ps_servers <= {workers} nodes")
-    nbytes = np.array([max(n, 0.0) for _, n in messages], dtype=float)
-    whole = np.floor(nbytes / partition_bytes)
-    rest = nbytes - whole * partition_bytes  # the last, shorter partition (partitions())
-    counts = (whole + (rest > 0)).astype(np.int64)
+    ``messages`` = [(time handed to BytePS, bytes)] in hand-over order on ``job``'s machines
+    (module docstring); ``overlap`` slows the worker's wire until ``compute_end``
+    (costmodels.schedules.common.stream_finish)."""
+    workers, servers, colocated, link = job.workers, job.servers, job.colocated, job.link
+    counts, size = cut(np.array([n for _, n in messages], dtype=float), job.partition_bytes)
     if not counts.sum():
         return 0.0, [(h, h) for h, _ in messages]
-    size = np.full(int(counts.sum()), float(partition_bytes))
-    size[(np.cumsum(counts) - 1)[rest > 0]] = rest[rest > 0]
     handed = np.repeat(np.array([h for h, _ in messages], dtype=float), counts)
     alpha, beta = link["alpha"], link["beta"]
     copies = workers - 1 if colocated else workers  # copies one server takes in and sends
     kinds, which = np.unique(size, return_inverse=True)  # partitions repeat a few sizes
-    half = np.array([local_seconds(x, gpus_per_node, link) / 2 for x in kinds.tolist()])[which]
+    half = np.array([local_seconds(x, job.gpus_per_node, link) / 2
+                     for x in kinds.tolist()])[which]  # fmt: skip
     wire = size * busiest_bytes(1.0, workers, servers, colocated) * beta  # linear in bytes
     # Placement: each partition_bytes of the stream to the next server (evenly loaded).
-    server = (np.floor((np.cumsum(size) - size) / partition_bytes) % servers).astype(np.int64)
+    start = np.cumsum(size) - size
+    server = (np.floor(start / job.partition_bytes) % servers).astype(np.int64)
     queued = fifo(handed, half)  # out of the local reduce, into the push queue
     sent = _slowed(queued, wire, compute_end, overlap)
     started = sent - wire if overlap >= 1 else np.maximum(queued, np.r_[0.0, sent[:-1]])
@@ -170,17 +202,12 @@ def iteration(
     gradients: Sequence[Gradient],
     forward_s: float,
     backward_s: float,
-    partition_bytes: float,
-    workers: int,
-    gpus_per_node: int,
-    servers: int,
-    colocated: bool,
-    link: Link,
+    job: BytePS,
     overlap: float = 1.0,
 ) -> IterationResult:
     """One iteration of ``schedule`` ("bsp": every gradient as one tensor at the end of
-    backward; "wfbp": each tensor when it is ready) through BytePS on ``workers`` >= 2 machines;
-    the next forward waits for every pull (ddl-benchmarks' step() synchronizes first)."""
+    backward; "wfbp": each tensor when it is ready) through BytePS on ``job``'s machines; the
+    next forward waits for every pull (ddl-benchmarks' step() synchronizes first)."""
     compute_end = forward_s + backward_s
     sent = [g for g in gradients if g.bytes > 0]
     if schedule == "bsp":
@@ -192,8 +219,7 @@ def iteration(
         names = [(g.name,) for g in sent]
     else:
         raise ValueError(f"schedule must be 'bsp' or 'wfbp' here, got {schedule!r}")
-    end, spans = push_pull_end(messages, partition_bytes, workers, gpus_per_node, servers,
-                               colocated, link, compute_end, overlap)  # fmt: skip
+    end, spans = push_pull_end(messages, job, compute_end, overlap)
     timeline = compute_segments(forward_s, backward_s)
     for (start, stop), tensors, (_, size) in zip(spans, names, messages, strict=True):
         label = tensors[0] if len(tensors) == 1 else f"{len(tensors)} tensors"

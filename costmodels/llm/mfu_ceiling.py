@@ -31,12 +31,17 @@ DGX Cloud 20 -> 27 %, benchmarks/llm_loso.py); at k = 6 a run at 2/3 of the ceil
 1.4 %.
 The extra time goes to the kernel parts in proportion (the kernels run slower, nothing else).
 A raw step above the ceiling is flagged ``mfu-above-measured`` in ``unvalidated_mechanisms``. A
-prediction calibrated on the user's own measurement (a measured step that moved a scale, or an
-operator table) is not saturated: that is evidence beyond the dev runs. A ceiling of 0 = none (no
-dev run of the generation or of the family).
+prediction calibrated on the user's own kernel measurements (an operator table, or a trace's
+kernel scales) is not saturated: that is evidence beyond the dev runs; it stops at the GPUs' peak
+(MFU 1, a hard stop: a file's 100x faster kernels read 1,194 % MFU). Factors fitted to measured
+steps (StepCalibration ``moves_ceiling``, issue 37) move the ceiling instead: divided by the GEMM
+factor, never above 1 (the GPU's peak). A ceiling of 0 = none (no dev run of the generation or of
+the family).
 """
 
 from __future__ import annotations
+
+import math
 
 KERNEL_PARTS = ("gemm", "attention", "memory_bound")
 FLAG = "mfu-above-measured"
@@ -74,3 +79,14 @@ def apply_ceiling(breakdown: dict[str, float], model_flops: float, peak_flops_to
     for k in KERNEL_PARTS:
         breakdown[k] += extra * (breakdown[k] / kernels if kernels > 0 else 1 / len(KERNEL_PARTS))
     return total < ceiling_s
+
+
+def saturate(breakdown: dict[str, float], model_flops: float, peak_flops_total: float,
+             ceiling: float, order: float, measured: bool) -> bool:  # fmt: skip
+    """:func:`apply_ceiling` at ``ceiling`` (True: the flag), or on the user's own kernel
+    evidence (``measured``: a trace's scales, an operator table) at the GPUs' peak only, as a
+    hard stop (order inf; never flagged)."""
+    if measured:
+        apply_ceiling(breakdown, model_flops, peak_flops_total, 1.0, math.inf)
+        return False
+    return apply_ceiling(breakdown, model_flops, peak_flops_total, ceiling, order)

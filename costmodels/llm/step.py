@@ -67,7 +67,7 @@ from costmodels.llm.layer_kinds import stage_counts, stage_sizes
 from costmodels.llm.layer_ops import LayerShard, weight_cast_bytes
 from costmodels.llm.memory import fits, memory_per_gpu, memory_verdict, usable_memory_bytes
 from costmodels.llm.mfu_ceiling import FLAG as MFU_FLAG
-from costmodels.llm.mfu_ceiling import apply_ceiling
+from costmodels.llm.mfu_ceiling import saturate
 from costmodels.llm.operator_table import OperatorTable
 from costmodels.llm.pipeline import bubble_fraction
 from costmodels.llm.power import clock_factor
@@ -302,9 +302,8 @@ def predict_step(
     measured = operator_table is not None or (calibration is not None and not moves and (
         calibration.gemm_scale != 1.0 or calibration.overhead_scale != 1.0))  # own evidence
     ceiling = constants.mfu_ceiling(gpu.name, fp8, kernel_set.name)
-    capped = not measured and apply_ceiling(breakdown, flops.model, n * peak,
-                                            ceiling / (calibration.gemm_scale if moves else 1.0),
-                                            constants.mfu_saturation_order)  # fmt: skip
+    capped = saturate(breakdown, flops.model, n * peak, calibration.ceiling(ceiling) if moves
+                      else ceiling, constants.mfu_saturation_order, measured)  # fmt: skip
     total = sum(breakdown.values())
 
     memory = memory_per_gpu(shape, layout, framework=framework, step_precision=precision,

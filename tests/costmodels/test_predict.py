@@ -135,3 +135,12 @@ def test_step_time_from_the_gpu_preset(capsys) -> None:
     ratio = get_gpu("h200").fp32_tflops / get_gpu("v100").fp32_tflops
     expected = (profile.fwd_s + profile.bwd_s) * 32 / profile.batch_size * ratio
     assert out["iteration_time_s"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_parameter_servers_count_whole_and_positive() -> None:
+    """ps_servers=-1 priced BytePS's stream at a negative shard (0.287 s, faster than any real
+    server count) and 1.5 servers ran too: both are refused naming the field; None and 1 pass."""
+    for bad in (-1, 0, 1.5, True):
+        with pytest.raises(ValueError, match="ps_servers must be a whole number >= 1"):
+            Method("ps", "fusion", ps_servers=bad, ps_partition_bytes=4_096_000)
+    assert Method("ps", ps_servers=1).ps_servers == 1 and Method("ps").ps_servers is None

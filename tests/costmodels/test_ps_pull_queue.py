@@ -3,6 +3,7 @@ checked against hand computations and against what it was built to explain (issu
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from costmodels.dp import ps_pull_queue
 from costmodels.dp.predict import Cluster, Method, predict, split_step
+from costmodels.dp.ps_pull_queue import BytePS
 from costmodels.dp.validation import calibrate, fit_testbed, predicted_iteration_s, read_rows
 from costmodels.dp.validation_rows import WORKLOADS
 from costmodels.gradients import Gradient
@@ -28,7 +30,7 @@ def test_bsp_pulls_wait_for_the_whole_push_stream() -> None:
     leaves at 4 (the end of the push stream); the servers then send 2 x 2 copies each from 4 on
     and the worker takes in 4 bytes from 4 on: the last copy arrives at 8 = 2 n beta (push all,
     then pull all), where requests leaving at their acknowledgement would finish at 7."""
-    end, spans = ps_pull_queue.push_pull_end([(0.0, 4.0)], 1.0, 2, 1, 2, False, UNIT)
+    end, spans = ps_pull_queue.push_pull_end([(0.0, 4.0)], BytePS(1.0, 2, 1, 2, False, UNIT))
     assert end == pytest.approx(8.0)
     assert spans == [(0.0, 4.0)]
 
@@ -38,7 +40,7 @@ def test_a_trickle_of_tensors_pulls_each_one_at_once() -> None:
     so each costs W q beta in (the server takes in both copies) and W q beta out: the last is
     back at 30 + 2 + 2 = 34."""
     messages = [(10.0 * k, 1.0) for k in range(4)]
-    end, spans = ps_pull_queue.push_pull_end(messages, 1.0, 2, 1, 2, False, UNIT)
+    end, spans = ps_pull_queue.push_pull_end(messages, BytePS(1.0, 2, 1, 2, False, UNIT))
     assert end == pytest.approx(34.0)
     assert spans == [(10.0 * k, 10.0 * k + 1) for k in range(4)]
 
@@ -48,9 +50,10 @@ def test_a_wire_slowed_while_backward_computes() -> None:
     at half speed until 10 s ends at 2, is summed at 2 (the server took the other copy by 1),
     pulled at half speed by 4; at full speed: pushed by 1, pulled by 2."""
     one = [(0.0, 1.0)]
-    end, _ = ps_pull_queue.push_pull_end(one, 1.0, 2, 1, 2, True, UNIT, 10.0, 0.5)
+    end, _ = ps_pull_queue.push_pull_end(one, BytePS(1.0, 2, 1, 2, True, UNIT), 10.0, 0.5)
     assert end == pytest.approx(4.0)
-    assert ps_pull_queue.push_pull_end(one, 1.0, 2, 1, 2, True, UNIT)[0] == pytest.approx(2.0)
+    colocated = BytePS(1.0, 2, 1, 2, True, UNIT)
+    assert ps_pull_queue.push_pull_end(one, colocated)[0] == pytest.approx(2.0)
 
 
 def test_partitions_and_bad_input() -> None:
@@ -58,13 +61,13 @@ def test_partitions_and_bad_input() -> None:
     assert ps_pull_queue.partitions(8.0, 4.0) == [4.0, 4.0]
     assert ps_pull_queue.partitions(0.0, 4.0) == []
     with pytest.raises(ValueError, match="2 or more workers"):
-        ps_pull_queue.push_pull_end([(0.0, 1.0)], 1.0, 1, 1, 1, False, UNIT)
+        ps_pull_queue.push_pull_end([(0.0, 1.0)], BytePS(1.0, 1, 1, 1, False, UNIT))
     with pytest.raises(ValueError, match="partition_bytes"):
-        ps_pull_queue.push_pull_end([(0.0, 1.0)], 0.0, 2, 1, 2, False, UNIT)
+        ps_pull_queue.push_pull_end([(0.0, 1.0)], BytePS(0.0, 2, 1, 2, False, UNIT))
     with pytest.raises(ValueError, match="ps_servers <= 2"):
-        ps_pull_queue.push_pull_end([(0.0, 1.0)], 1.0, 2, 1, 3, True, UNIT)
+        ps_pull_queue.push_pull_end([(0.0, 1.0)], BytePS(1.0, 2, 1, 3, True, UNIT))
     with pytest.raises(ValueError, match="'bsp' or 'wfbp'"):
-        ps_pull_queue.iteration("fusion", [], 1.0, 1.0, 1.0, 2, 1, 2, False, UNIT)
+        ps_pull_queue.iteration("fusion", [], 1.0, 1.0, BytePS(1.0, 2, 1, 2, False, UNIT))
 
 
 def test_predict_prices_byteps_bsp_and_wfbp_on_several_machines_this_way() -> None:
@@ -78,7 +81,7 @@ def test_predict_prices_byteps_bsp_and_wfbp_on_several_machines_this_way() -> No
         got = predict(workload, 64, 0.25, cluster, method).iteration_time_s
         want = ps_pull_queue.iteration(
             schedule, workload.gradients(bytes_per_value=4, backward_s=backward), forward,
-            backward, 4_096_000, 2, 4, 2, False, cluster.node_values(),
+            backward, BytePS(4_096_000, 2, 4, 2, False, cluster.node_values()),
         ).iteration_time_s  # fmt: skip
         assert got == pytest.approx(want, rel=1e-12)
 
@@ -105,10 +108,10 @@ def test_it_explains_bert_base_wfbp_ps_beating_bsp_ps_by_more_than_backward() ->
 
 def test_gradient_names_ride_on_the_timeline() -> None:
     grads = [Gradient("b", 4.0, 0.5), Gradient("a", 2.0, 1.0)]
-    result = ps_pull_queue.iteration("bsp", grads, 1.0, 1.0, 4.0, 2, 1, 2, False, UNIT)
+    result = ps_pull_queue.iteration("bsp", grads, 1.0, 1.0, BytePS(4.0, 2, 1, 2, False, UNIT))
     comm = [s for s in result.timeline if s.kind == "comm"]
     assert [s.tensors for s in comm] == [("b", "a")] and comm[0].start_s == 2.0
-    result = ps_pull_queue.iteration("wfbp", grads, 1.0, 1.0, 4.0, 2, 1, 2, False, UNIT)
+    result = ps_pull_queue.iteration("wfbp", grads, 1.0, 1.0, BytePS(4.0, 2, 1, 2, False, UNIT))
     assert [s.tensors for s in result.timeline if s.kind == "comm"] == [("b",), ("a",)]
 
 
@@ -129,3 +132,41 @@ def test_closed_form_fifos_match_the_recurrence() -> None:
         by_server.append(frees[k])
     got = ps_pull_queue.fifo_per_server(ready, service, server)
     assert got == pytest.approx(by_server, rel=1e-12, abs=1e-9)
+
+
+def test_unpartitioned_tensors_are_priced_not_free() -> None:
+    """An infinite partition leaves each tensor whole (as ps_pipeline.delivery_seconds reads it):
+    4 bytes to one server, which takes in both workers' copies (8) and sends both back (16);
+    it was 0 (0 x inf is NaN, so no partition was counted). A finite partition above the tensor
+    gives the same."""
+    for partition in (math.inf, 1e30):
+        assert ps_pull_queue.partitions(10.0, partition) == [10.0]
+        job = BytePS(partition, 2, 1, 2, False, UNIT)
+        end, spans = ps_pull_queue.push_pull_end([(0.0, 4.0)], job)
+        assert end == pytest.approx(16.0) and spans == [(0.0, 4.0)]
+    cluster = Cluster(nodes=2, gpus_per_node=1, intra_bandwidth_Bps=4e9, intra_latency_s=5e-6,
+                      inter_bandwidth_Bps=0.3e9, inter_latency_s=30e-6)  # fmt: skip
+    method = Method("ps", "bsp", ps_partition_bytes=math.inf)
+    assert predict(get_workload("resnet50"), 8, 0.25, cluster, method).communication_s > 0
+
+
+def test_too_many_partitions_and_non_finite_bytes_are_refused_in_one_line() -> None:
+    """1-byte partitions of 1e15 bytes would allocate 8 PB of arrays (a 405B model at 1 kB took
+    the machine's memory); refused before anything is allocated, naming partition_bytes."""
+    with pytest.raises(ValueError, match="partition_bytes: 1 B cuts 1e\\+15 bytes.*larger"):
+        ps_pull_queue.push_pull_end([(0.0, 1e15)], BytePS(1.0, 2, 1, 2, False, UNIT))
+    with pytest.raises(ValueError, match="message bytes must be finite"):
+        ps_pull_queue.push_pull_end([(0.0, math.nan)], BytePS(4.0, 2, 1, 2, False, UNIT))
+
+
+def test_a_per_message_time_given_to_predict_does_not_bypass_the_queue() -> None:
+    """predict(comm=...) is the calculator's fast path for an equal per-message time (its
+    predict_fast promises the same Prediction); BytePS BSP on 2 machines has no per-message
+    time, yet a comm given sent it down the stream pipeline: 0.344 s where predict says 0.412."""
+    workload = get_workload("resnet50")
+    cluster = Cluster(nodes=2, gpus_per_node=4, intra_bandwidth_Bps=4e9, intra_latency_s=5e-6,
+                      inter_bandwidth_Bps=0.3e9, inter_latency_s=30e-6)  # fmt: skip
+    method = Method("ps", "bsp", ps_partition_bytes=4_096_000)
+    plain = predict(workload, 64, 0.25, cluster, method).iteration_time_s
+    given = predict(workload, 64, 0.25, cluster, method, comm=lambda nbytes: 0.0)
+    assert given.iteration_time_s == plain

@@ -239,3 +239,33 @@ def test_a_calibration_that_moves_the_ceiling_keeps_it() -> None:
     dropped = run_time(r, CLUSTER, StepCalibration(gemm_scale=k, overhead_scale=k))
     assert moved == pytest.approx(k * model, rel=0.03)
     assert dropped < moved
+
+
+def test_a_moved_ceiling_stops_at_the_peak_and_a_step_beyond_it_is_refused() -> None:
+    """Kernels measured 3x or 10x faster than modelled moved the ceiling to 0.64 / k = 2.1 and
+    6.4 and predicted 161 % and 433 % MFU; the moved ceiling stops at 1, so the step stays below
+    the GPUs' peak, still non-decreasing in the factor. A measured step shorter than the model
+    FLOPs take at peak (0.4 s here; 0.476 s at 100 % MFU) was fitted (k 0.41, 119 % MFU); now
+    refused in one line."""
+    r = run("tp=1,pp=1,dp=8,mb=8,framework=megatron-legacy")
+    times = []
+    for k in (0.05, 0.1, 0.3, 0.6, 1.0, 3.0):
+        cal = StepCalibration(gemm_scale=k, overhead_scale=k, moves_ceiling=True)
+        step = predict_step(r.shape, r.layout, CLUSTER, calibration=cal, **r.options)
+        assert step.model_flops_utilization < 1.0, k
+        times.append(step.iteration_time_s)
+    assert times == sorted(times)
+    with pytest.raises(ValueError, match="faster than the model can explain.*peak FLOPs"):
+        fit_one_step(replace(r, seconds=0.4), CLUSTER)
+    with pytest.raises(ValueError, match="moves_ceiling must be True or False"):
+        StepCalibration(moves_ceiling="yes")  # type: ignore[arg-type]
+
+
+def test_kernel_scales_from_a_trace_drop_the_ceiling_but_not_the_peak() -> None:
+    """A calibration file's scales (moves_ceiling False) of 0.01 predicted 1,194 % MFU for Llama
+    3 8B on 8 A100 (predict-llm --calibration; 1,671 % here); the step now stops at the GPUs'
+    peak."""
+    r = run("tp=1,pp=1,dp=8,mb=8,framework=megatron-legacy")
+    fast = StepCalibration(gemm_scale=0.01, overhead_scale=0.01)
+    step = predict_step(r.shape, r.layout, CLUSTER, calibration=fast, **r.options)
+    assert step.model_flops_utilization == pytest.approx(1.0, rel=1e-9)
