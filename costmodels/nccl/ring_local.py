@@ -35,8 +35,8 @@ while reduce-scatter reaches 228.4 and the out-of-place all-gather 223.1 (the sh
 10.2 -> 8.4%, reduce-scatter 9.1 -> 7.6%, all-reduce 2.5 -> 2.4%; nothing else moves.
 LL and LL128 do not use P2P read (Simple only) and keep the ceiling; several nodes, other GPUs
 and P2P write (where the last step, not the first, is the local one) are not priced here
-(issue 40: priced alike on one node of any GPU, the Azure GB200 ring log would go from 9.2 to 6.9%, the
-others unchanged; left for a reading of the newer kernels).
+(issue 40: priced alike on one node of any GPU, the Azure GB200 ring log would go from 9.2 to
+6.9%, the others unchanged; left for a reading of the newer kernels).
 
 **Out-of-place all-gather elsewhere** (:func:`own_block_copy`): other GPUs write over the link
 in step 0 and store the rank's own block into its output on the way, n / (p x memory x share).
