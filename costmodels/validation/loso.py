@@ -1,15 +1,17 @@
 """The step model's constants fitted on a filtered set of corpus rows, and leave-one-source-out.
 
 ``fit_on(rows)`` fits every time constant of the step model (costmodels/llm/constants.py
-``FITTED`` and ``FITTED_PYTORCH``) jointly on ``rows`` with costmodels.llm.fit_constants.fit
-(Levenberg-Marquardt on log(predicted / measured)), each source weighted alike (a row's residual
-is scaled by 1 / sqrt(rows of its source), so vTrain's 720 rows count as much as Narayanan's
-ten). Its MFU ceilings (costmodels/llm/mfu_ceiling.py) are the best measured on ``rows``
-(``measured_ceilings``), not fitted; the order of the soft saturation toward them is fixed.
-It starts from the class defaults of StepConstants, never from the shipped values (those
-were fitted with every source, so starting there would leak a held-out source into a constant
-that the other sources cannot move). ``loso(corpus)`` refits without each source in turn and
-predicts that source with the refitted constants: the held-out error of every constant at once.
+``FITTED``, ``FITTED_PYTORCH`` and ``FITTED_MEGATRON_HOPPER``; the last stays at its default 1
+where no Megatron-on-Hopper row is fitted) jointly on ``rows`` with
+costmodels.llm.fit_constants.fit (Levenberg-Marquardt on log(predicted / measured)), each source
+weighted alike (a row's residual is scaled by 1 / sqrt(rows of its source), so vTrain's 720 rows
+count as much as Narayanan's ten). Its MFU ceilings (costmodels/llm/mfu_ceiling.py) are the best
+measured on ``rows`` (``measured_ceilings``), not fitted; the order of the soft saturation
+toward them is fixed. It starts from the class defaults of StepConstants, never from the shipped
+values (those were fitted with every source, so starting there would leak a held-out source into
+a constant that the other sources cannot move). ``loso(corpus)`` refits without each source in
+turn and predicts that source with the refitted constants: the held-out error of every constant
+at once.
 
 The flat baselines price a step as its hardware FLOPs (recomputation included) at one share of
 the dense peak of the step's GEMM precision, with nothing else: ``flat_fraction`` fits one
@@ -26,14 +28,20 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from costmodels.llm.compute import flops_per_step
-from costmodels.llm.constants import FITTED, FITTED_PYTORCH, MFU_CEILINGS, StepConstants
+from costmodels.llm.constants import (
+    FITTED,
+    FITTED_MEGATRON_HOPPER,
+    FITTED_PYTORCH,
+    MFU_CEILINGS,
+    StepConstants,
+)
 from costmodels.llm.fit_constants import fit
 from costmodels.llm.mfu_ceiling import ceiling_field
 from costmodels.llm.precision import linear_gemm_dtype, tensor_peak_flops
 from costmodels.llm.step import StepPrediction, predict_step
 from costmodels.validation.corpus import CorpusRow
 
-FIT_NAMES: tuple[str, ...] = (*FITTED, *FITTED_PYTORCH)
+FIT_NAMES: tuple[str, ...] = (*FITTED, *FITTED_PYTORCH, *FITTED_MEGATRON_HOPPER)
 BOUNDS: dict[str, tuple[float, float]] = {
     "gemm_sustained": (0.3, 1.0),
     "hbm_efficiency": (0.3, 0.95),
@@ -46,6 +54,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "host_s_per_kernel": (5e-6, 200e-6),
     "microbatch_overhead_s": (1e-6, 50e-3),
     "hopper_tensor_rate": (0.3, 1.5),
+    "megatron_hopper_tensor_rate": (0.3, 1.5),
     "rowwise_gemm_efficiency": (0.2, 1.0),
     "fp8_cast_efficiency": (0.1, 1.0),
     "overlap_interference": (0.005, 1.0),
