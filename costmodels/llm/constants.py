@@ -52,8 +52,11 @@ FITTED_PYTORCH: tuple[str, ...] = (
     "overlap_interference",
 )
 FITTED_MEMORY: tuple[str, ...] = ("allocator_fragmentation",)
-# fitted only where Megatron-on-Hopper runs are in the fit (costmodels/validation/loso.py)
-FITTED_MEGATRON_HOPPER: tuple[str, ...] = ("megatron_hopper_tensor_rate",)
+# fitted only where runs that inform them are in the fit (costmodels/validation/loso.py
+# ``informed_names``): Megatron on Hopper, Transformer Engine fp8
+FITTED_WHERE_PRESENT: tuple[str, ...] = ("megatron_hopper_tensor_rate", "te_fp8_cast_efficiency")
+# float8 recipes whose casts are torchao's (PyTorch float8); the others are Transformer Engine's
+TORCHAO_RECIPES: tuple[str, ...] = ("tensorwise", "rowwise")
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,12 @@ class StepConstants:
     # below a streaming copy; fitted on the torchtitan rows, where the 8B's casts are a larger
     # share of the step than the 70B's (costmodels/data/llm-pytorch-constants.json)
     fp8_cast_efficiency: float = 1.0
+    # the same share for Transformer Engine's casts (delayed and current scaling, MXFP8: NeMo /
+    # Megatron-Core, llm-foundry's amp_fp8), 0 = as fp8_cast_efficiency, which the torchao
+    # float8 rows (torchtitan, TORCHAO_RECIPES) fit: another implementation. Shared, the DGX
+    # Cloud fp8 rows drove the torchao share to 0.18 and torchtitan held out went 7 -> 22 %.
+    # Fitted only where TE fp8 runs are in the fit (costmodels/validation/loso.py)
+    te_fp8_cast_efficiency: float = 0.0
     # float8 rowwise GEMMs at this share of the tensorwise fp8 rate (costmodels/llm/fp8_recipes)
     rowwise_gemm_efficiency: float = 0.6
     # share of communication hidden under compute that still costs compute time: NCCL kernels
@@ -160,6 +169,12 @@ class StepConstants:
         return max((float(getattr(self, name)) for name in MFU_CEILINGS
                     if name.rsplit("_", 1)[0] == gen_class or name.endswith(f"_{family}")),
                    default=0.0)  # fmt: skip
+
+    def cast_efficiency(self, fp8_recipe: str) -> float:
+        """The cast share of ``fp8_recipe``: torchao's (``fp8_cast_efficiency``) for
+        TORCHAO_RECIPES, Transformer Engine's (``te_fp8_cast_efficiency``, where set) else."""
+        own = self.te_fp8_cast_efficiency
+        return own if fp8_recipe not in TORCHAO_RECIPES and own > 0 else self.fp8_cast_efficiency
 
     def host_seconds(self, framework: str) -> float:
         """Host time per kernel launch of ``framework``."""

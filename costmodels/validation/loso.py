@@ -1,8 +1,8 @@
 """The step model's constants fitted on a filtered set of corpus rows, and leave-one-source-out.
 
 ``fit_on(rows)`` fits every time constant of the step model (costmodels/llm/constants.py
-``FITTED``, ``FITTED_PYTORCH`` and ``FITTED_MEGATRON_HOPPER``; the last stays at its default 1
-where no Megatron-on-Hopper row is fitted) jointly on ``rows`` with
+``FITTED``, ``FITTED_PYTORCH`` and ``FITTED_WHERE_PRESENT``; the last keep their defaults
+where no run informs them, ``informed_names``) jointly on ``rows`` with
 costmodels.llm.fit_constants.fit (Levenberg-Marquardt on log(predicted / measured)), each source
 weighted alike (a row's residual is scaled by 1 / sqrt(rows of its source), so vTrain's 720 rows
 count as much as Narayanan's ten). Its MFU ceilings (costmodels/llm/mfu_ceiling.py) are the best
@@ -30,18 +30,20 @@ import numpy as np
 from costmodels.llm.compute import flops_per_step
 from costmodels.llm.constants import (
     FITTED,
-    FITTED_MEGATRON_HOPPER,
     FITTED_PYTORCH,
+    FITTED_WHERE_PRESENT,
     MFU_CEILINGS,
+    TORCHAO_RECIPES,
     StepConstants,
 )
 from costmodels.llm.fit_constants import fit
-from costmodels.llm.mfu_ceiling import ceiling_field
+from costmodels.llm.fp8_recipes import default_recipe
+from costmodels.llm.mfu_ceiling import ceiling_field, framework_family
 from costmodels.llm.precision import linear_gemm_dtype, tensor_peak_flops
 from costmodels.llm.step import StepPrediction, predict_step
 from costmodels.validation.corpus import CorpusRow
 
-FIT_NAMES: tuple[str, ...] = (*FITTED, *FITTED_PYTORCH, *FITTED_MEGATRON_HOPPER)
+FIT_NAMES: tuple[str, ...] = (*FITTED, *FITTED_PYTORCH, *FITTED_WHERE_PRESENT)
 BOUNDS: dict[str, tuple[float, float]] = {
     "gemm_sustained": (0.3, 1.0),
     "hbm_efficiency": (0.3, 0.95),
@@ -57,6 +59,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "megatron_hopper_tensor_rate": (0.3, 1.5),
     "rowwise_gemm_efficiency": (0.2, 1.0),
     "fp8_cast_efficiency": (0.1, 1.0),
+    "te_fp8_cast_efficiency": (0.1, 1.0),
     "overlap_interference": (0.005, 1.0),
 }
 FLAT_DEFAULT = 0.5
@@ -99,9 +102,26 @@ def fit_on(rows: Sequence[CorpusRow], *, iterations: int = 25,
     best = measured_ceilings(rows)
     start = replace(start or StepConstants(),
                     **(best if ceilings else dict.fromkeys(best, 0.0)))  # fmt: skip
+    names = [n for n in names if n not in FITTED_WHERE_PRESENT or n in informed_names(rows)]
+    if "te_fp8_cast_efficiency" in names and start.te_fp8_cast_efficiency <= 0:
+        start = replace(start, te_fp8_cast_efficiency=1.0)  # log-fitted: start inside
     result = fit(lambda c, _link: weights * log_errors(rows, c), names, start, bounds=BOUNDS,
                  iterations=iterations, progress=progress)  # fmt: skip
     return Fitted(result.constants, tuple(sorted({r.source for r in rows})), result.evaluations)
+
+
+def informed_names(rows: Iterable[CorpusRow]) -> tuple[str, ...]:
+    """The FITTED_WHERE_PRESENT constants ``rows`` can inform: the Megatron Hopper rate where a
+    Megatron run on Hopper is among them, Transformer Engine's cast share where a TE fp8 run is;
+    without such runs each keeps its default (1; 0 = the torchao cast share)."""
+    rows = list(rows)
+    hopper = any(framework_family(r.options["framework"]) == "megatron"
+                 and r.tags["generation"] == "hopper" for r in rows)  # fmt: skip
+    te = any(linear_gemm_dtype(r.options["precision"]) == "fp8" and (
+        r.options["recipe"].fp8_recipe or default_recipe(r.options["framework"]))
+        not in TORCHAO_RECIPES for r in rows)  # fmt: skip
+    return (("megatron_hopper_tensor_rate",) if hopper else ()) + (
+        ("te_fp8_cast_efficiency",) if te else ())
 
 
 def fit_filtered(corpus: Iterable[CorpusRow], keep: Callable[[CorpusRow], bool],
