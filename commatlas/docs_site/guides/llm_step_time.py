@@ -190,7 +190,9 @@ def page_text(tax: Taxonomy) -> str:
         "Hopper (the DGX Cloud dev runs) reached 62 % MFU where those stacks reached 46 %, so "
         "Megatron kernels on Hopper run at the measured matmul rate "
         "(`megatron_hopper_tensor_rate` = 1, fitted only by the corpus-wide refits of "
-        "`benchmarks/llm_loso.py`, which hold those runs):",
+        "`benchmarks/llm_loso.py`, which hold those runs). `fp8_cast_efficiency` is likewise "
+        "torchao's; Transformer Engine's casts have their own share "
+        "(`te_fp8_cast_efficiency`, 0 = torchao's, fitted only where TE fp8 runs are held):",
         "",
         *c.table(["constant", "value", "fitted on"], constant_rows()),
         f"On the vTrain single-node rows the model is within {errors['vtrain_all_mape']:.1f} % "
