@@ -87,8 +87,9 @@ class StepConstants:
     flash_fwd_fraction_hopper_fa2: float = 0.35
     flash_bwd_fraction_hopper_fa2: float = 0.25
     # share of the modelled GEMM / attention rate PyTorch-native stacks sustain on Hopper
-    # (fitted on their Hopper dev rows: torchtitan, nanotron, llm-foundry H100; the A100
-    # constants above cover Ampere). It is the PyTorch stacks' own shortfall, not the GPU's:
+    # (shipped: fitted on torchtitan and nanotron, llm-pytorch-constants.json; the LOSO refits
+    # add llm-foundry's H100 rows; the A100 constants above cover Ampere). It is the PyTorch
+    # stacks' own shortfall, not the GPU's:
     # applied to Megatron-Core on Hopper as well, it left the DGX Cloud runs 10 % too slow held
     # out before any MFU ceiling (8B bf16 at 54 % MFU where 62 % was measured); Megatron on
     # Hopper runs at megatron_hopper_tensor_rate instead (tensor_rate)
