@@ -234,7 +234,11 @@ def predict_step(
     constants = constants or default_constants()
     if recipe.cuda_graphs:  # the host issues one graph per layer, not each kernel (recipe.py)
         constants = replace(constants, host_s_per_kernel=0.0)
-    clock = clock_factor(gpu.name, cluster.power_cap_w) * constants.tensor_rate(gpu.name)
+    casts = constants.cast_efficiency(recipe.fp8_recipe or default_recipe(kernel_set.name))
+    if casts != constants.fp8_cast_efficiency:  # Transformer Engine's casts (StepConstants)
+        constants = replace(constants, fp8_cast_efficiency=casts)
+    clock = (clock_factor(gpu.name, cluster.power_cap_w)
+             * constants.tensor_rate(gpu.name, kernel_set.name))
     n, m, pp = layout.gpus, layout.micro_batches, layout.pp
     v = layout.interleave if layout.schedule == "interleaved" else 1
     overhead_scale = calibration.overhead_scale if calibration else 1.0

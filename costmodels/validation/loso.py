@@ -1,20 +1,21 @@
 """The step model's constants fitted on a filtered set of corpus rows, and leave-one-source-out.
 
 ``fit_on(rows)`` fits every time constant of the step model (costmodels/llm/constants.py
-``FITTED`` and ``FITTED_PYTORCH``) jointly on ``rows`` with costmodels.llm.fit_constants.fit
-(Levenberg-Marquardt on log(predicted / measured)), each source weighted alike (a row's residual
-is scaled by 1 / sqrt(rows of its source), so vTrain's 720 rows count as much as Narayanan's
-ten). Its MFU ceilings (costmodels/llm/mfu_ceiling.py) are the best measured on ``rows``
-(``measured_ceilings``), not fitted; the order of the soft saturation toward them is fixed.
-It starts from the class defaults of StepConstants, never from the shipped values (those
-were fitted with every source, so starting there would leak a held-out source into a constant
-that the other sources cannot move), except host_s_per_kernel, which starts at ``host_prior``:
-the host time of a Megatron-style layer measured by benchmarks/llm_host_probe.py (vTrain's small
-models are the only host-bound dev runs, so without them no row moves that constant). Each
-constant is tied to its start with weight ``TIE`` (costmodels.llm.fit_constants.fit ``tie``): a
-constant the fitted rows cannot see stays there instead of being thrown to a bound.
-``loso(corpus)`` refits without each source in turn and predicts that source with the refitted
-constants: the held-out error of every constant at once.
+``FITTED``, ``FITTED_PYTORCH`` and ``FITTED_WHERE_PRESENT``; the last keep their defaults
+where no run informs them, ``informed_names``) jointly on ``rows`` with
+costmodels.llm.fit_constants.fit (Levenberg-Marquardt on log(predicted / measured)), each source
+weighted alike (a row's residual is scaled by 1 / sqrt(rows of its source), so vTrain's 720 rows
+count as much as Narayanan's ten). Its MFU ceilings (costmodels/llm/mfu_ceiling.py) are the best
+measured on ``rows`` (``measured_ceilings``), not fitted; the order of the soft saturation
+toward them is fixed. It starts from the class defaults of StepConstants, never from the shipped
+values (those were fitted with every source, so starting there would leak a held-out source into
+a constant that the other sources cannot move), except host_s_per_kernel, which starts at
+``host_prior``: the host time of a Megatron-style layer measured by benchmarks/llm_host_probe.py
+(vTrain's small models are the only host-bound dev runs, so without them no row moves that
+constant). Each constant is tied to its start with weight ``TIE``
+(costmodels.llm.fit_constants.fit ``tie``): a constant the fitted rows cannot see stays there
+instead of being thrown to a bound. ``loso(corpus)`` refits without each source in turn and
+predicts that source with the refitted constants: the held-out error of every constant at once.
 
 The flat baselines price a step as its hardware FLOPs (recomputation included) at one share of
 the dense peak of the step's GEMM precision, with nothing else: ``flat_fraction`` fits one
@@ -34,14 +35,22 @@ from pathlib import Path
 import numpy as np
 
 from costmodels.llm.compute import flops_per_step
-from costmodels.llm.constants import FITTED, FITTED_PYTORCH, MFU_CEILINGS, StepConstants
+from costmodels.llm.constants import (
+    FITTED,
+    FITTED_PYTORCH,
+    FITTED_WHERE_PRESENT,
+    MFU_CEILINGS,
+    TORCHAO_RECIPES,
+    StepConstants,
+)
 from costmodels.llm.fit_constants import fit
-from costmodels.llm.mfu_ceiling import ceiling_field
+from costmodels.llm.fp8_recipes import default_recipe
+from costmodels.llm.mfu_ceiling import ceiling_field, framework_family
 from costmodels.llm.precision import linear_gemm_dtype, tensor_peak_flops
 from costmodels.llm.step import StepPrediction, predict_step
 from costmodels.validation.corpus import CorpusRow
 
-FIT_NAMES: tuple[str, ...] = (*FITTED, *FITTED_PYTORCH)
+FIT_NAMES: tuple[str, ...] = (*FITTED, *FITTED_PYTORCH, *FITTED_WHERE_PRESENT)
 BOUNDS: dict[str, tuple[float, float]] = {
     "gemm_sustained": (0.3, 1.0),
     "hbm_efficiency": (0.3, 0.95),
@@ -54,8 +63,10 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "host_s_per_kernel": (5e-6, 200e-6),
     "microbatch_overhead_s": (1e-6, 50e-3),
     "hopper_tensor_rate": (0.3, 1.5),
+    "megatron_hopper_tensor_rate": (0.3, 1.5),
     "rowwise_gemm_efficiency": (0.2, 1.0),
     "fp8_cast_efficiency": (0.1, 1.0),
+    "te_fp8_cast_efficiency": (0.1, 1.0),
     "overlap_interference": (0.005, 1.0),
 }
 FLAT_DEFAULT = 0.5
@@ -112,9 +123,26 @@ def fit_on(rows: Sequence[CorpusRow], *, iterations: int = 25,
     best = measured_ceilings(rows)
     start = replace(start or StepConstants(host_s_per_kernel=host_prior()),
                     **(best if ceilings else dict.fromkeys(best, 0.0)))  # fmt: skip
+    names = [n for n in names if n not in FITTED_WHERE_PRESENT or n in informed_names(rows)]
+    if "te_fp8_cast_efficiency" in names and start.te_fp8_cast_efficiency <= 0:
+        start = replace(start, te_fp8_cast_efficiency=1.0)  # log-fitted: start inside
     result = fit(lambda c, _link: weights * log_errors(rows, c), names, start, bounds=BOUNDS,
                  iterations=iterations, progress=progress, tie=tie)  # fmt: skip
     return Fitted(result.constants, tuple(sorted({r.source for r in rows})), result.evaluations)
+
+
+def informed_names(rows: Iterable[CorpusRow]) -> tuple[str, ...]:
+    """The FITTED_WHERE_PRESENT constants ``rows`` can inform: the Megatron Hopper rate where a
+    Megatron run on Hopper is among them, Transformer Engine's cast share where a TE fp8 run is;
+    without such runs each keeps its default (1; 0 = the torchao cast share)."""
+    rows = list(rows)
+    hopper = any(framework_family(r.options["framework"]) == "megatron"
+                 and r.tags["generation"] == "hopper" for r in rows)  # fmt: skip
+    te = any(linear_gemm_dtype(r.options["precision"]) == "fp8" and (
+        r.options["recipe"].fp8_recipe or default_recipe(r.options["framework"]))
+        not in TORCHAO_RECIPES for r in rows)  # fmt: skip
+    return (("megatron_hopper_tensor_rate",) if hopper else ()) + (
+        ("te_fp8_cast_efficiency",) if te else ())
 
 
 def fit_filtered(corpus: Iterable[CorpusRow], keep: Callable[[CorpusRow], bool],

@@ -150,3 +150,30 @@ def test_the_host_start_is_the_probes_measurement() -> None:
     assert host_prior() == pytest.approx(per_layer / record["modelled_launches_per_layer"])
     # the probe's layer launches at least the kernels the model counts for it
     assert record["cuda_launches_per_layer"] >= record["modelled_launches_per_layer"]
+
+
+def test_megatron_on_hopper_has_its_own_tensor_rate_and_te_its_own_casts() -> None:
+    """Issue 36: the Hopper rate and the float8 cast share fitted on the PyTorch stacks are
+    theirs; Megatron kernels on Hopper take their own rate (1 until a fit holds such runs) and
+    Transformer Engine recipes their own cast share (0: torchao's), and a fit only frees what
+    its rows can inform."""
+    from dataclasses import replace
+
+    from costmodels.llm.constants import FITTED_WHERE_PRESENT, StepConstants
+    from costmodels.validation.loso import informed_names
+
+    c = StepConstants(hopper_tensor_rate=0.7, megatron_hopper_tensor_rate=0.9,
+                      fp8_cast_efficiency=0.4)  # fmt: skip
+    assert c.tensor_rate("H100 SXM", "pytorch-compile") == 0.7
+    assert c.tensor_rate("H100 SXM", "megatron") == 0.9
+    assert c.tensor_rate("A100 80GB SXM", "megatron") == c.tensor_rate("A100 80GB SXM") == 1.0
+    assert c.cast_efficiency("delayed") == 0.4  # 0: as torchao's
+    own = replace(c, te_fp8_cast_efficiency=0.2)
+    assert (own.cast_efficiency("delayed"), own.cast_efficiency("rowwise")) == (0.2, 0.4)
+    dgxc = load_corpus(("dgxc",))
+    assert informed_names(dgxc) == FITTED_WHERE_PRESENT
+    assert informed_names([r for r in dgxc if r.options["precision"] == "bf16"]) == (
+        "megatron_hopper_tensor_rate",)  # fmt: skip
+    assert informed_names(load_corpus(("torchtitan", "korthikanti"))) == ()
+    fp8 = next(r for r in dgxc if r.options["precision"] == "fp8")
+    assert predict(fp8, own).iteration_time_s > predict(fp8, c).iteration_time_s

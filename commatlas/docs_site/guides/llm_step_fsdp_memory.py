@@ -51,7 +51,7 @@ def block_numbers(gpus: int) -> dict[str, float]:
     shape, layout, cluster = preset_shape(FSDP_MODEL, FSDP_SEQ), fsdp_layout(gpus), fsdp_cluster()
     constants = default_constants()
     shard = LayerShard(layout.micro_batch, FSDP_SEQ, FSDP_SEQ, 1, False)
-    clock = constants.tensor_rate(cluster.gpu.name)
+    clock = constants.tensor_rate(cluster.gpu.name, FRAMEWORK)
     stages = stage_times(shape, layout, shard, cluster.gpu, "bf16", FRAMEWORK, constants, None,
                          clock=clock)  # fmt: skip
     kind = stages.kinds[False]

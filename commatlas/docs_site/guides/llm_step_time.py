@@ -185,9 +185,14 @@ def page_text(tax: Taxonomy) -> str:
         "(least squares on the log of predicted over measured time; the allocator reserve on "
         "reported memory) on dev data only; everything else is a datasheet number, a published "
         "measurement or a hand count. The Hopper / PyTorch ones leave the A100 ones untouched; "
-        "`hopper_tensor_rate` is the share of the modelled tensor-core rate Hopper GPUs "
-        "sustained in those runs, which no Megatron-on-Hopper dev run separates from the "
-        "PyTorch stacks themselves:",
+        "`hopper_tensor_rate` is the share of the modelled tensor-core rate the PyTorch-native "
+        "stacks sustained on Hopper in those runs. It is theirs, not the GPU's: Megatron-Core on "
+        "Hopper (the DGX Cloud dev runs) reached 62 % MFU where those stacks reached 46 %, so "
+        "Megatron kernels on Hopper run at the measured matmul rate "
+        "(`megatron_hopper_tensor_rate` = 1, fitted only by the corpus-wide refits of "
+        "`benchmarks/llm_loso.py`, which hold those runs). `fp8_cast_efficiency` is likewise "
+        "torchao's; Transformer Engine's casts have their own share "
+        "(`te_fp8_cast_efficiency`, 0 = torchao's, fitted only where TE fp8 runs are held):",
         "",
         *c.table(["constant", "value", "fitted on"], constant_rows()),
         f"On the vTrain single-node rows the model is within {errors['vtrain_all_mape']:.1f} % "
