@@ -41,89 +41,37 @@ Section 6.4), peak being the dense tensor-core rate of the chosen precision's li
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
 from costmodels.llm.async_tp import exposed_layer_tp
-from costmodels.llm.communication import (
-    CommBreakdown,
-    communication_breakdown,
-    stage_parameters_per_gpu,
-    wire_bytes,
-)
+from costmodels.llm.communication import CommBreakdown, communication_breakdown, wire_bytes
 from costmodels.llm.compute import flops_per_step
 from costmodels.llm.constants import StepConstants, default_constants
 from costmodels.llm.dp_exposure import fsdp_stages, zero12_exposed
-from costmodels.llm.edge_ops import optimizer_kernel
 from costmodels.llm.error_bands import HOST_BOUND_SHARE, expected_error_detail
 from costmodels.llm.fp8_recipes import BLACKWELL_ONLY, default_recipe
 from costmodels.llm.framework_dp import framework_dp, framework_recipe, layout_problem
-from costmodels.llm.frameworks import KERNELS_OF, LOSS_SCALE_BYTES, get_kernel_set
+from costmodels.llm.frameworks import KERNELS_OF, get_kernel_set
 from costmodels.llm.gpu_arch import gpu_arch
-from costmodels.llm.hybrid_ops import dense_layers_equivalent
-from costmodels.llm.kernel_time import kernel_seconds
-from costmodels.llm.kernels import memory_kernel
-from costmodels.llm.layer_kinds import stage_counts, stage_sizes
-from costmodels.llm.layer_ops import LayerShard, weight_cast_bytes
 from costmodels.llm.memory import fits, memory_per_gpu, memory_verdict, usable_memory_bytes
 from costmodels.llm.mfu_ceiling import FLAG as MFU_FLAG
 from costmodels.llm.mfu_ceiling import saturate
 from costmodels.llm.operator_table import OperatorTable
+from costmodels.llm.optimizer_time import layer_shard, optimizer_seconds
 from costmodels.llm.pipeline import bubble_fraction
 from costmodels.llm.power import clock_factor
 from costmodels.llm.precision import check_precision, linear_gemm_dtype, tensor_peak_flops
 from costmodels.llm.recipe import DEFAULT_RECIPE, TrainingRecipe
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 from costmodels.llm.stage_times import StageTimes, stage_times
+from costmodels.llm.step_prediction import BREAKDOWN_KEYS, StepPrediction
 from costmodels.llm.tp_schedule import TPCollective, tp_collectives
 
 if TYPE_CHECKING:
     from costmodels.llm.step_calibration import StepCalibration
 
-BREAKDOWN_KEYS = ("gemm", "attention", "memory_bound", "optimizer", "communication_exposed",
-                  "bubble")  # fmt: skip
-
-
-@dataclass(frozen=True)
-class StepPrediction:
-    """One optimizer step, SI units. ``*_comm_s`` are per-step seconds of each dimension's
-    communication on one GPU of the busiest stage (before overlap); ``exposed_comm_s`` is what
-    adds to the step after overlap (= compute_breakdown_s["communication_exposed"]).
-    ``memory_breakdown_bytes`` sums exactly to ``memory_per_gpu_bytes``; ``fits`` compares it
-    with ``usable_memory_bytes`` (the GPU's memory less ``memory_reserve_bytes`` the driver
-    keeps)."""
-
-    iteration_time_s: float
-    compute_s: float  # the slowest stage's kernel time over the step (GEMM + attention + other)
-    memory_per_gpu_bytes: float
-    fits: bool
-    bubble_fraction: float
-    model_flops_utilization: float
-    hardware_flops_utilization: float
-    tflops_per_gpu: float
-    tp_comm_s: float
-    pp_comm_s: float
-    dp_comm_s: float
-    cp_comm_s: float
-    ep_comm_s: float
-    exposed_comm_s: float
-    tokens_per_s_per_gpu: float
-    compute_breakdown_s: dict[str, float]
-    memory_breakdown_bytes: dict[str, float]
-    usable_memory_bytes: float
-    memory_reserve_bytes: float
-    expected_error_pct: float
-    unvalidated_mechanisms: tuple[str, ...]
-    # "fits" | "may not fit" (within memory.MAY_NOT_FIT_BAND above the usable memory) |
-    # "does not fit"; ``fits`` stays the strict comparison
-    memory_verdict: str = "fits"
-    # dev runs with exactly this combination of mechanisms behind ``expected_error_pct``, and
-    # whether they are fewer than 10 (the band is then widened: combination_bands.py)
-    expected_error_rows: int = 0
-    expected_error_few_rows: bool = True
-    # share of the step the GPU idles waiting for the host to launch kernels (error_bands.py
-    # tags a step at HOST_BOUND_SHARE or more "host-bound")
-    host_bound_share: float = 0.0
+__all__ = ["BREAKDOWN_KEYS", "StepPrediction", "predict_step"]  # the first two: step_prediction.py
 
 
 def _normalised(layout: Layout) -> Layout:
@@ -131,47 +79,6 @@ def _normalised(layout: Layout) -> Layout:
     if layout.interleave > 1 and layout.schedule != "interleaved":
         return replace(layout, schedule="interleaved")
     return layout
-
-
-def _shard(shape: TransformerShape, layout: Layout, moe_load: float | None = None,
-           flash_version: int | None = None) -> LayerShard:  # fmt: skip
-    return LayerShard(layout.micro_batch, shape.seq_len // layout.cp, shape.seq_len, layout.tp,
-                      layout.sequence_parallel, layout.ep, layout.etp, moe_load or 0.0,
-                      flash_version or 0)  # fmt: skip
-
-
-def _optimizer_s(shape: TransformerShape, layout: Layout, cluster: LLMCluster, precision: str,
-                 framework: str, constants: StepConstants, table: OperatorTable | None,
-                 recipe: TrainingRecipe) -> float:  # fmt: skip
-    dense, expert = stage_parameters_per_gpu(shape, layout)
-    params = dense + expert
-    if layout.zero >= 1:  # the distributed optimizer updates 1/dp of the shard (ZeRO-1)
-        params /= layout.dp * layout.cp
-    kernel_set = get_kernel_set(framework)
-    layers = max(stage_sizes(shape.layers, layout.pp, layout.first_stage_layers,
-                             layout.last_stage_layers))  # fmt: skip
-    opt = optimizer_kernel(params, layers, shape.gated_mlp, kernel_set)
-    if precision == "fp16":
-        opt = memory_kernel(opt.name, opt.bytes + LOSS_SCALE_BYTES * params, opt.launches + 1)
-    seconds = kernel_seconds(opt, cluster.gpu, constants, table)
-    hybrid = bool(shape.hybrid_pattern)  # issue 39: its own GEMMs' weights, per stage
-    casts = (
-        weight_cast_bytes(
-            shape,
-            _shard(shape, layout),
-            precision,
-            moe=False if hybrid else None,
-            fp8_recipe=recipe.fp8_recipe,
-            framework=framework,
-        )
-        * (dense_layers_equivalent(shape, stage_counts(shape, layout.pp, layout.first_stage_layers,
-                                                       layout.last_stage_layers),
-                                   layout.tp, layout.ep, layout.etp) if hybrid else layers)
-    )  # fmt: skip
-    if casts:
-        seconds += kernel_seconds(memory_kernel("fp8-weight-cast", casts, launches=int(layers)),
-                                  cluster.gpu, constants, table)  # fmt: skip
-    return seconds
 
 
 def _tp_exposed_per_mb(
@@ -247,7 +154,7 @@ def predict_step(
     shards = (layout.dp * layout.cp if fp8 and layout.zero == 3
               and recipe.gathers_fp8(kernel_set.name) else 1)  # fmt: skip
     load = recipe.moe_imbalance if layout.ep > 1 else None  # one EP rank: the mean is the max
-    shard = _shard(shape, layout, load, recipe.flash_attention)
+    shard = layer_shard(shape, layout, load, recipe.flash_attention)
     stages = stage_times(shape, layout, shard, gpu, precision, kernel_set.name,
                          constants, operator_table, fp8_recipe=recipe.fp8_recipe, clock=clock,
                          calibration=calibration, weight_shards=shards,
@@ -287,7 +194,7 @@ def predict_step(
         dp_after, dp_hidden = zero12_exposed(comm, t_f, recipe.overlaps_param_gather(
             kernel_set.name) and layout.zero in (1, 2))  # fmt: skip
     interference = constants.overlap_interference * (dp_hidden + tp_hidden + pp_hidden)
-    optimizer = _optimizer_s(shape, layout, cluster, precision, kernel_set.name, constants,
+    optimizer = optimizer_seconds(shape, layout, cluster, precision, kernel_set.name, constants,
                              operator_table, recipe) * overhead_scale  # fmt: skip
     step_host = constants.step_overhead_s * overhead_scale
 
