@@ -52,3 +52,22 @@ def test_only_megatron_alltoall_with_experts_on_the_tp_group() -> None:
     assert _routed_top_k(GROK, LAYOUT, TrainingRecipe(moe_dispatcher="deepep"), "megatron") == 0
     dense = TransformerShape(4, 6144, 48, 4096, ffn=32768, vocab=128256, gated_mlp=True)
     assert _routed_top_k(dense, LAYOUT, recipe, "megatron") == 0
+
+
+def test_sort_chunks_where_a_gpu_holds_several_experts() -> None:
+    from costmodels.llm.frameworks import get_kernel_set
+    from costmodels.llm.layer_ops import LayerShard, layer_kernels
+
+    megatron = get_kernel_set("megatron")
+    # tp 4, ep 2: 4096 tokens x top_k 2 x ep 2 / 8 experts = 2048 rows per expert, 4 experts here
+    ep2 = layer_kernels(GROK, LayerShard(1, 4096, 4096, 4, True, ep=2, moe_load=1.0), "bf16",
+                        megatron)  # fmt: skip
+    sort = {k.name: k.bytes for k in (*ep2.forward, *ep2.backward) if "sort-chunks" in k.name}
+    hand = 2 * (2 + 2) * (2048 * 4) * 6144  # sort + restore, bf16 read + write of 8,192 rows
+    assert sort == {"moe-sort-chunks": hand, "moe-sort-chunks-grad": hand}
+    ep8 = layer_kernels(GROK, LayerShard(1, 4096, 4096, 4, True, ep=8, moe_load=1.0), "bf16",
+                        megatron)  # fmt: skip
+    assert not [k for k in ep8.forward if "sort-chunks" in k.name]  # one expert: no regrouping
+    other = layer_kernels(GROK, LayerShard(1, 4096, 4096, 4, True, ep=2, moe_load=1.0), "bf16",
+                          get_kernel_set("pytorch"))  # fmt: skip
+    assert not [k for k in other.forward if "sort-chunks" in k.name]
