@@ -49,13 +49,17 @@ def exposed_layer_tp(
     times: LayerTimes,
     tp: int,
     interference: float,
+    moe: bool | None = None,
 ) -> float:
     """Exposed TP seconds of one layer and micro-batch under async TP: each collective (of
-    ``seconds[i]``) against the GEMMs it is fused with; an unfused one is exposed whole."""
+    ``seconds[i]``) against the GEMMs it is fused with; an unfused one is exposed whole. ``moe``:
+    the layer's kind (only the collectives it runs count, tp_schedule.py; None: all)."""
     if tp <= 1:
         return 0.0
     exposed = 0.0
     for collective, comm_s in zip(collectives, seconds, strict=True):
+        if not collective.runs_in(moe):
+            continue
         if not collective.gemms:
             exposed += comm_s
             continue

@@ -215,7 +215,8 @@ def communication_breakdown(
     if tp_schedule is None:
         tp_schedule = tp_collectives(shape, layout.recompute, layout.sequence_parallel)
     tp_each = tuple(_tp_seconds(c, act, spans["tp"], cluster, nccl) for c in tp_schedule)
-    tp = m * tp_layers * sum(tp_each)
+    kind_layers = {"all": tp_layers, "moe": moe_layers, "dense": max(0.0, tp_layers - moe_layers)}
+    tp = m * sum(s * kind_layers[c.layers] for c, s in zip(tp_schedule, tp_each, strict=True))
 
     pp = _pp_seconds(layout, cluster, act, spans, pp_scatter_gather, nccl)
 
@@ -259,7 +260,7 @@ def communication_breakdown(
 
 def _tp_seconds(c: TPCollective, act: float, span: GroupSpan, cluster: LLMCluster,
                 nccl: bool) -> float:  # fmt: skip
-    n_bytes = act * c.element_bytes / BF16
+    n_bytes = act * c.element_bytes / BF16 * c.rows
     if c.kind == "all-reduce":
         return allreduce_s(n_bytes, span, cluster, nccl)
     return collective_s(c.kind, n_bytes, span, cluster, nccl)

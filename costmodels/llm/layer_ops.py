@@ -7,7 +7,11 @@ attention core is costmodels/llm/attention.py; the element-wise ops come from th
 fusion set (costmodels/llm/frameworks.py).
 
 MoE layers add the token permutation and its inverse (read + write of T top_k h, twice each
-way) around the grouped expert GEMMs.
+way) around the grouped expert GEMMs. Megatron-Core's dispatcher, where a GPU holds more than
+one expert, also regroups the received tokens by local expert after the exchange and restores
+their order before the combine ("Permutation 2": ``sort_chunks_by_idxs``, or with capacity
+padding a view/transpose copy, in ``MoEAlltoAllTokenDispatcher``), a read + write of the rows
+the GPU's experts run, each way, forward and backward (issue 39, the Grok-1 DGX Cloud runs).
 
 FP8 (costmodels/llm/fp8_recipes.py): the linear layers' GEMMs (not the router) take fp8 inputs;
 each recipe adds its casts: inputs that a fused norm does not cast, every output gradient, and
@@ -216,6 +220,11 @@ def layer_kernels(
         routed = shard.tokens * shape.top_k * shape.expert_width * 2.0  # latent if LatentMoE
         forward.append(memory_kernel("moe-permute", 4 * routed, launches=2))
         backward.append(memory_kernel("moe-permute-grad", 4 * routed, launches=2))
+        experts = next(x for x in linears if x.name == "expert-in")
+        if kernel_set.name == "megatron" and experts.batch > 1:  # "Permutation 2" (docstring)
+            held = 4.0 * experts.m * experts.batch * shape.expert_width  # bf16 read + write
+            forward.append(memory_kernel("moe-sort-chunks", 2 * held, launches=2))
+            backward.append(memory_kernel("moe-sort-chunks-grad", 2 * held, launches=2))
     if not kernel_set.fused_grad_accumulation:  # main_grad += grad: read 2 + 4, write 4
         backward.append(memory_kernel("grad-accumulate", 10.0 * local_weights(linears),
                                       launches=len(linears)))  # fmt: skip

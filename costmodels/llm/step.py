@@ -81,6 +81,17 @@ def _normalised(layout: Layout) -> Layout:
     return layout
 
 
+def _routed_top_k(shape: TransformerShape, layout: Layout, recipe: TrainingRecipe,
+                  framework: str) -> int:  # fmt: skip
+    """top_k where MoE layers' TP collectives carry the routed tokens (Megatron-Core's
+    all-to-all dispatcher with the experts on the TP group, costmodels/llm/tp_schedule.py), else
+    0 (other frameworks and dispatchers, expert TP apart from TP, hybrid layer patterns)."""
+    if (framework == "megatron" and shape.experts > 1 and not shape.hybrid_pattern
+            and recipe.moe_dispatcher in (None, "alltoall") and layout.expert_tp == layout.tp):
+        return shape.top_k
+    return 0
+
+
 def _tp_exposed_per_mb(
     stages: StageTimes,
     comm: CommBreakdown,
@@ -100,7 +111,8 @@ def _tp_exposed_per_mb(
         share = n / 2 if isinstance(moe, str) else n
         exposed += share * exposed_layer_tp(schedule, comm.tp_collective_s,
                                             stages.kinds[moe].raw, layout.tp,
-                                            constants.overlap_interference)  # fmt: skip
+                                            constants.overlap_interference,
+                                            moe if isinstance(moe, bool) else None)  # fmt: skip
     return exposed, max(0.0, comm.tp - layout.micro_batches * exposed)
 
 
@@ -165,7 +177,9 @@ def predict_step(
     schedule = tp_collectives(shape, layout.recompute, layout.sequence_parallel,
                               (recipe.fp8_recipe or default_recipe(kernel_set.name)) if fp8
                               else None, kernel_set.separate_projections,
-                              kernel_set.fp8_tp_gather)  # fmt: skip
+                              kernel_set.fp8_tp_gather, _routed_top_k(shape, layout, recipe,
+                                                                      kernel_set.name),
+                              shape.shared_experts > 0)  # fmt: skip
     comm = communication_breakdown(
         shape, layout, cluster, fwd_s_per_microbatch=t_f, bwd_s_per_microbatch=t_b,
         grad_bytes=wire.grad_reduce, param_bytes=wire.param_gather,

@@ -45,11 +45,22 @@ input (read at pytorch/pytorch 5f65158a; the fused ops are ``symm_mem.fused_all_
 
 MoE layers keep the same collectives; their MLP-block pairs fuse with the shared experts' GEMMs
 where there are any (the routed experts run on dispatched tokens).
+
+Megatron-Core's all-to-all token dispatcher (``routed_top_k``; issue 39, the Grok-1 DGX Cloud
+runs): the routed experts' linears do no TP communication of their own; the dispatcher
+all-gathers the dispatched tokens over the TP group after the expert-parallel all-to-all
+(``gather_from_sequence_parallel_region`` in ``MoEAlltoAllTokenDispatcher``, then the expert
+GEMMs) and reduce-scatters the experts' output before the combine all-to-all; the backward
+runs the transposes. These carry the routed copies, top_k x the layer's sequence-parallel
+tokens (with capacity padding every expert gets exactly its mean share), and no GEMM is fused
+with them (Transformer Engine's userbuffer overlap belongs to the non-expert linears), so they
+are exposed. They replace the MLP pair of a MoE layer without shared experts; a shared expert
+(its own sequence-parallel MLP) keeps the layer's pair.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from costmodels.llm.linear_shapes import op_recompute_share
@@ -64,6 +75,12 @@ class TPCollective:
     phase: str  # "forward" | "backward" | "recompute"
     element_bytes: float  # 2 (bf16) or 1 (float8 tensorwise all-gathers)
     gemms: tuple[tuple[str, float], ...] = ()  # (GEMM kernel name, share run fused); () = none
+    layers: str = "all"  # the layers that run it: "all", "dense" or "moe" (routed tokens)
+    rows: float = 1.0  # its volume in the layer's sequence-parallel activations (top_k: routed)
+
+    def runs_in(self, moe: bool | None) -> bool:
+        """Whether a MoE (``moe``) or dense layer runs it (None: a layer of any kind)."""
+        return moe is None or self.layers == "all" or (self.layers == "moe") == moe
 
 
 def _consumers(shape: TransformerShape, block: str) -> tuple[str, ...]:
@@ -86,11 +103,15 @@ def tp_collectives(
     fp8_recipe: str | None = None,
     separate_projections: bool = False,
     torchao_tp: bool = False,
+    routed_top_k: int = 0,
+    shared_experts: bool = False,
 ) -> tuple[TPCollective, ...]:
     """Every TP collective of one layer and micro-batch (module docstring). ``fp8_recipe``: the
     float8 recipe of an fp8 step (None: 16-bit); ``torchao_tp``: float8 TP as torchtitan runs
     it (tensorwise: all-gathers in float8); ``separate_projections``: q/k/v and gate/up are
-    separate linear modules."""
+    separate linear modules; ``routed_top_k`` > 0: MoE layers gather and scatter that many
+    routed copies of their tokens (Megatron-Core's all-to-all dispatcher, module docstring), of
+    a model with (``shared_experts``) or without shared experts."""
     out: list[TPCollective] = []
     fp8_gather = torchao_tp and fp8_recipe == "tensorwise"
     cast_after_gather = fp8_recipe == "rowwise"
@@ -119,4 +140,20 @@ def tp_collectives(
                                 else tuple((f"{n}-dgrad", 1.0) for n, _ in producer)))  # fmt: skip
         out.append(TPCollective("reduce-scatter", "backward", 2.0,
                                 () if separate_projections else dgrads))  # fmt: skip
+    if routed_top_k > 0 and sequence_parallel:
+        out = _with_routed(out, routed_top_k, shared_experts, recompute == "full")
     return tuple(out)
+
+
+def _with_routed(out: list[TPCollective], top_k: int, shared: bool,
+                 full: bool) -> list[TPCollective]:  # fmt: skip
+    """The schedule with the dispatcher's routed-token collectives of MoE layers (module
+    docstring); the MLP pair then runs in dense layers only, unless there are shared experts."""
+    if not shared:  # the loop above emits the attention block's collectives, then the MLP's
+        half = len(out) // 2
+        out = out[:half] + [replace(c, layers="dense") for c in out[half:]]
+    phases = ["forward", "backward"] + (["recompute"] if full else [])
+    for phase in phases:
+        for kind in ("all-gather", "reduce-scatter"):
+            out.append(TPCollective(kind, phase, 2.0, (), layers="moe", rows=float(top_k)))
+    return out

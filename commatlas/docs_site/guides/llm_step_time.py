@@ -254,7 +254,11 @@ def page_text(tax: Taxonomy) -> str:
         "pipeline depth where they split. `--etp N` is Megatron's expert tensor-parallel "
         "size: the ep x etp expert ranks are carved from tp x cp x dp, so EP may span the TP "
         "group (`--tp 4 --dp 8 --ep 32 --etp 1`: whole experts, each rank its "
-        "sequence-parallel share of the tokens); plan-llm's `--etp 0,1` searches it.",
+        "sequence-parallel share of the tokens); plan-llm's `--etp 0,1` searches it. With "
+        "Megatron's all-to-all dispatcher and etp = tp, a MoE layer's TP all-gather and "
+        "reduce-scatter carry the dispatched top_k copies of its tokens, exposed (the expert "
+        "linears overlap nothing), and a GPU holding several experts regroups the received "
+        "tokens by expert and back (a copy each way).",
         "",
         *rowwise_section(shape(), STEP_LAYOUT, cluster()),
         "## Calibrating on your own step",
