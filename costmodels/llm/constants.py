@@ -41,6 +41,9 @@ FITTED: tuple[str, ...] = (
 )
 PYTORCH_DATA = DATA.with_name("llm-pytorch-constants.json")
 CEILINGS_DATA = DATA.with_name("llm-mfu-ceilings.json")
+# FITTED_WHERE_PRESENT fitted on the DGX Cloud Megatron-Core H100 rows (fit half), with every other
+# constant at its shipped value: benchmarks/llm_megatron_hopper_fit.py
+MEGATRON_HOPPER_DATA = DATA.with_name("llm-megatron-hopper-constants.json")
 # per GPU generation, precision class and framework family (costmodels/llm/mfu_ceiling.py)
 MFU_CEILINGS: tuple[str, ...] = tuple(
     f"mfu_ceiling_{gen}{fp8}_{family}" for family in ("megatron", "pytorch")
@@ -189,13 +192,16 @@ class StepConstants:
 
 @cache
 def default_constants(path: Path = DATA, pytorch_path: Path = PYTORCH_DATA) -> StepConstants:
-    """The fitted constants shipped in costmodels/data/llm-step-constants.json and
-    llm-pytorch-constants.json (the second may be absent while it is being fitted)."""
+    """The fitted constants shipped in costmodels/data/llm-step-constants.json,
+    llm-pytorch-constants.json and llm-megatron-hopper-constants.json (the last two may be
+    absent while they are being fitted), with the measured MFU ceilings."""
     values = {k: float(v) for k, v in json.loads(path.read_text())["constants"].items()}
     if pytorch_path.exists():
         record = json.loads(pytorch_path.read_text())["constants"]
         values.update({k: float(v) for k, v in record.items()})
-    if pytorch_path == PYTORCH_DATA and CEILINGS_DATA.exists():
-        record = json.loads(CEILINGS_DATA.read_text())["constants"]
-        values.update({k: float(v) for k, v in record.items()})
+    if pytorch_path == PYTORCH_DATA:
+        for extra in (CEILINGS_DATA, MEGATRON_HOPPER_DATA):
+            if extra.exists():
+                record = json.loads(extra.read_text())["constants"]
+                values.update({k: float(v) for k, v in record.items()})
     return StepConstants(**values)

@@ -65,19 +65,19 @@ def test_flash_attention_2_runs_the_attention_at_its_hopper_rate() -> None:
 
 
 def test_dgxc_rows_within_their_limits() -> None:
-    """Megatron-Core on Hopper runs at the measured matmul rate (issue 36: the Hopper rate fitted
-    on the PyTorch stacks, applied to Megatron as well, left every dense bf16 dgxc row 10-19 %
-    too slow). Dense bf16 rows within 10 %, dense fp8 within 16 %; Grok-1 bf16 within 13 % and
-    Grok-1 fp8 14-21 % too fast (within 15 % only while the PyTorch stacks' rate slowed every
-    Megatron Hopper step; the dispatcher's routed-token TP collectives, tp_schedule.py, took
-    1.6-2.4 points off): the rest of the MoE + fp8 shortfall no mechanism here explains yet."""
+    """Megatron-Core on Hopper runs at its own tensor rate and Transformer Engine's casts at
+    their own share (issue 36: the Hopper rate fitted on the PyTorch stacks, applied to Megatron
+    as well, left every dense bf16 dgxc row 10-19 % too slow), both fitted on the dgxc fit half
+    (costmodels/validation/megatron_hopper_fit.py); the dispatcher's routed-token TP collectives
+    and the per-expert regrouping are priced (tp_schedule.py, layer_ops.py). Dense bf16 rows
+    within 10 %, dense fp8 within 12 %, and every Grok-1 row within issue 39's 15 %."""
     runs = dgxc_runs()
     grok = [r for r in runs if r["tags"]["model"] == "grok1-314b"]
     assert len(grok) == 18 and all(r["options"]["recipe"].flash_attention == 2 for r in grok)
     dense = [r for r in runs if r["tags"]["model"] != "grok1-314b"]
     assert all(r["options"]["recipe"].flash_attention is None for r in dense)
-    limits = {(False, "bf16"): 0.10, (False, "fp8"): 0.16, (True, "bf16"): 0.13,
-              (True, "fp8"): 0.22}  # fmt: skip
+    limits = {(False, "bf16"): 0.10, (False, "fp8"): 0.12, (True, "bf16"): 0.15,
+              (True, "fp8"): 0.15}  # fmt: skip
     for run in runs:
         step = predict_step(run["shape"], run["layout"], run["cluster"], **run["options"])
         error = step.iteration_time_s / run["measured_s"] - 1

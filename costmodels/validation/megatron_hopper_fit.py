@@ -1,0 +1,64 @@
+"""The shipped values of the Megatron-on-Hopper constants (costmodels/llm/constants.py
+``FITTED_WHERE_PRESENT``: ``megatron_hopper_tensor_rate``, ``te_fp8_cast_efficiency``).
+
+Each framework family's constants are fitted on that family's dev runs: the A100 Megatron ones
+on vTrain and Narayanan Table 1, the PyTorch-native ones on torchtitan and nanotron
+(benchmarks/llm_step_fit.py). Megatron-Core on Hopper with Transformer Engine is only in the DGX
+Cloud benchmark rows (../shared/data/dgxc-megatron-h100-dev.csv, corpus source ``dgxc``), so its
+two constants are fitted there: on the fit half (every other dgxc row, in corpus order), every
+other constant held at its shipped value, Levenberg-Marquardt on log(predicted / measured)
+(costmodels.llm.fit_constants.fit) within the LOSO bounds. The other half is the hold-out the
+benchmark prints; llm-foundry's Transformer Engine fp8 rows (``amp_fp8``), which share the cast
+constant and are not fitted here, are a second check. The leave-one-source-out fits
+(costmodels/validation/loso.py) refit both constants themselves and never read these values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from costmodels.llm.constants import FITTED_WHERE_PRESENT, StepConstants, default_constants
+from costmodels.llm.fit_constants import fit
+from costmodels.validation.corpus import CorpusRow, load_corpus
+from costmodels.validation.loso import BOUNDS, log_errors
+
+CAST_START = 0.3  # a start inside the log-fitted range (0 means "as torchao's": not fittable)
+
+
+@dataclass(frozen=True)
+class MegatronHopperFit:
+    """The fitted values and the rows they came from (indices into the dgxc corpus rows)."""
+
+    constants: dict[str, float]
+    fit_rows: tuple[int, ...]
+    hold_rows: tuple[int, ...]
+
+
+def unfitted() -> StepConstants:
+    """The shipped constants with the two Megatron-on-Hopper ones at their class defaults."""
+    plain = StepConstants()
+    return replace(default_constants(),
+                   **{name: getattr(plain, name) for name in FITTED_WHERE_PRESENT})  # fmt: skip
+
+
+def fit_megatron_hopper(rows: Sequence[CorpusRow] | None = None,
+                        iterations: int = 15) -> MegatronHopperFit:  # fmt: skip
+    """Fit ``FITTED_WHERE_PRESENT`` on the even-indexed dgxc rows (module docstring)."""
+    rows = list(rows if rows is not None else load_corpus(("dgxc",)))
+    fit_idx = tuple(range(0, len(rows), 2))
+    train = [rows[i] for i in fit_idx]
+    start = replace(unfitted(), te_fp8_cast_efficiency=CAST_START)
+    result = fit(lambda c, _link: log_errors(train, c), FITTED_WHERE_PRESENT, start,
+                 bounds=BOUNDS, iterations=iterations)  # fmt: skip
+    values = {name: float(getattr(result.constants, name)) for name in FITTED_WHERE_PRESENT}
+    return MegatronHopperFit(values, fit_idx, tuple(range(1, len(rows), 2)))
+
+
+def mean_abs_pct(rows: Sequence[CorpusRow], constants: StepConstants) -> float:
+    """Mean |predicted / measured - 1| in percent over ``rows``."""
+    if not rows:
+        return float("nan")
+    return float(100 * np.mean(np.abs(np.expm1(log_errors(rows, constants)))))
