@@ -1,10 +1,10 @@
-"""Fit the Megatron-on-Hopper constants on the DGX Cloud dev rows and (with --write) ship them.
+"""Fit the Megatron-on-Hopper tensor rate on the DGX Cloud dev rows and (with --write) ship it.
 
     .venv/bin/python benchmarks/llm_megatron_hopper_fit.py [--write]
 
 Method and data: costmodels/validation/megatron_hopper_fit.py. Prints the dgxc fit half, the
-held-out half, the Grok-1 MoE rows and llm-foundry's fp8 rows (Transformer Engine, not fitted)
-before (both constants at their class defaults) and after; --write writes
+held-out half, the Grok-1 MoE rows and llm-foundry's fp8 rows (another stack: must not move)
+before (the rate at its class default) and after; --write writes
 costmodels/data/llm-megatron-hopper-constants.json (read by costmodels.llm.default_constants).
 """
 
@@ -40,7 +40,7 @@ def main() -> None:
         "dgxc fit half": [dgxc[i] for i in result.fit_rows],
         "dgxc held-out half": [dgxc[i] for i in result.hold_rows],
         "dgxc Grok-1 (MoE)": [r for r in dgxc if "grok" in r.label.lower()],
-        "llm-foundry fp8 (not fitted)": [r for r in load_corpus(("llmfoundry",))
+        "llm-foundry fp8 (unaffected)": [r for r in load_corpus(("llmfoundry",))
                                          if r.options.get("precision") == "fp8"],
     }  # fmt: skip
     print("fitted: " + ", ".join(f"{k} = {v:.4f}" for k, v in result.constants.items()))

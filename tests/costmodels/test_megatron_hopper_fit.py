@@ -1,9 +1,9 @@
-"""The shipped Megatron-on-Hopper constants are what their fit gives, and the fit holds out.
+"""The shipped Megatron-on-Hopper tensor rate is what its fit gives, and the fit holds out.
 
-costmodels/validation/megatron_hopper_fit.py fits ``megatron_hopper_tensor_rate`` and
-``te_fp8_cast_efficiency`` on every other DGX Cloud row; the rows it did not see (the other
-half, and llm-foundry's Transformer Engine fp8 runs, another source) must come out better than
-with both constants at their defaults, else the constants have not earned their place.
+costmodels/validation/megatron_hopper_fit.py fits ``megatron_hopper_tensor_rate`` on every other
+DGX Cloud row; the rows it did not see (the other half) must come out better than with the rate
+at its default, else the constant has not earned its place, and runs of other stacks (llm-foundry's
+PyTorch FSDP) must not move at all.
 """
 
 from __future__ import annotations
@@ -40,4 +40,4 @@ def test_rows_the_fit_did_not_see_improve(fitted) -> None:
     assert mean_abs_pct(held, after) < mean_abs_pct(held, before) - 1.0
     fp8 = [r for r in load_corpus(("llmfoundry",)) if r.options["precision"] == "fp8"]
     assert len(fp8) >= 5
-    assert mean_abs_pct(fp8, after) < mean_abs_pct(fp8, before)
+    assert mean_abs_pct(fp8, after) == mean_abs_pct(fp8, before)

@@ -20,7 +20,6 @@ from costmodels.llm.constants import (
     FITTED,
     FITTED_MEMORY,
     FITTED_PYTORCH,
-    FITTED_WHERE_PRESENT,
     PYTORCH_DATA,
     default_constants,
 )
@@ -30,6 +29,7 @@ from costmodels.llm.layer_ops import LayerShard, layer_kernels
 from costmodels.llm.presets import preset_shape
 from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
 from costmodels.llm.step import BREAKDOWN_KEYS, StepPrediction, predict_step
+from costmodels.validation.megatron_hopper_fit import NAMES as MEGATRON_HOPPER_NAMES
 from taxonomy import Taxonomy
 
 MODEL = "Llama 3.1 8B"
@@ -111,7 +111,7 @@ def constant_rows() -> list[list[str]]:
     rows += [[name, f"{getattr(constants, name):.4g}", hopper["fitted_on"]["memory"]]
              for name in FITTED_MEMORY]  # fmt: skip
     dgxc = "DGX Cloud Megatron-Core H100 rows, every other one (megatron_hopper_fit.py)"
-    rows += [[name, f"{getattr(constants, name):.4g}", dgxc] for name in FITTED_WHERE_PRESENT]
+    rows += [[name, f"{getattr(constants, name):.4g}", dgxc] for name in MEGATRON_HOPPER_NAMES]
     return rows
 
 
@@ -184,7 +184,7 @@ def page_text(tax: Taxonomy) -> str:
         *fm.memory_section(),
         "## The fitted constants",
         "",
-        f"{len(FITTED) + len(FITTED_PYTORCH) + len(FITTED_MEMORY) + len(FITTED_WHERE_PRESENT)} "
+        f"{len(FITTED) + len(FITTED_PYTORCH) + len(FITTED_MEMORY) + len(MEGATRON_HOPPER_NAMES)} "
         "constants are fitted "
         "(least squares on the log of predicted over measured time; the allocator reserve on "
         "reported memory) on dev data only; everything else is a datasheet number, a published "
@@ -195,9 +195,10 @@ def page_text(tax: Taxonomy) -> str:
         "Megatron kernels on Hopper have their own rate (`megatron_hopper_tensor_rate`, fitted "
         "on every other DGX Cloud run; the leave-one-source-out refits of "
         "`benchmarks/llm_loso.py` fit it only where they hold such runs). "
-        "`fp8_cast_efficiency` is likewise torchao's; Transformer Engine's casts have their own "
-        "share (`te_fp8_cast_efficiency`, fitted on the same DGX Cloud half; on llm-foundry's "
-        "Transformer Engine fp8 runs, which it never saw, the error falls from 13.5 to 9.1 %):",
+        "`fp8_cast_efficiency` is likewise torchao's; Transformer Engine's casts may have their "
+        "own share (`te_fp8_cast_efficiency`, 0 = torchao's, fitted only by the leave-one-source-"
+        "out refits: shipped, fitted on DGX Cloud it made llm-foundry's fp8 / bf16 step ratio "
+        "worse, so it stays torchao's):",
         "",
         *c.table(["constant", "value", "fitted on"], constant_rows()),
         f"On the vTrain single-node rows the model is within {errors['vtrain_all_mape']:.1f} % "
