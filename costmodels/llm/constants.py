@@ -41,8 +41,8 @@ FITTED: tuple[str, ...] = (
 )
 PYTORCH_DATA = DATA.with_name("llm-pytorch-constants.json")
 CEILINGS_DATA = DATA.with_name("llm-mfu-ceilings.json")
-# FITTED_WHERE_PRESENT fitted on the DGX Cloud Megatron-Core H100 rows (fit half), with every other
-# constant at its shipped value: benchmarks/llm_megatron_hopper_fit.py
+# megatron_hopper_tensor_rate fitted on the DGX Cloud Megatron-Core H100 rows (fit half), with every
+# other constant at its shipped value: costmodels/validation/megatron_hopper_fit.py
 MEGATRON_HOPPER_DATA = DATA.with_name("llm-megatron-hopper-constants.json")
 # per GPU generation, precision class and framework family (costmodels/llm/mfu_ceiling.py)
 MFU_CEILINGS: tuple[str, ...] = tuple(
@@ -97,10 +97,10 @@ class StepConstants:
     # out before any MFU ceiling (8B bf16 at 54 % MFU where 62 % was measured); Megatron on
     # Hopper runs at megatron_hopper_tensor_rate instead (tensor_rate)
     hopper_tensor_rate: float = 1.0
-    # the same share for Megatron kernels on Hopper: 1 (the measured matmul rate x
-    # gemm_sustained, as on Ampere) unless a fit holds Megatron-on-Hopper runs (the corpus-wide
-    # fits of costmodels/validation/loso.py with the DGX Cloud rows); no shipped fit does, so
-    # it ships at 1
+    # the same share for Megatron kernels on Hopper (class default 1: the measured matmul rate x
+    # gemm_sustained, as on Ampere); shipped fitted on the DGX Cloud fit half
+    # (llm-megatron-hopper-constants.json); the LOSO refits (costmodels/validation/loso.py) fit
+    # it only where they hold Megatron-on-Hopper runs
     megatron_hopper_tensor_rate: float = 1.0
     # float8 cast / amax / transpose kernels (fp8_recipes.py) at this share of the rate of the
     # other memory-bound kernels: reductions along either dimension and transposed writes run
@@ -111,7 +111,8 @@ class StepConstants:
     # Megatron-Core, llm-foundry's amp_fp8), 0 = as fp8_cast_efficiency, which the torchao
     # float8 rows (torchtitan, TORCHAO_RECIPES) fit: another implementation. Shared, the DGX
     # Cloud fp8 rows drove the torchao share to 0.18 and torchtitan held out went 7 -> 22 %.
-    # Fitted only where TE fp8 runs are in the fit (costmodels/validation/loso.py)
+    # Fitted only where TE fp8 runs are in the fit (costmodels/validation/loso.py); not shipped
+    # (costmodels/validation/megatron_hopper_fit.py says why)
     te_fp8_cast_efficiency: float = 0.0
     # float8 rowwise GEMMs at this share of the tensorwise fp8 rate (costmodels/llm/fp8_recipes)
     rowwise_gemm_efficiency: float = 0.6
