@@ -116,7 +116,9 @@ def tp_collectives(
     fp8_gather = torchao_tp and fp8_recipe == "tensorwise"
     cast_after_gather = fp8_recipe == "rowwise"
     gather_bytes = 1.0 if fp8_gather else 2.0
+    mlp_start = 0  # where the MLP block's collectives begin in ``out``
     for block in ("attention", "mlp"):
+        mlp_start = len(out) if block == "mlp" else mlp_start
         consumers = tuple((n, 1.0) for n in _consumers(shape, block))
         producer = tuple((n, 1.0) for n in _producer(block))
         if not sequence_parallel:
@@ -141,17 +143,17 @@ def tp_collectives(
         out.append(TPCollective("reduce-scatter", "backward", 2.0,
                                 () if separate_projections else dgrads))  # fmt: skip
     if routed_top_k > 0 and sequence_parallel:
-        out = _with_routed(out, routed_top_k, shared_experts, recompute == "full")
+        out = _with_routed(out, mlp_start, routed_top_k, shared_experts, recompute == "full")
     return tuple(out)
 
 
-def _with_routed(out: list[TPCollective], top_k: int, shared: bool,
+def _with_routed(out: list[TPCollective], mlp_start: int, top_k: int, shared: bool,
                  full: bool) -> list[TPCollective]:  # fmt: skip
     """The schedule with the dispatcher's routed-token collectives of MoE layers (module
-    docstring); the MLP pair then runs in dense layers only, unless there are shared experts."""
-    if not shared:  # the loop above emits the attention block's collectives, then the MLP's
-        half = len(out) // 2
-        out = out[:half] + [replace(c, layers="dense") for c in out[half:]]
+    docstring); the MLP block's collectives (from ``mlp_start``) then run in dense layers only,
+    unless there are shared experts."""
+    if not shared:
+        out = out[:mlp_start] + [replace(c, layers="dense") for c in out[mlp_start:]]
     phases = ["forward", "backward"] + (["recompute"] if full else [])
     for phase in phases:
         for kind in ("all-gather", "reduce-scatter"):

@@ -24,12 +24,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from costmodels.llm.constants import FITTED_WHERE_PRESENT, StepConstants, default_constants
 from costmodels.llm.fit_constants import fit
 from costmodels.validation.corpus import CorpusRow, load_corpus
-from costmodels.validation.loso import BOUNDS, log_errors
+from costmodels.validation.loso import BOUNDS, log_errors, mape
 
 NAMES: tuple[str, ...] = ("megatron_hopper_tensor_rate",)  # see the module docstring
 
@@ -63,7 +61,5 @@ def fit_megatron_hopper(rows: Sequence[CorpusRow] | None = None,
 
 
 def mean_abs_pct(rows: Sequence[CorpusRow], constants: StepConstants) -> float:
-    """Mean |predicted / measured - 1| in percent over ``rows``."""
-    if not rows:
-        return float("nan")
-    return float(100 * np.mean(np.abs(np.expm1(log_errors(rows, constants)))))
+    """Mean |predicted / measured - 1| in percent over ``rows`` (nan for none: loso.mape)."""
+    return mape(log_errors(rows, constants))
