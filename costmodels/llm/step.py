@@ -227,7 +227,7 @@ def predict_step(
     measured = operator_table is not None or (calibration is not None and not moves and (
         calibration.gemm_scale != 1.0 or calibration.overhead_scale != 1.0))  # own evidence
     ceiling = constants.mfu_ceiling(gpu.name, fp8, kernel_set.name)
-    capped = saturate(breakdown, flops.model, n * peak, calibration.ceiling(ceiling) if moves
+    capped = saturate(breakdown, flops.model, n * peak, calibration.ceiling(ceiling) if calibration
                       else ceiling, constants.mfu_saturation_order, measured)  # fmt: skip
     total = sum(breakdown.values())
 
