@@ -15,16 +15,21 @@ activation checkpointing (forward, recomputed forward, backward: vTrain's rows a
 
 How: tiny tensors (hidden 64, sequence 8) on the CPU backend, so the arithmetic is negligible
 and what is timed is Python, autograd and ATen dispatch; CPU time of this process (not wall
-time: the machine may be shared), best of ``--repeats`` rounds. A GPU run adds the CUDA launch
-of each kernel on top, for every kernel the probe's ATen trace launches (``traced_launches``):
-``CUDA_LAUNCH_HOST_S``, "about 4-6 us" per kernel submission (susun-blog.com, "pegainfer (3):
-From Launch Overhead to CUDA Graph", RTX 5070 Ti, CUDA 13.0; found with the search tool), 5 us.
+time: the machine may be shared), best of ``--repeats`` rounds. A GPU run adds the host work of
+a CUDA op beyond the CPU backend's (caching allocator, device and stream, kernel submission) for
+every kernel the probe's ATen trace launches (``traced_launches``): measured from the H200
+profile the project ships (benchmarks/cuda_dispatch_cost.py: the profile's host-bound op
+sequences against the same sequences on the CPU backend here, 8.7 us per launch when written;
+the launch alone is "about 4-6 us", susun-blog.com, "pegainfer (3): From Launch Overhead to CUDA
+Graph", RTX 5070 Ti, CUDA 13.0, which the earlier probe used).
 The result, per kernel the model counts for such a layer (costmodels/llm/layer_ops.py,
 ``megatron-legacy``, forward + recomputed forward + backward), is the start value of
 host_s_per_kernel in the LOSO refits (costmodels.validation.loso.host_prior). It is a lower bound
-for the stacks vTrain measured: newer PyTorch dispatches faster, and the probe leaves out
-DeepSpeed's engine and activation-checkpointing code, apex's own Python checks and the GPU
-driver's work beyond the launch. ``--write`` stores it in costmodels/data/llm-host-probe.json.
+for the stacks vTrain measured: newer PyTorch and Python dispatch faster, and the probe leaves
+out DeepSpeed's engine and activation-checkpointing code, apex's own Python checks and the host
+work of the tensor-parallel collectives. benchmarks/host_method_check.py checks the method (CPU
+backend here + CUDA host work per launch) against the H200 profile's host-bound BERT forwards.
+``--write`` stores it in costmodels/data/llm-host-probe.json.
 """
 
 from __future__ import annotations
@@ -48,12 +53,10 @@ from costmodels.llm.shapes import TransformerShape  # noqa: E402
 from costmodels.safe_output import json_text, write_atomic  # noqa: E402
 from costmodels.validation.loso import HOST_PROBE  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from cuda_dispatch_cost import PROFILE, aten_launches, measure  # noqa: E402
+
 HIDDEN, HEADS, SEQ, LAYERS = 64, 4, 8, 12
-CUDA_LAUNCH_HOST_S = 5e-6
-LAUNCH_SOURCE = (
-    "susun-blog.com/blog/pegainfer-3-cuda-graph: 'Every time the CPU submits a "
-    "kernel to the GPU ... about 4-6 us' (RTX 5070 Ti, CUDA 13.0)"
-)
 
 
 class _TensorParallelEdge(torch.autograd.Function):
@@ -217,23 +220,11 @@ def host_s_per_layer(repeats: int, steps: int = 20) -> float:
     return best
 
 
-# ATen ops that launch no GPU kernel (views, metadata, allocation without a fill) unless they copy
-KERNEL_FREE = frozenset(f"aten::{name}" for name in (
-    "view", "view_as", "reshape", "_unsafe_view", "transpose", "t", "permute", "expand",
-    "expand_as", "split", "split_with_sizes", "slice", "select", "as_strided", "unsqueeze",
-    "squeeze", "detach", "detach_", "alias", "empty", "lift_fresh", "to", "contiguous",
-    "randn", "ones_like"))  # fmt: skip
-COPIES = frozenset({"aten::clone", "aten::_to_copy", "aten::copy_"})
-
-
-def _copies(event) -> bool:  # noqa: ANN001 - a torch.profiler event
-    return any(child.name in COPIES or _copies(child) for child in event.cpu_children)
-
-
 def traced_launches() -> float:
     """GPU kernels one such layer would launch: the top-level ATen ops of one profiled step
-    (forward, recomputed forward, backward) that are not views or metadata (``KERNEL_FREE``,
-    unless they copy), per layer (randn and ones_like start the probe's step, not a layer)."""
+    (forward, recomputed forward, backward) that are not views or metadata
+    (cuda_dispatch_cost.aten_launches), per layer (randn and ones_like start the probe's step,
+    not a layer)."""
     from torch.profiler import ProfilerActivity, profile
 
     torch.manual_seed(0)
@@ -241,13 +232,7 @@ def traced_launches() -> float:
     one_step(layers)
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         one_step(layers)
-    count = 0
-    for event in prof.events():
-        parent = event.cpu_parent
-        top = event.name.startswith("aten::") and (
-            parent is None or not parent.name.startswith("aten::"))  # fmt: skip
-        count += top and (event.name not in KERNEL_FREE or _copies(event))
-    return count / LAYERS
+    return aten_launches(prof.events()) / LAYERS
 
 
 def modelled_launches() -> int:
@@ -269,11 +254,12 @@ def main() -> int:
         parser.error("--repeats must be at least 1")
     cpu = host_s_per_layer(args.repeats)
     launches, traced = modelled_launches(), traced_launches()
-    per_kernel = (cpu + traced * CUDA_LAUNCH_HOST_S) / launches
+    dispatch = measure()
+    cuda = dispatch["per_launch_s"]
+    per_kernel = (cpu + traced * cuda) / launches
     print(f"host CPU time per layer (forward + recomputed forward + backward): {cpu * 1e6:.0f} us")
-    launch_us = CUDA_LAUNCH_HOST_S * 1e6
-    print(f"GPU kernels per layer: {traced:.1f} in the probe's trace (+ {launch_us:.0f} us CUDA "
-          f"launch each), {launches} in the model -> host_s_per_kernel start "
+    print(f"GPU kernels per layer: {traced:.1f} in the probe's trace (+ {cuda * 1e6:.1f} us CUDA "
+          f"host work each), {launches} in the model -> host_s_per_kernel start "
           f"{per_kernel * 1e6:.1f} us")  # fmt: skip
     if args.write:
         record = {
@@ -281,11 +267,17 @@ def main() -> int:
             "cpu_s_per_layer": cpu,
             "modelled_launches_per_layer": launches,
             "cuda_launches_per_layer": traced,
-            "cuda_launch_host_s": CUDA_LAUNCH_HOST_S,
-            "cuda_launch_source": LAUNCH_SOURCE,
+            "cuda_launch_host_s": cuda,
+            "cuda_launch_source": (
+                f"benchmarks/cuda_dispatch_cost.py: {PROFILE.relative_to(ROOT)} "
+                f"({dispatch['profile_device']}, torch {dispatch['profile_torch']}), CUDA-event "
+                "time of its host-bound op sequences at 1-4 Mi elements less one pass and less "
+                "the same sequences' CPU-backend time here, regressed on their kernel launches "
+                f"(intercept {dispatch['intercept_s'] * 1e6:.1f} us)"),
+            "cuda_dispatch_points": [[x, y] for x, y in dispatch["points"]],
             "method": "benchmarks/llm_host_probe.py: CPU time of a Megatron-style GPT layer "
                       "(hidden 64, sequence 8, per-layer checkpointing) in eager PyTorch on the "
-                      "CPU backend, best of rounds, plus the CUDA launch of each kernel its "
+                      "CPU backend, best of rounds, plus the CUDA host work of each kernel its "
                       "ATen trace launches, divided by the kernels the model counts",
             "machine": platform.processor() or platform.machine(),
             "torch": torch.__version__,

@@ -214,6 +214,7 @@ def percentages(step: dict[str, Any], gpu: Any, precision: str) -> dict[str, Any
 
 
 def predict_llm_command(args: argparse.Namespace) -> int:
+    from commatlas.host_note import step_host_note
     from costmodels.llm.step import predict_step
 
     try:
@@ -229,7 +230,9 @@ def predict_llm_command(args: argparse.Namespace) -> int:
     step_json = asdict(step)
     gpu, precision = cluster.gpu, ctx["options"]["precision"]
     out = {**step_json, **percentages(step_json, gpu, precision), "layout": layout_json(layout),
-           **_echo(ctx, report), "moe_note": _moe_note(shape, layout, cluster, ctx["options"])}
+           **_echo(ctx, report), "moe_note": _moe_note(shape, layout, cluster, ctx["options"]),
+           "host_note": step_host_note(step, shape, layout, cluster, ctx["options"],
+                                       calibration)}  # fmt: skip
     if args.job_file_report:  # --from: what was read, ignored and assumed (issue 41)
         out["job_file"] = args.job_file_report
     if args.json:

@@ -21,7 +21,8 @@ from costmodels.formatting import format_number, format_seconds
 GIB = 2**30
 LABELS = {"gemm": "GEMMs", "attention": "attention", "memory_bound": "memory-bound kernels",
           "optimizer": "optimizer", "communication_exposed": "exposed communication",
-          "bubble": "pipeline bubble"}  # fmt: skip
+          "bubble": "pipeline bubble",
+          "host_idle": "GPU waiting on the host"}  # fmt: skip
 
 
 def _gib(nbytes: float) -> str:
@@ -144,6 +145,8 @@ def summary_lines(out: dict[str, Any]) -> list[str]:
     if out.get("compute_breakdown_s") and step > 0:
         lines.append(f"where the {format_seconds(step)} go:")
         lines += _parts(out["compute_breakdown_s"], step, format_seconds)
+    if out.get("host_note"):  # issue 36: a host-bound step's assumption, with its range
+        lines.append(out["host_note"])
     comm = _comm_line(out)
     lines += [comm] if comm else []
     cluster = out.get("cluster") or {}

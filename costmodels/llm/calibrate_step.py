@@ -58,7 +58,7 @@ def identifiable_factor(
     """The factor one step on ``layout`` identifies: see the module docstring."""
     parts = predict_step(shape, layout, cluster, **options).compute_breakdown_s
     tensor = parts["gemm"] + parts["attention"]
-    rest = parts["memory_bound"] + parts["bubble"] + parts["optimizer"]
+    rest = parts["memory_bound"] + parts["bubble"] + parts["host_idle"] + parts["optimizer"]
     return "gemm_scale" if tensor >= rest else "overhead_scale"
 
 

@@ -31,9 +31,10 @@ a TrainingRecipe (recipe.py); a power cap on the cluster slows the tensor-core k
 ``compute_breakdown_s`` splits iteration_time_s exactly (up to float rounding) into: ``gemm``,
 ``attention``, ``memory_bound`` (m x the slowest stage's kernels of each kind),
 ``communication_exposed`` (m x its per-micro-batch exposed communication + the exposed DP
-part), ``optimizer``, and ``bubble``: time the slowest stage's GPU waits, i.e. pipeline fill
-and drain ((sum - max)/v above), host-bound phases (kernel_time.py) and the host-side
-overheads per micro-batch and per step.
+part), ``optimizer``, ``bubble``: the pipeline's fill and drain ((sum - max)/v above; 0 with
+one stage), and ``host_idle``: time the slowest stage's GPU waits on the host, i.e. host-bound
+phases (the host issues kernels slower than the GPU runs them, kernel_time.py) and the
+host-side overheads per micro-batch and per step.
 
 MFU = model FLOPs / (T n peak) and HFU = hardware FLOPs / (T n peak) (Korthikanti et al. 2022,
 Section 6.4), peak being the dense tensor-core rate of the chosen precision's linear GEMMs.
@@ -220,7 +221,8 @@ def predict_step(
         "memory_bound": m * kernels.memory_bound,
         "optimizer": optimizer,
         "communication_exposed": exposed,
-        "bubble": fill_drain + m * (host_mb + kernels.idle) + step_host,
+        "bubble": fill_drain,
+        "host_idle": m * (host_mb + kernels.idle) + step_host,
     }
     flops = flops_per_step(shape, layout.global_batch, layout.recompute, layout.recompute_every)
     moves = calibration is not None and calibration.moves_ceiling  # step_calibration.py

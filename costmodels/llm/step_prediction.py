@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 BREAKDOWN_KEYS = ("gemm", "attention", "memory_bound", "optimizer", "communication_exposed",
-                  "bubble")  # fmt: skip
+                  "bubble", "host_idle")  # fmt: skip
 
 
 @dataclass(frozen=True)

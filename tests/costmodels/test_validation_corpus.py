@@ -152,6 +152,48 @@ def test_the_host_start_is_the_probes_measurement() -> None:
     assert record["cuda_launches_per_layer"] >= record["modelled_launches_per_layer"]
 
 
+def _dispatch_cost():  # noqa: ANN202 - the benchmark module
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "cuda_dispatch_cost.py"
+    spec = importlib.util.spec_from_file_location("cuda_dispatch_cost", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_cuda_host_work_per_launch_is_the_profiles_regression() -> None:
+    """benchmarks/cuda_dispatch_cost.py: CUDA-event time of the H200 profile's host-bound op
+    sequences, less one pass over the data and the same sequences' CPU-backend time, regressed
+    on their launches; the shipped probe used its slope."""
+    import json
+
+    from costmodels.validation.loso import HOST_PROBE
+
+    m = _dispatch_cost()
+    # a made-up profile: 2 us fixed + 9 us per launch + the CPU-backend time + one pass
+    cpu = {"fp16_cast_s": 1e-6, "randomk_0.01_s": 3e-6, "qsgd_8bit_s": 18e-6}
+    launches = {"fp16_cast_s": 1, "randomk_0.01_s": 2, "qsgd_8bit_s": 12}
+    rows = [{"numel": n, "read_once_floor_s": floor, **{
+        key: 2e-6 + 9e-6 * launches[key] + cpu[key] + floor for key in cpu}}
+        for n, floor in ((1 << 20, 2e-6), (1 << 22, 8e-6), (1 << 24, 1.0))]  # fmt: skip
+    points = m.dispatch_points({"compression": rows}, cpu, launches)
+    assert len(points) == 6  # the 16 Mi row (GPU-bound) is left out
+    slope, intercept = m.per_launch(points)
+    assert slope == pytest.approx(9e-6) and intercept == pytest.approx(2e-6)
+    with pytest.raises(ValueError, match="two launch counts"):
+        m.per_launch([(1, 1e-5), (1, 2e-5)])
+    with pytest.raises(ValueError, match="numel"):
+        m.dispatch_points({"compression": rows[2:]}, cpu, launches)
+
+    record = json.loads(HOST_PROBE.read_text())
+    shipped = m.per_launch([tuple(p) for p in record["cuda_dispatch_points"]])[0]
+    assert record["cuda_launch_host_s"] == pytest.approx(shipped)
+    # more than the bare launch ("about 4-6 us"), less than a whole eager op of a model forward
+    assert 5e-6 < shipped < 20e-6
+
+
 def test_megatron_on_hopper_has_its_own_tensor_rate_and_te_its_own_casts() -> None:
     """Issue 36: the Hopper rate and the float8 cast share fitted on the PyTorch stacks are
     theirs; Megatron kernels on Hopper take their own rate (1 until a fit holds such runs) and

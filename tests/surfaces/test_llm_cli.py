@@ -27,7 +27,8 @@ CLUSTER = ["--gpu", "a100-80gb", "--gpus-per-node", "8", "--intra", "300 GB/s",
 LAYOUT = ["--micro-batch", "1", "--tp", "8", "--pp", "8", "--dp", "1", "--interleave", "3",
           "--zero", "0", "--sequence-parallel", "--recompute", "full"]  # fmt: skip
 LLAMA = ["--model", "llama-2-7b", "--global-batch", "64", "--tp", "8", "--pp", "1", "--dp", "1"]
-BREAKDOWN = {"gemm", "attention", "memory_bound", "optimizer", "communication_exposed", "bubble"}
+BREAKDOWN = {"gemm", "attention", "memory_bound", "optimizer", "communication_exposed", "bubble",
+             "host_idle"}  # fmt: skip
 
 
 def strict(text: str):
@@ -344,3 +345,35 @@ def test_mfu_is_a_percentage_in_text_json_and_the_plan_table(capsys) -> None:
     best = json.loads(capsys.readouterr().out)[0]
     row = first.split()  # rank, 10 layout columns, iter s, mem GiB, MFU %, ± %, any flags
     assert (row[13], row[14]) == (f"{best['mfu_pct']:.1f}", f"{best['expected_error_pct']:.0f}")
+
+
+def test_a_host_bound_step_states_its_host_assumption(capsys) -> None:
+    """Issue 36: a step whose GPU waits on the host for >= 10 % says how long the host takes per
+    kernel, where that comes from and the step with the host time measured on a newer stack
+    (smaller: the shipped value is fitted on vTrain's 2023 runs); the pipeline bubble is only
+    the fill and drain (0 with one stage); a GPU-bound step has no such line."""
+    from dataclasses import replace
+
+    from costmodels.llm.constants import default_constants
+    from costmodels.validation.loso import host_prior
+
+    small = ["--layers", "20", "--hidden", "1024", "--heads", "16", "--vocab", "50257",
+             "--seq-len", "1024", "--global-batch", "8", "--gpu", "A100", "--precision", "fp16",
+             "--framework", "megatron-legacy", "--tp", "8", "--pp", "1", "--dp", "1",
+             "--recompute", "full"]  # fmt: skip
+    out = predict_json(capsys, small)
+    parts = out["compute_breakdown_s"]
+    assert parts["bubble"] == 0.0 and parts["host_idle"] > 0.1 * out["iteration_time_s"]
+    note = out["host_note"]
+    shipped = default_constants().host_s_per_kernel
+    assert f"{shipped * 1e6:.0f} us" in note and f"{host_prior() * 1e6:.0f} us" in note
+    shape = TransformerShape(20, 1024, 16, 1024, vocab=50257)
+    layout = Layout(tp=8, pp=1, dp=1, global_batch=8, recompute="full")
+    cluster = LLMCluster(get_gpu("A100 80GB SXM"), 8, 240e9, 25e9)
+    newer = predict_step(shape, layout, cluster, precision="fp16", framework="megatron-legacy",
+                         constants=replace(default_constants(), host_s_per_kernel=host_prior()))
+    assert newer.iteration_time_s < out["iteration_time_s"]
+    assert f"which gives {round(newer.iteration_time_s * 1e3)} ms per step" in note
+    assert main(["predict-llm", *small]) == 0
+    assert "GPU waiting on the host" in capsys.readouterr().out
+    assert predict_json(capsys, GPT3 + LAYOUT + CLUSTER)["host_note"] == ""

@@ -1,0 +1,73 @@
+"""What a host-bound ``predict-llm`` step assumed about the host, in one line (issue 36: a
+prediction states its assumptions and how far off it tends to be).
+
+A step is host-bound when the GPU waits on the host for ``HOST_BOUND_SHARE`` or more of it
+(``compute_breakdown_s["host_idle"]``, costmodels/llm/step.py): the host issues kernels slower
+than the GPU runs them. How long the host takes per kernel is the least transferable constant of
+the step model: the shipped value is fitted with vTrain's Megatron-DeepSpeed runs of 2023
+(costmodels/data/llm-step-constants.json), the only dev source with host-bound runs, and eager
+PyTorch on a newer stack was measured at about 60 % of it (benchmarks/llm_host_probe.py,
+costmodels/data/llm-host-probe.json). The line says the share, both values and the step with
+the measured one, so the reader sees the range rather than one number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from costmodels.formatting import format_seconds
+from costmodels.llm.constants import StepConstants, default_constants
+from costmodels.llm.error_bands import HOST_BOUND_SHARE
+from costmodels.llm.step import StepPrediction, predict_step
+from costmodels.validation.loso import host_prior
+
+
+def host_share(step: StepPrediction) -> float:
+    """Share of the step the GPU waits on the host (0 when the step has no time)."""
+    total = step.iteration_time_s
+    return step.compute_breakdown_s.get("host_idle", 0.0) / total if total > 0 else 0.0
+
+
+def host_note(step: StepPrediction, framework: str,
+              repredict: Callable[[StepConstants], StepPrediction]) -> str:  # fmt: skip
+    """The line for a host-bound ``step`` ("" otherwise); ``repredict`` predicts the same step
+    with other constants.
+
+        >>> from costmodels.hardware import get_gpu
+        >>> from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
+        >>> from costmodels.llm.step import predict_step
+        >>> small = TransformerShape(layers=12, hidden=1024, heads=16, seq_len=1024, vocab=50257)
+        >>> layout = Layout(tp=8, pp=1, dp=1, global_batch=8, recompute="full")
+        >>> node = LLMCluster(get_gpu("A100 80GB SXM"), 8, 240e9, 25e9)
+        >>> def again(c): return predict_step(small, layout, node, precision="fp16",
+        ...                                   framework="megatron-legacy", constants=c)
+        >>> host_note(again(None), "megatron-legacy", again)[:48]
+        'host-bound: the GPU waits on the host for 62 % o'
+    """
+    share = host_share(step)
+    if share < HOST_BOUND_SHARE:
+        return ""
+    shipped = default_constants()
+    measured = replace(shipped, host_s_per_kernel=host_prior())
+    other = repredict(measured).iteration_time_s
+    return (
+        f"host-bound: the GPU waits on the host for {100 * share:.0f} % of the step, at "
+        f"{shipped.host_seconds(framework) * 1e6:.0f} us of host time per kernel (fitted on "
+        "vTrain's Megatron-DeepSpeed runs of 2023, 8 x A100); eager PyTorch on a newer stack "
+        f"was measured at {measured.host_seconds(framework) * 1e6:.0f} us "
+        f"(benchmarks/llm_host_probe.py), which gives {format_seconds(other)} per step. "
+        "CUDA graphs (--cuda-graphs) remove most of this time; a measured step "
+        "(--measured-step) fits it."
+    )
+
+
+def step_host_note(step: StepPrediction, shape: object, layout: object, cluster: object,
+                   options: dict, calibration: object) -> str:  # fmt: skip
+    """``host_note`` of ``predict-llm``'s step, re-predicted with its own inputs."""
+
+    def again(constants: StepConstants) -> StepPrediction:
+        return predict_step(shape, layout, cluster, **options, calibration=calibration,
+                            constants=constants)  # fmt: skip
+
+    return host_note(step, options["framework"], again)
