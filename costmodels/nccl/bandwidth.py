@@ -30,7 +30,8 @@ send/recv         1                                g (every GPU of a node sends 
 
 ``eta`` is the share of the bottleneck's rate the algorithm and protocol deliver, from
 src/graph/tuning.cc (ncclTopoTuneModel). On A100 (a GPU preset, not a custom fabric) ring and
-tree first take NCCL's A100 ceiling of 235 GB/s bus bandwidth (tuning.cc 2.7.5-2.17.1,
+tree (and CollNet, on the intra-node bus) first take NCCL's A100 ceiling of 235 GB/s bus
+bandwidth (tuning.cc 2.7.5-2.17.1,
 ``bus_ceiling``, NCCL's view; realised, except Simple rings on one node: ring_local): 240 GB/s
 of NVLink 3 delivers 235. Issue 40, superbench
 8 x A100 from 1 MiB: all-reduce 3.6 -> 2.5 %, all-gather 11.9 -> 10.4 %, reduce-scatter
@@ -200,8 +201,11 @@ def bandwidth_term(op: str, algorithm: str, protocol: str, system: NcclSystem) -
         return BandwidthTerm(
             a_intra, a_net, eta, row, K.TREE_CORRECTION_MAX_INDEX, *tree_fill(system, chans)
         )
+    if algorithm in ("collnet-direct", "collnet-chain"):  # the A100 ceiling applies to CollNet's
+        # busBw (channels x bwIntra) too: tuning.cc 2.12.12 line 126, 2.17.1 line 153
+        eta = bus_ceiling(system.bus_Bps, system)
     if algorithm == "collnet-direct":
-        eta = K.COLLNET_HOPPER_FRACTION if system.arch in ("hopper", "blackwell") else 1.0
+        eta *= K.COLLNET_HOPPER_FRACTION if system.arch in ("hopper", "blackwell") else 1.0
         if op == "all-reduce":
             ratio = system.gpus_per_node / min(system.nics, system.gpus_per_node)
             eta /= ratio - (ratio - 1) / 2
@@ -218,7 +222,9 @@ def bandwidth_term(op: str, algorithm: str, protocol: str, system: NcclSystem) -
         )
     if algorithm == "pat":
         return BandwidthTerm(a_intra, a_net, K.PAT_FRACTION)
-    return term  # collnet-chain, p2p: the links' rate
+    if algorithm == "collnet-chain":
+        return BandwidthTerm(a_intra, a_net, eta)
+    return term  # p2p: the links' rate
 
 
 def _nvls_seconds(op: str, algorithm: str, system: NcclSystem) -> float:

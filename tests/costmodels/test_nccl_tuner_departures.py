@@ -240,3 +240,19 @@ def test_a100_p2p_read_step() -> None:
                               nics_per_node=16)  # fmt: skip
     (ring,) = plan("reduce-scatter", oke, "ring", "simple")
     assert ring.bandwidth.copy_s_per_byte == 0.0
+
+
+def test_a100_collnet_takes_the_235_gbps_ceiling_too() -> None:
+    # tuning.cc 2.12.12 (line 126) and 2.17.1 (line 153): CollNet's busBw is nChannels x
+    # bwIntra, and "if (compCap80) busBw = std::min(busBw, 235.0f)" comes before any algorithm's
+    # own share, CollNet's included: 235 / 240 of the rate on A100, nothing on H100.
+    def eta(gpu: str, algorithm: str) -> float:
+        system = system_from_cluster(gpu=gpu, gpus_per_node=8, nodes=2, inter="IB HDR",
+                                     nics_per_node=8, collnet=True)  # fmt: skip
+        (candidate,) = plan("all-reduce", system, algorithm, "simple")
+        return candidate.bandwidth.eta
+
+    for algorithm in ("collnet-direct", "collnet-chain"):
+        assert eta("A100 80GB SXM", algorithm) == pytest.approx(235 / 240, rel=1e-12)
+    assert eta("H100 SXM", "collnet-chain") == 1.0
+    assert eta("H100 SXM", "collnet-direct") == pytest.approx(K.COLLNET_HOPPER_FRACTION)
