@@ -110,10 +110,18 @@ def test_a_calibration_flood_is_one_line(tmp_path, capsys):
     one_line(code, err, "--calibration", "more than 200,000 YAML values")
 
 
+def _default_sigint() -> None:
+    """A job started in the background by a non-interactive shell inherits SIGINT ignored, and
+    Python then installs no KeyboardInterrupt handler: the child gets SIGINT as a terminal would
+    send it, whatever started the tests."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _spawn(argv: list[str], **env: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "commatlas.cli", *argv], cwd=ROOT,
                             env={**os.environ, **env}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)  # fmt: skip
 
 
 @pytest.mark.parametrize(("signum", "code", "word"),
