@@ -4,11 +4,13 @@ prediction states its assumptions and how far off it tends to be).
 A step is host-bound when the GPU waits on the host for ``HOST_BOUND_SHARE`` or more of it
 (``compute_breakdown_s["host_idle"]``, costmodels/llm/step.py): the host issues kernels slower
 than the GPU runs them. How long the host takes per kernel is the least transferable constant of
-the step model: the shipped value is fitted with vTrain's Megatron-DeepSpeed runs of 2023
-(costmodels/data/llm-step-constants.json), the only dev source with host-bound runs, and eager
-PyTorch on a newer stack was measured at about 60 % of it (benchmarks/llm_host_probe.py,
-costmodels/data/llm-host-probe.json). The line says the share, both values and the step with
-the measured one, so the reader sees the range rather than one number.
+the step model: the shipped value is fitted with vTrain's Megatron-DeepSpeed runs (Bang et al.,
+MICRO 2024; costmodels/data/llm-step-constants.json), the only dev source with host-bound runs,
+and a Megatron-style layer on a newer stack (torch 2.13 on the CPU backend plus the CUDA host
+work measured in the H200 profile, torch 2.11) was measured at about 60 % of it
+(benchmarks/llm_host_probe.py, costmodels/data/llm-host-probe.json). The line says the share,
+both values and the step with the measured one, so the reader sees the range rather than one
+number.
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ def host_share(step: StepPrediction) -> float:
 
 
 def host_note(step: StepPrediction, framework: str,
-              repredict: Callable[[StepConstants], StepPrediction]) -> str:  # fmt: skip
+              repredict: Callable[[StepConstants], StepPrediction],
+              calibrated: bool = False) -> str:  # fmt: skip
     """The line for a host-bound ``step`` ("" otherwise); ``repredict`` predicts the same step
-    with other constants.
+    with other constants; ``calibrated``: the step already fits a measured one.
 
         >>> from costmodels.hardware import get_gpu
         >>> from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
@@ -51,14 +54,14 @@ def host_note(step: StepPrediction, framework: str,
     shipped = default_constants()
     measured = replace(shipped, host_s_per_kernel=host_prior())
     other = repredict(measured).iteration_time_s
+    fit = "" if calibrated else "; a measured step (--measured-step) fits it"
     return (
         f"host-bound: the GPU waits on the host for {100 * share:.0f} % of the step, at "
         f"{shipped.host_seconds(framework) * 1e6:.0f} us of host time per kernel (fitted on "
-        "vTrain's Megatron-DeepSpeed runs of 2023, 8 x A100); eager PyTorch on a newer stack "
-        f"was measured at {measured.host_seconds(framework) * 1e6:.0f} us "
-        f"(benchmarks/llm_host_probe.py), which gives {format_seconds(other)} per step. "
-        "CUDA graphs (--cuda-graphs) remove most of this time; a measured step "
-        "(--measured-step) fits it."
+        "vTrain's Megatron-DeepSpeed runs on one A100 node); a newer PyTorch stack was measured "
+        f"at {measured.host_seconds(framework) * 1e6:.0f} us (benchmarks/llm_host_probe.py), "
+        f"which gives {format_seconds(other)} per step. CUDA graphs (--cuda-graphs) remove most "
+        f"of this time{fit}."
     )
 
 
@@ -70,4 +73,4 @@ def step_host_note(step: StepPrediction, shape: object, layout: object, cluster:
         return predict_step(shape, layout, cluster, **options, calibration=calibration,
                             constants=constants)  # fmt: skip
 
-    return host_note(step, options["framework"], again)
+    return host_note(step, options["framework"], again, calibrated=calibration is not None)

@@ -374,6 +374,10 @@ def test_a_host_bound_step_states_its_host_assumption(capsys) -> None:
                          constants=replace(default_constants(), host_s_per_kernel=host_prior()))
     assert newer.iteration_time_s < out["iteration_time_s"]
     assert f"which gives {round(newer.iteration_time_s * 1e3)} ms per step" in note
+    assert "--measured-step" in note
     assert main(["predict-llm", *small]) == 0
     assert "GPU waiting on the host" in capsys.readouterr().out
+    fitted = predict_json(capsys, small + ["--measured-step", "0.8"])  # already fits a step
+    assert fitted["calibration"] and fitted["host_note"]
+    assert "--measured-step" not in fitted["host_note"]
     assert predict_json(capsys, GPT3 + LAYOUT + CLUSTER)["host_note"] == ""
