@@ -47,6 +47,7 @@ from app_pages.query_inputs import show_problems, write_back
 from app_pages.tables import show_table
 from costmodels.formatting import counted, format_number
 from costmodels.hardware import GPUS
+from costmodels.llm.error_bands import HOST_BOUND_SHARE
 from costmodels.llm.memory_margin import at_the_limit, limit_note
 from costmodels.llm.model_size import parameter_count
 from costmodels.llm.precision import linear_gemm_dtype, tensor_peak_flops
@@ -178,6 +179,10 @@ def answer(fitting: pd.DataFrame, limit_gib: float) -> str:
     )
     if best.unvalidated:
         line += f"; not covered by any validation: {best.unvalidated}"
+    if best.host_share >= HOST_BOUND_SHARE:  # issue 36: the least transferable assumption, said
+        line += (f"; host-bound: the GPU waits on the host for {100 * best.host_share:.0f} % of "
+                 "the step, and the host time per kernel is fitted on one older stack "
+                 "(`commatlas predict-llm` prints the step at a newer stack's measured value)")
     limited = [at_the_limit(gib, limit_gib) for gib in fitting["memory_GiB"]]
     if limited[0]:
         line += f"; **{limit_note(best.memory_GiB * 2**30, limit_gib * 2**30)}**"

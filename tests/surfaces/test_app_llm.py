@@ -337,3 +337,31 @@ def test_intra_node_link_follows_the_gpu() -> None:
     caption = run_page(nodes="1", gpu="H100 SXM").caption[0].value
     assert "H100 SXM: NVSwitch, NVLink 4 (18 links x 20.6 GB/s), 370.8 GB/s per GPU" in caption
     assert "NVLink 3" not in caption
+
+
+def test_a_host_bound_best_layout_says_so() -> None:
+    """Issue 36: when the best layout's GPU waits on the host for 10 % or more of the step, the
+    one-line answer says how much and that the host time per kernel is the least certain input;
+    a GPU-bound answer does not."""
+    import pandas as pd
+
+    from app_pages.llm_compute import _row
+    from app_pages.llm_planner import answer
+    from costmodels.hardware import get_gpu
+    from costmodels.llm.shapes import Layout, LLMCluster, TransformerShape
+    from costmodels.llm.step import predict_step
+
+    node = LLMCluster(get_gpu("A100 80GB SXM"), 8, 240e9, 25e9)
+    small = TransformerShape(layers=20, hidden=1024, heads=16, seq_len=1024, vocab=50257)
+    layout = Layout(tp=8, pp=1, dp=1, global_batch=8, recompute="full")
+    step = predict_step(small, layout, node, precision="fp16", framework="megatron-legacy")
+    row = _row(layout, step)
+    share = step.compute_breakdown_s["host_idle"] / step.iteration_time_s
+    assert row["host_share"] == share > 0.1
+    line = answer(pd.DataFrame([row]), limit_gib=80.0)
+    assert f"the GPU waits on the host for {100 * share:.0f} % of the step" in line
+    big = TransformerShape(layers=32, hidden=4096, heads=32, seq_len=4096, vocab=32000)
+    busy = Layout(tp=8, pp=1, dp=1, global_batch=8, recompute="full")
+    gpu_bound = _row(busy, predict_step(big, busy, node))
+    assert gpu_bound["host_share"] < 0.1
+    assert "host-bound" not in answer(pd.DataFrame([gpu_bound]), limit_gib=80.0)
