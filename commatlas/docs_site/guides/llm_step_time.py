@@ -167,8 +167,8 @@ def page_text(tax: Taxonomy) -> str:
         "",
         f"{STEP_LAYOUT.global_batch} sequences on 8 {GPU} GPUs with FSDP (ZeRO-3) and "
         "selective recomputation; `compute_breakdown_s` (seconds) sums to the step: the "
-        "slowest stage's kernels, the optimizer, exposed communication and the bubble (GPU "
-        "idle: pipeline fill/drain and host overheads).",
+        "slowest stage's kernels, the optimizer, exposed communication, the pipeline bubble "
+        "(fill and drain) and host_idle (the GPU waiting on the host).",
         "",
         *c.table(
             ["framework", "precision", *BREAKDOWN_KEYS, "step s", "tokens/s/GPU", "MFU"],
