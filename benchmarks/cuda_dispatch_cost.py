@@ -22,7 +22,6 @@ elements rows, where the kernels' own passes (>= 32 us) exceed the host time.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -146,5 +145,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     raise SystemExit(main())

@@ -31,9 +31,8 @@ send/recv         1                                g (every GPU of a node sends 
 ``eta`` is the share of the bottleneck's rate the algorithm and protocol deliver, from
 src/graph/tuning.cc (ncclTopoTuneModel). On A100 (a GPU preset, not a custom fabric) ring and
 tree (and CollNet, on the intra-node bus) first take NCCL's A100 ceiling of 235 GB/s bus
-bandwidth (tuning.cc 2.7.5-2.17.1,
-``bus_ceiling``, NCCL's view; realised, except Simple rings on one node: ring_local): 240 GB/s
-of NVLink 3 delivers 235. Issue 40, superbench
+bandwidth (tuning.cc 2.7.5-2.17.1, ``bus_ceiling``, NCCL's view; realised, except Simple rings
+on one node: ring_local): 240 GB/s of NVLink 3 delivers 235. Issue 40, superbench
 8 x A100 from 1 MiB: all-reduce 3.6 -> 2.5 %, all-gather 11.9 -> 10.4 %, reduce-scatter
 10.5 -> 9.1 %, broadcast 5.3 -> 4.2 %; OKE 2 x 8 A100 10.1 -> 9.8 % (below 1 MiB nothing
 moves: LL runs under its own, lower ceiling).
