@@ -115,7 +115,7 @@ def _row(layout: Any, step: Any) -> dict[str, Any]:
         "cp_comm_s": step.cp_comm_s, "ep_comm_s": step.ep_comm_s,
         "exposed_comm_s": step.exposed_comm_s,
         # share of the step the GPU waits on the host (issue 36: a host-bound answer says so)
-        "host_share": step.compute_breakdown_s["host_idle"] / step.iteration_time_s,
+        "host_share": step.host_idle_share,
         "expected_error_pct": step.expected_error_pct,
         "unvalidated": ", ".join(step.unvalidated_mechanisms),
         "pessimistic_s": step.iteration_time_s * (1 + step.expected_error_pct / 100),

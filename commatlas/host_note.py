@@ -2,15 +2,15 @@
 prediction states its assumptions and how far off it tends to be).
 
 A step is host-bound when the GPU waits on the host for ``HOST_BOUND_SHARE`` or more of it
-(``compute_breakdown_s["host_idle"]``, costmodels/llm/step.py): the host issues kernels slower
-than the GPU runs them. How long the host takes per kernel is the least transferable constant of
-the step model: the shipped value is fitted with vTrain's Megatron-DeepSpeed runs (Bang et al.,
-MICRO 2024; costmodels/data/llm-step-constants.json), the only dev source with host-bound runs,
-and a Megatron-style layer on a newer stack (torch 2.13 on the CPU backend plus the CUDA host
-work measured in the H200 profile, torch 2.11) was measured at about 60 % of it
-(benchmarks/llm_host_probe.py, costmodels/data/llm-host-probe.json). The line says the share,
-both values and the step with the measured one, so the reader sees the range rather than one
-number.
+(``StepPrediction.host_idle_share``: launches plus the per-micro-batch and per-step host work;
+the error band's "host-bound" tag counts the launches alone, ``host_bound_share``). How long the
+host takes per kernel is the least transferable constant of the step model: the shipped value is
+fitted with vTrain's Megatron-DeepSpeed runs (Bang et al., MICRO 2024; costmodels/data/llm-step-
+constants.json), the only dev source with host-bound runs, and a Megatron-style layer on a newer
+stack (torch 2.13 on the CPU backend plus the CUDA host work measured in the H200 profile, torch
+2.11) was measured at about 60 % of it (benchmarks/llm_host_probe.py, costmodels/data/llm-host-
+probe.json). The line says the share, both values and the step with the measured one, so the
+reader sees the range rather than one number.
 """
 
 from __future__ import annotations
@@ -23,12 +23,6 @@ from costmodels.llm.constants import StepConstants, default_constants
 from costmodels.llm.error_bands import HOST_BOUND_SHARE
 from costmodels.llm.step import StepPrediction, predict_step
 from costmodels.validation.loso import host_prior
-
-
-def host_share(step: StepPrediction) -> float:
-    """Share of the step the GPU waits on the host (0 when the step has no time)."""
-    total = step.iteration_time_s
-    return step.compute_breakdown_s.get("host_idle", 0.0) / total if total > 0 else 0.0
 
 
 def host_note(step: StepPrediction, framework: str,
@@ -48,7 +42,7 @@ def host_note(step: StepPrediction, framework: str,
         >>> host_note(again(None), "megatron-legacy", again)[:48]
         'host-bound: the GPU waits on the host for 62 % o'
     """
-    share = host_share(step)
+    share = step.host_idle_share
     if share < HOST_BOUND_SHARE:
         return ""
     shipped = default_constants()

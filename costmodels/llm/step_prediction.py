@@ -50,3 +50,10 @@ class StepPrediction:
     # share of the step the GPU idles waiting for the host to launch kernels (error_bands.py
     # tags a step at HOST_BOUND_SHARE or more "host-bound")
     host_bound_share: float = 0.0
+
+    @property
+    def host_idle_share(self) -> float:
+        """Share of the step the GPU waits on the host in any way: launches (``host_bound_share``)
+        plus the per-micro-batch and per-step host work (``compute_breakdown_s["host_idle"]``)."""
+        total = self.iteration_time_s
+        return self.compute_breakdown_s.get("host_idle", 0.0) / total if total > 0 else 0.0
