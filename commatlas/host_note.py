@@ -5,12 +5,13 @@ A step is host-bound when the GPU waits on the host for ``HOST_BOUND_SHARE`` or 
 (``StepPrediction.host_idle_share``: launches plus the per-micro-batch and per-step host work;
 the error band's "host-bound" tag counts the launches alone, ``host_bound_share``). How long the
 host takes per kernel is the least transferable constant of the step model: the shipped value is
-fitted with vTrain's Megatron-DeepSpeed runs (Bang et al., MICRO 2024; costmodels/data/llm-step-
-constants.json), the only dev source with host-bound runs, and a Megatron-style layer on a newer
-stack (torch 2.13 on the CPU backend plus the CUDA host work measured in the H200 profile, torch
-2.11) was measured at about 60 % of it (benchmarks/llm_host_probe.py, costmodels/data/llm-host-
-probe.json). The line says the share, both values and the step with the measured one, so the
-reader sees the range rather than one number.
+fitted with vTrain's Megatron-DeepSpeed runs (Bang et al., MICRO 2024;
+costmodels/data/llm-step-constants.json), the only dev source with host-bound runs, and a
+Megatron-style layer on a newer stack (torch 2.13 on the CPU backend plus the CUDA host work
+measured in the H200 profile, torch 2.11) was measured at about 60 % of it
+(benchmarks/llm_host_probe.py, costmodels/data/llm-host-probe.json). The line says the share,
+both values and the step with the measured one, so the reader sees the range rather than one
+number.
 """
 
 from __future__ import annotations
