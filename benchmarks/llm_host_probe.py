@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -54,7 +53,7 @@ from costmodels.safe_output import json_text, write_atomic  # noqa: E402
 from costmodels.validation.loso import HOST_PROBE  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from cuda_dispatch_cost import PROFILE, aten_launches, measure  # noqa: E402
+from cuda_dispatch_cost import PROFILE, aten_launches, cpu_seconds, measure  # noqa: E402
 
 HIDDEN, HEADS, SEQ, LAYERS = 64, 4, 8, 12
 
@@ -207,17 +206,10 @@ def one_step(layers: torch.nn.ModuleList) -> None:
 def host_s_per_layer(repeats: int, steps: int = 20) -> float:
     """Best-of-``repeats`` CPU seconds per layer of forward + recomputed forward + backward."""
     torch.manual_seed(0)
-    torch.set_num_threads(1)
     layers = torch.nn.ModuleList([MegatronStyleLayer() for _ in range(LAYERS)])
     for _ in range(3):
         one_step(layers)
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.process_time()
-        for _ in range(steps):
-            one_step(layers)
-        best = min(best, (time.process_time() - start) / steps / LAYERS)
-    return best
+    return cpu_seconds(lambda: one_step(layers), repeats, steps) / LAYERS
 
 
 def traced_launches() -> float:
