@@ -101,6 +101,10 @@ def fit(
         rows = residual_fn(*unpack(point))
         return np.concatenate([rows, tie * (point - x0)]) if tie > 0 else rows
 
+    def data_rows(residuals: np.ndarray) -> np.ndarray:
+        """The rows' residuals without the tie residuals ``evaluate`` appends."""
+        return residuals[: len(residuals) - len(x0)] if tie > 0 else residuals
+
     r = evaluate(x)
     damping = 1e-2
     for iteration in range(iterations):
@@ -120,9 +124,8 @@ def fit(
                 break
             damping *= 4
         if progress:
-            progress(iteration, mean_abs_pct(r[: len(r) - len(x)] if tie > 0 else r))
+            progress(iteration, mean_abs_pct(data_rows(r)))
         if not improved or np.max(np.abs(delta)) < 1e-5:
             break
     constants, link = unpack(x)
-    r = r[: len(r) - len(x)] if tie > 0 else r
-    return FitResult(constants, link, tuple(float(v) for v in r), evaluations)
+    return FitResult(constants, link, tuple(float(v) for v in data_rows(r)), evaluations)
